@@ -1,0 +1,15 @@
+//! # cenic
+//!
+//! A GPU-batched, differentiable rigid-body simulator for robots in contact,
+//! built on CENIC (Convex Error-controlled Numerical Integration for
+//! Contact): each environment advances with its own error-controlled time
+//! step, each step solving a strictly convex contact problem (Lagged ICF)
+//! with Newton's method.
+#![warn(missing_docs)]
+
+pub mod collision;
+pub mod dynamics;
+pub mod math;
+pub mod model;
+
+pub use model::{Model, ModelBuilder, ModelError};

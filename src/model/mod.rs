@@ -1,0 +1,593 @@
+//! The immutable [`Model`]: a kinematic tree of bodies, joints and their
+//! degrees of freedom, collision geoms with contact materials, actuators,
+//! sites, fixed tendons and keyframes, plus global [`Options`].
+//!
+//! A model is built either in code with [`ModelBuilder`] or from MJCF with
+//! [`Model::from_mjcf_file`] / [`Model::from_mjcf_str`]. Both paths end in
+//! [`ModelBuilder::build`], which validates the model and derives the
+//! compiled quantities (dof layout, weld groups, bounding radii).
+//!
+//! Conventions (MuJoCo-compatible): z up; quaternions (w, x, y, z); a body's
+//! `pos`/`quat` give its frame relative to its parent's frame; joint `pos`
+//! and `axis`, geom and site poses are in the body frame. Units are SI.
+
+mod builder;
+mod error;
+pub mod inertia;
+pub mod mesh;
+pub mod mjcf;
+
+pub use builder::{BodySpec, GeomSpec, Inertial, JointSpec, ModelBuilder, WORLD};
+pub use error::{Entity, ModelError};
+pub use mesh::ConvexMesh;
+
+/// Joint types, with MuJoCo's coordinate conventions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum JointKind {
+    /// Six degrees of freedom. q = [position (3, world, m), quaternion (4)];
+    /// v = [linear velocity of the body origin (3, world, m/s), angular
+    /// velocity (3, body frame, rad/s)].
+    Free,
+    /// Three rotational degrees of freedom about `pos`. q = quaternion (4);
+    /// v = angular velocity (3, body frame, rad/s).
+    Ball,
+    /// Rotation about `axis` through `pos`. q in rad, v in rad/s.
+    Hinge,
+    /// Translation along `axis`. q in m, v in m/s.
+    Slide,
+}
+
+impl JointKind {
+    /// Number of position coordinates.
+    pub fn nq(self) -> usize {
+        match self {
+            JointKind::Free => 7,
+            JointKind::Ball => 4,
+            JointKind::Hinge | JointKind::Slide => 1,
+        }
+    }
+    /// Number of velocity coordinates (degrees of freedom).
+    pub fn nv(self) -> usize {
+        match self {
+            JointKind::Free => 6,
+            JointKind::Ball => 3,
+            JointKind::Hinge | JointKind::Slide => 1,
+        }
+    }
+    /// Lower-case name as written in MJCF.
+    pub fn name(self) -> &'static str {
+        match self {
+            JointKind::Free => "free",
+            JointKind::Ball => "ball",
+            JointKind::Hinge => "hinge",
+            JointKind::Slide => "slide",
+        }
+    }
+}
+
+/// Geom (collision shape) types. The meaning of [`Geom::size`] depends on the type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u32)]
+pub enum GeomKind {
+    /// Infinite plane z = 0 of the geom frame, solid below (normal +z).
+    /// `size` = [half x, half y, grid spacing] is for rendering only.
+    Plane = 0,
+    /// Sphere, `size[0]` = radius (m).
+    Sphere = 1,
+    /// Capsule along the geom z axis, `size` = [radius, half-length of the segment] (m).
+    Capsule = 2,
+    /// Box, `size` = half-extents [x, y, z] (m).
+    Box = 3,
+    /// Cylinder along the geom z axis, `size` = [radius, half-height] (m).
+    Cylinder = 4,
+    /// Ellipsoid, `size` = semi-axes [x, y, z] (m).
+    Ellipsoid = 5,
+    /// Convex mesh ([`Geom::mesh`] indexes [`Model::meshes`]); vertices in the geom frame.
+    Mesh = 6,
+}
+
+impl GeomKind {
+    /// Number of geom kinds (size of pair dispatch tables).
+    pub const COUNT: usize = 7;
+    /// All kinds in index order.
+    pub const ALL: [GeomKind; 7] = [
+        GeomKind::Plane,
+        GeomKind::Sphere,
+        GeomKind::Capsule,
+        GeomKind::Box,
+        GeomKind::Cylinder,
+        GeomKind::Ellipsoid,
+        GeomKind::Mesh,
+    ];
+    /// Lower-case name as written in MJCF.
+    pub fn name(self) -> &'static str {
+        match self {
+            GeomKind::Plane => "plane",
+            GeomKind::Sphere => "sphere",
+            GeomKind::Capsule => "capsule",
+            GeomKind::Box => "box",
+            GeomKind::Cylinder => "cylinder",
+            GeomKind::Ellipsoid => "ellipsoid",
+            GeomKind::Mesh => "mesh",
+        }
+    }
+}
+
+/// Contact material of a geom. Two geoms in contact combine their materials
+/// as Drake does ([`Material::combine`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Material {
+    /// Point-contact stiffness k (N/m). `f64::INFINITY` marks a rigid geom:
+    /// the pair then takes the other geom's stiffness.
+    pub stiffness: f64,
+    /// Hunt–Crossley dissipation d (s/m): normal force k·(−φ)·(1 − d·vn).
+    pub dissipation: f64,
+    /// Static friction coefficient μs (dimensionless).
+    pub mu_static: f64,
+    /// Dynamic (kinetic) friction coefficient μd ≤ μs (dimensionless).
+    pub mu_dynamic: f64,
+}
+
+impl Default for Material {
+    /// 1e5 N/m, 10 s/m, μs = μd = 1 (see the MJCF mapping in [`mjcf`] for
+    /// how MJCF files without our extension attributes are mapped).
+    fn default() -> Self {
+        Self {
+            stiffness: 1e5,
+            dissipation: 10.0,
+            mu_static: 1.0,
+            mu_dynamic: 1.0,
+        }
+    }
+}
+
+impl Material {
+    /// Combined material of a contact pair (DESIGN.md §4.2): springs in
+    /// series k = k1 k2/(k1 + k2), d = (k2 d1 + k1 d2)/(k1 + k2) and the
+    /// harmonic mean μ = 2 μ1 μ2/(μ1 + μ2) for each friction coefficient.
+    /// A rigid geom (infinite stiffness) yields the other geom's k and d.
+    pub fn combine(a: &Material, b: &Material) -> Material {
+        let (k, d) = match (a.stiffness.is_finite(), b.stiffness.is_finite()) {
+            (true, true) => {
+                let s = a.stiffness + b.stiffness;
+                if s > 0.0 {
+                    (
+                        a.stiffness * b.stiffness / s,
+                        (b.stiffness * a.dissipation + a.stiffness * b.dissipation) / s,
+                    )
+                } else {
+                    (0.0, 0.5 * (a.dissipation + b.dissipation))
+                }
+            }
+            (false, true) => (b.stiffness, b.dissipation),
+            (true, false) => (a.stiffness, a.dissipation),
+            (false, false) => (f64::INFINITY, 0.5 * (a.dissipation + b.dissipation)),
+        };
+        let harmonic = |x: f64, y: f64| {
+            if x + y > 0.0 {
+                2.0 * x * y / (x + y)
+            } else {
+                0.0
+            }
+        };
+        Material {
+            stiffness: k,
+            dissipation: d,
+            mu_static: harmonic(a.mu_static, b.mu_static),
+            mu_dynamic: harmonic(a.mu_dynamic, b.mu_dynamic),
+        }
+    }
+}
+
+/// Global simulation options.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    /// Default time step for fixed-step mode and the initial step of error control (s).
+    pub timestep: f64,
+    /// Gravitational acceleration (m/s², world frame).
+    pub gravity: [f64; 3],
+    /// Stiction tolerance vs (m/s): the slip speed below which friction is
+    /// regularised (static friction is modelled as creep slower than this).
+    pub stiction_tolerance: f64,
+    /// Contacts are reported while the signed distance φ is below this (m);
+    /// each geom's own [`Geom::margin`] can raise it for that geom.
+    pub margin: f64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            timestep: 0.002,
+            gravity: [0.0, 0.0, -9.81],
+            stiction_tolerance: 1e-4,
+            margin: 0.0,
+        }
+    }
+}
+
+/// A rigid body. Index 0 of [`Model::bodies`] is the world.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Body {
+    /// Name (may be empty).
+    pub name: String,
+    /// Parent body index (the world's parent is itself, 0). Parents precede children.
+    pub parent: usize,
+    /// Position of the body frame in the parent frame (m).
+    pub pos: [f64; 3],
+    /// Orientation of the body frame relative to the parent frame (unit quaternion).
+    pub quat: [f64; 4],
+    /// Mass (kg).
+    pub mass: f64,
+    /// Centre of mass in the body frame (m).
+    pub ipos: [f64; 3],
+    /// Orientation of the principal axes of inertia in the body frame.
+    pub iquat: [f64; 4],
+    /// Principal moments of inertia about the centre of mass (kg·m²).
+    pub inertia: [f64; 3],
+    /// First joint of this body in [`Model::joints`].
+    pub jnt_adr: usize,
+    /// Number of joints of this body (0: welded to the parent).
+    pub jnt_num: usize,
+    /// First degree of freedom of this body.
+    pub dof_adr: usize,
+    /// Number of degrees of freedom of this body.
+    pub dof_num: usize,
+    /// The body this one moves with: itself if it has joints, else its
+    /// parent's weld (0 for bodies fixed to the world).
+    pub weld: usize,
+    /// Root of this body's kinematic tree (the ancestor whose parent is the world; 0 for the world).
+    pub root: usize,
+    /// Last degree of freedom on the path from the world to this body (None if the body is static).
+    pub last_dof: Option<usize>,
+}
+
+/// A joint connecting a body to its parent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Joint {
+    /// Name (may be empty).
+    pub name: String,
+    /// Joint type.
+    pub kind: JointKind,
+    /// Body moved by this joint.
+    pub body: usize,
+    /// Anchor in the body frame (m).
+    pub pos: [f64; 3],
+    /// Unit axis in the body frame (hinge and slide).
+    pub axis: [f64; 3],
+    /// Index of the first position coordinate in q.
+    pub qpos_adr: usize,
+    /// Index of the first velocity coordinate in v.
+    pub dof_adr: usize,
+    /// Position limits (rad or m) when present; only hinge and slide joints.
+    pub range: Option<[f64; 2]>,
+    /// Reflected rotor inertia added to the mass-matrix diagonal (kg·m² or kg).
+    pub armature: f64,
+    /// Viscous damping (N·m·s/rad or N·s/m), integrated implicitly.
+    pub damping: f64,
+    /// Passive spring stiffness (N·m/rad or N/m) towards `springref`.
+    pub stiffness: f64,
+    /// Spring rest position (rad or m), hinge and slide only.
+    pub springref: f64,
+    /// Reference position (the joint value at which the body sits at its
+    /// model pose); the value of q at `qpos0`.
+    pub reference: f64,
+}
+
+/// One degree of freedom (velocity coordinate).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dof {
+    /// Body this dof moves.
+    pub body: usize,
+    /// Joint this dof belongs to.
+    pub joint: usize,
+    /// Previous dof on the path to the world (None at a tree root).
+    pub parent: Option<usize>,
+    /// Armature (kg·m² or kg).
+    pub armature: f64,
+    /// Damping (N·m·s/rad or N·s/m).
+    pub damping: f64,
+}
+
+/// A collision geom attached to a body.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Geom {
+    /// Name (may be empty).
+    pub name: String,
+    /// Shape type.
+    pub kind: GeomKind,
+    /// Shape parameters (m); meaning per [`GeomKind`].
+    pub size: [f64; 3],
+    /// Index into [`Model::meshes`] for mesh geoms.
+    pub mesh: Option<usize>,
+    /// Body the geom is attached to.
+    pub body: usize,
+    /// Position in the body frame (m).
+    pub pos: [f64; 3],
+    /// Orientation in the body frame.
+    pub quat: [f64; 4],
+    /// Contact material.
+    pub material: Material,
+    /// Collision type bit mask.
+    pub contype: u32,
+    /// Collision affinity bit mask. Two geoms may collide when
+    /// `(contype1 & conaffinity2) | (contype2 & conaffinity1) != 0`.
+    pub conaffinity: u32,
+    /// Contact reporting margin of this geom (m); the pair uses the larger of
+    /// the two geoms' margins and [`Options::margin`].
+    pub margin: f64,
+    /// Radius of a sphere about the geom origin that bounds the shape (m);
+    /// infinite for planes.
+    pub rbound: f64,
+}
+
+/// A named frame on a body (for sensors, targets, tests).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Site {
+    /// Name (may be empty).
+    pub name: String,
+    /// Body the site is attached to.
+    pub body: usize,
+    /// Position in the body frame (m).
+    pub pos: [f64; 3],
+    /// Orientation in the body frame.
+    pub quat: [f64; 4],
+}
+
+/// Actuator dynamics.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ActuatorKind {
+    /// Direct torque/force motor: τ = gear · ctrl (explicit).
+    Motor {
+        /// Transmission ratio (N·m or N per unit of control).
+        gear: f64,
+    },
+    /// Position servo with an effort limit, treated implicitly:
+    /// τ = clamp(kp (ctrl − q) + kd (v_ref − v), −effort_limit, effort_limit).
+    Position {
+        /// Position gain (N·m/rad or N/m).
+        kp: f64,
+        /// Velocity gain (N·m·s/rad or N·s/m).
+        kd: f64,
+        /// Largest magnitude of the generalized force (N·m or N); infinite when unlimited.
+        effort_limit: f64,
+    },
+}
+
+/// An actuator acting on one hinge or slide joint.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Actuator {
+    /// Name (may be empty).
+    pub name: String,
+    /// Actuated joint (hinge or slide).
+    pub joint: usize,
+    /// Dynamics.
+    pub kind: ActuatorKind,
+    /// Controls are clamped to this range when present (motor: control
+    /// units; position: rad or m).
+    pub ctrl_range: Option<[f64; 2]>,
+}
+
+/// A fixed tendon: a linear combination of joint positions. Stored for
+/// completeness; tendons that carry limits, stiffness or damping are not yet
+/// simulated and produce a loader warning.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FixedTendon {
+    /// Name (may be empty).
+    pub name: String,
+    /// (joint index, coefficient) pairs.
+    pub joints: Vec<(usize, f64)>,
+    /// Length limits, when present.
+    pub range: Option<[f64; 2]>,
+    /// Stiffness (N/m) — not simulated.
+    pub stiffness: f64,
+    /// Damping (N·s/m) — not simulated.
+    pub damping: f64,
+}
+
+/// A named state: positions, velocities and controls.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Keyframe {
+    /// Name (may be empty).
+    pub name: String,
+    /// Simulation time (s).
+    pub time: f64,
+    /// Positions (length nq).
+    pub qpos: Vec<f64>,
+    /// Velocities (length nv).
+    pub qvel: Vec<f64>,
+    /// Controls (length nu).
+    pub ctrl: Vec<f64>,
+}
+
+/// An immutable, validated model. See the module docs for conventions.
+#[derive(Clone, Debug)]
+pub struct Model {
+    /// Model name.
+    pub name: String,
+    /// Global options.
+    pub options: Options,
+    /// Bodies; index 0 is the world. Parents precede children.
+    pub bodies: Vec<Body>,
+    /// Joints, ordered by body.
+    pub joints: Vec<Joint>,
+    /// Degrees of freedom, ordered by joint.
+    pub dofs: Vec<Dof>,
+    /// Collision geoms.
+    pub geoms: Vec<Geom>,
+    /// Sites.
+    pub sites: Vec<Site>,
+    /// Convex meshes referenced by mesh geoms.
+    pub meshes: Vec<ConvexMesh>,
+    /// Actuators; the control vector has one entry per actuator.
+    pub actuators: Vec<Actuator>,
+    /// Fixed tendons.
+    pub tendons: Vec<FixedTendon>,
+    /// Keyframes.
+    pub keyframes: Vec<Keyframe>,
+    /// Number of position coordinates.
+    pub nq: usize,
+    /// Number of velocity coordinates (degrees of freedom).
+    pub nv: usize,
+    /// Reference configuration (joint references; identity quaternions; free
+    /// joints at the body's model pose).
+    pub qpos0: Vec<f64>,
+    /// Warnings collected while loading (unsupported but harmless settings).
+    pub warnings: Vec<String>,
+}
+
+impl Model {
+    /// Number of actuators (length of the control vector).
+    pub fn nu(&self) -> usize {
+        self.actuators.len()
+    }
+    /// Total mass of all bodies (kg).
+    pub fn total_mass(&self) -> f64 {
+        self.bodies.iter().map(|b| b.mass).sum()
+    }
+    /// Index of the body with this name.
+    pub fn body_id(&self, name: &str) -> Option<usize> {
+        self.bodies.iter().position(|b| b.name == name)
+    }
+    /// Index of the joint with this name.
+    pub fn joint_id(&self, name: &str) -> Option<usize> {
+        self.joints.iter().position(|j| j.name == name)
+    }
+    /// Index of the geom with this name.
+    pub fn geom_id(&self, name: &str) -> Option<usize> {
+        self.geoms.iter().position(|g| g.name == name)
+    }
+    /// Index of the site with this name.
+    pub fn site_id(&self, name: &str) -> Option<usize> {
+        self.sites.iter().position(|s| s.name == name)
+    }
+    /// Index of the actuator with this name.
+    pub fn actuator_id(&self, name: &str) -> Option<usize> {
+        self.actuators.iter().position(|a| a.name == name)
+    }
+    /// Keyframe by name, or by index when `key` parses as an integer.
+    pub fn keyframe(&self, key: &str) -> Option<&Keyframe> {
+        if let Ok(i) = key.parse::<usize>() {
+            return self.keyframes.get(i);
+        }
+        self.keyframes.iter().find(|k| k.name == key)
+    }
+    /// True when the body moves (belongs to a tree with degrees of freedom).
+    pub fn body_is_dynamic(&self, b: usize) -> bool {
+        self.bodies[b].weld != 0
+    }
+    /// Whether geoms `a` and `b` may collide: contype/conaffinity masks, not on
+    /// the same weld group, not parent–child (unless the parent is the world),
+    /// and not both static.
+    pub fn geoms_can_collide(&self, a: usize, b: usize) -> bool {
+        let (ga, gb) = (&self.geoms[a], &self.geoms[b]);
+        if (ga.contype & gb.conaffinity) == 0 && (gb.contype & ga.conaffinity) == 0 {
+            return false;
+        }
+        let wa = self.bodies[ga.body].weld;
+        let wb = self.bodies[gb.body].weld;
+        if wa == wb {
+            return false;
+        }
+        // Parent–child exclusion on weld groups, except with the world.
+        let pa = self.bodies[self.bodies[wa].parent].weld;
+        let pb = self.bodies[self.bodies[wb].parent].weld;
+        if (wa != 0 && pa == wb && wb != 0) || (wb != 0 && pb == wa && wa != 0) {
+            return false;
+        }
+        true
+    }
+    /// A short human-readable summary (used by `cenic info`).
+    pub fn summary(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let _ = writeln!(s, "model '{}'", self.name);
+        let _ = writeln!(
+            s,
+            "  nq = {}, nv = {}, nu = {}, total mass = {:.6} kg, timestep = {} s, gravity = {:?}",
+            self.nq,
+            self.nv,
+            self.nu(),
+            self.total_mass(),
+            self.options.timestep,
+            self.options.gravity
+        );
+        let _ = writeln!(s, "  bodies ({}):", self.bodies.len());
+        for (i, b) in self.bodies.iter().enumerate() {
+            let joints: Vec<String> = (b.jnt_adr..b.jnt_adr + b.jnt_num)
+                .map(|j| {
+                    format!(
+                        "{}:{}",
+                        self.joints[j].kind.name(),
+                        display_name(&self.joints[j].name, j)
+                    )
+                })
+                .collect();
+            let _ = writeln!(
+                s,
+                "    [{i}] {:<20} parent {:<3} mass {:>10.5} kg  joints [{}]",
+                display_name(&b.name, i),
+                b.parent,
+                b.mass,
+                joints.join(", ")
+            );
+        }
+        let _ = writeln!(s, "  geoms ({}):", self.geoms.len());
+        for (i, g) in self.geoms.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "    [{i}] {:<20} {:<9} body {:<3} size {:?}  k {:.3e} N/m  d {} s/m  mu {}/{}",
+                display_name(&g.name, i),
+                g.kind.name(),
+                g.body,
+                g.size,
+                g.material.stiffness,
+                g.material.dissipation,
+                g.material.mu_static,
+                g.material.mu_dynamic
+            );
+        }
+        let _ = writeln!(s, "  actuators ({}):", self.actuators.len());
+        for (i, a) in self.actuators.iter().enumerate() {
+            let kind = match a.kind {
+                ActuatorKind::Motor { gear } => format!("motor gear {gear}"),
+                ActuatorKind::Position {
+                    kp,
+                    kd,
+                    effort_limit,
+                } => {
+                    format!("position kp {kp} kd {kd} effort limit {effort_limit}")
+                }
+            };
+            let _ = writeln!(
+                s,
+                "    [{i}] {:<20} joint {:<20} {kind}",
+                display_name(&a.name, i),
+                display_name(&self.joints[a.joint].name, a.joint)
+            );
+        }
+        if !self.tendons.is_empty() {
+            let _ = writeln!(s, "  fixed tendons: {}", self.tendons.len());
+        }
+        if !self.keyframes.is_empty() {
+            let names: Vec<String> = self
+                .keyframes
+                .iter()
+                .enumerate()
+                .map(|(i, k)| display_name(&k.name, i))
+                .collect();
+            let _ = writeln!(s, "  keyframes: {}", names.join(", "));
+        }
+        for w in &self.warnings {
+            let _ = writeln!(s, "  warning: {w}");
+        }
+        s
+    }
+}
+
+fn display_name(name: &str, i: usize) -> String {
+    if name.is_empty() {
+        format!("#{i}")
+    } else {
+        name.to_string()
+    }
+}

@@ -1,0 +1,67 @@
+//! Helpers shared by integration tests.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+/// The shared data folder (`../shared` next to the crate, or `$CENIC_SHARED`),
+/// or `None` with a clear message when it is absent (tests then skip).
+pub fn shared_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("CENIC_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"));
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!("SKIPPED: shared data folder {} not found (set CENIC_SHARED to its path)", dir.display());
+        None
+    }
+}
+
+/// A path under the shared folder, or `None` (with a message) when absent.
+pub fn shared_file(rel: &str) -> Option<PathBuf> {
+    let p = shared_dir()?.join(rel);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!("SKIPPED: {} not found", p.display());
+        None
+    }
+}
+
+/// Small deterministic RNG (SplitMix64) so tests need no extra crates.
+pub struct Rng(u64);
+
+impl Rng {
+    /// Seeded generator.
+    pub fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+    /// Next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [0, 1).
+    pub fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    /// Uniform in [lo, hi).
+    pub fn range(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.uniform()
+    }
+    /// Standard normal (Box–Muller).
+    pub fn normal(&mut self) -> f64 {
+        let u1 = self.uniform().max(1e-300);
+        let u2 = self.uniform();
+        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+    }
+    /// Uniformly distributed unit quaternion (w, x, y, z).
+    pub fn quat(&mut self) -> [f64; 4] {
+        let q = [self.normal(), self.normal(), self.normal(), self.normal()];
+        let n = q.iter().map(|x| x * x).sum::<f64>().sqrt();
+        [q[0] / n, q[1] / n, q[2] / n, q[3] / n]
+    }
+}
