@@ -16,10 +16,7 @@ impl<T: Real> BroadPhase<T> {
     /// Workspace for `model`.
     pub fn new(model: &Model) -> Self {
         let n = model.geoms.len();
-        Self {
-            pairs: Vec::with_capacity(n * n.saturating_sub(1) / 2),
-            _t: core::marker::PhantomData,
-        }
+        Self { pairs: Vec::with_capacity(n * n.saturating_sub(1) / 2), _t: core::marker::PhantomData }
     }
     /// Recomputes the candidate pairs at the geom poses in `data`.
     /// TODO(session): brute force for now; sweep-and-prune in progress.

@@ -76,12 +76,8 @@ pub struct Manifold<T> {
 impl<T: Real> Default for Manifold<T> {
     fn default() -> Self {
         Self {
-            points: [ContactPoint {
-                pos: Vec3::zero(),
-                normal: Vec3::zero(),
-                dist: T::zero(),
-                feature: [0, 0],
-            }; MAX_MANIFOLD],
+            points: [ContactPoint { pos: Vec3::zero(), normal: Vec3::zero(), dist: T::zero(), feature: [0, 0] };
+                MAX_MANIFOLD],
             len: 0,
         }
     }
@@ -96,10 +92,7 @@ impl<T: Real> Manifold<T> {
     /// Appends a point; routines never produce more than [`MAX_MANIFOLD`].
     #[inline]
     pub fn push(&mut self, p: ContactPoint<T>) {
-        debug_assert!(
-            self.len < MAX_MANIFOLD,
-            "narrow phase produced too many points"
-        );
+        debug_assert!(self.len < MAX_MANIFOLD, "narrow phase produced too many points");
         if self.len < MAX_MANIFOLD {
             self.points[self.len] = p;
             self.len += 1;
@@ -177,11 +170,7 @@ impl<T: Real> Contacts<T> {
 /// the two geoms' margins.
 #[inline]
 pub fn pair_margin(model: &Model, a: usize, b: usize) -> f64 {
-    model
-        .options
-        .margin
-        .max(model.geoms[a].margin)
-        .max(model.geoms[b].margin)
+    model.options.margin.max(model.geoms[a].margin).max(model.geoms[b].margin)
 }
 
 /// Finds all contacts at the poses in `data` (after
@@ -190,13 +179,7 @@ pub fn pair_margin(model: &Model, a: usize, b: usize) -> f64 {
 pub fn collide<T: Real>(model: &Model, data: &Data<T>, contacts: &mut Contacts<T>) {
     contacts.list.clear();
     contacts.overflow = 0;
-    let Contacts {
-        list,
-        capacity,
-        overflow,
-        broadphase,
-        manifold,
-    } = contacts;
+    let Contacts { list, capacity, overflow, broadphase, manifold } = contacts;
     broadphase.update(model, data);
     for &(a, b) in broadphase.pairs() {
         narrow_phase_pair(model, data, a as usize, b as usize, manifold);
@@ -210,10 +193,7 @@ pub fn collide<T: Real>(model: &Model, data: &Data<T>, contacts: &mut Contacts<T
                     normal: p.normal,
                     dist: p.dist,
                     feature: p.feature,
-                    material: Material::combine(
-                        &model.geoms[ga].material,
-                        &model.geoms[gb].material,
-                    ),
+                    material: Material::combine(&model.geoms[ga].material, &model.geoms[gb].material),
                 });
             } else {
                 *overflow += 1;
@@ -233,13 +213,7 @@ pub fn order_pair(model: &Model, a: usize, b: usize) -> (usize, usize) {
 /// Runs the narrow phase for geoms `a` and `b` (any order) into `out`,
 /// with the pair's margin. Normals point from the first geom of
 /// [`order_pair`] to the second.
-pub fn narrow_phase_pair<T: Real>(
-    model: &Model,
-    data: &Data<T>,
-    a: usize,
-    b: usize,
-    out: &mut Manifold<T>,
-) {
+pub fn narrow_phase_pair<T: Real>(model: &Model, data: &Data<T>, a: usize, b: usize, out: &mut Manifold<T>) {
     out.clear();
     let (ga, gb) = order_pair(model, a, b);
     let sa = Shape::of_geom(model, data, ga);

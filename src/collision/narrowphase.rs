@@ -18,13 +18,7 @@ use crate::model::GeomKind;
 pub type NarrowPhaseFn<T> = fn(&Shape<'_, T>, &Shape<'_, T>, T, &mut Manifold<T>);
 
 /// No contact (plane–plane: planes are static).
-pub fn contact_plane_plane<T: Real>(
-    _a: &Shape<'_, T>,
-    _b: &Shape<'_, T>,
-    _margin: T,
-    _out: &mut Manifold<T>,
-) {
-}
+pub fn contact_plane_plane<T: Real>(_a: &Shape<'_, T>, _b: &Shape<'_, T>, _margin: T, _out: &mut Manifold<T>) {}
 
 /// The dispatch table: the routine for kinds `a` ≤ `b`.
 /// Panics if `a > b` (callers order pairs with [`super::order_pair`]).
@@ -59,10 +53,6 @@ pub fn narrow_phase_fn<T: Real>(a: GeomKind, b: GeomKind) -> NarrowPhaseFn<T> {
         (Ellipsoid, Ellipsoid) => contact_ellipsoid_ellipsoid::<T>,
         (Ellipsoid, Mesh) => contact_ellipsoid_mesh::<T>,
         (Mesh, Mesh) => contact_mesh_mesh::<T>,
-        _ => panic!(
-            "narrow_phase_fn: kinds must be ordered, got ({}, {})",
-            a.name(),
-            b.name()
-        ),
+        _ => panic!("narrow_phase_fn: kinds must be ordered, got ({}, {})", a.name(), b.name()),
     }
 }

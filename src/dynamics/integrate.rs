@@ -15,14 +15,9 @@ pub fn integrate_q<T: Real>(model: &Model, q: &mut [T], v: &[T], h: T) {
                 for k in 0..3 {
                     q[qa + k] += h * v[da + k];
                 }
-                rotate_quat(
-                    &mut q[qa + 3..qa + 7],
-                    Vec3::from_slice(&v[da + 3..da + 6]) * h,
-                );
+                rotate_quat(&mut q[qa + 3..qa + 7], Vec3::from_slice(&v[da + 3..da + 6]) * h);
             }
-            JointKind::Ball => {
-                rotate_quat(&mut q[qa..qa + 4], Vec3::from_slice(&v[da..da + 3]) * h)
-            }
+            JointKind::Ball => rotate_quat(&mut q[qa..qa + 4], Vec3::from_slice(&v[da..da + 3]) * h),
             JointKind::Hinge | JointKind::Slide => q[qa] += h * v[da],
         }
     }
@@ -42,9 +37,7 @@ pub fn normalize_quaternions<T: Real>(model: &Model, q: &mut [T]) {
             JointKind::Ball => j.qpos_adr,
             _ => continue,
         };
-        Quat::from_slice(&q[a..a + 4])
-            .normalize()
-            .write(&mut q[a..a + 4]);
+        Quat::from_slice(&q[a..a + 4]).normalize().write(&mut q[a..a + 4]);
     }
 }
 
@@ -58,15 +51,11 @@ pub fn q_difference<T: Real>(model: &Model, q1: &[T], q0: &[T], dq: &mut [T]) {
                 for k in 0..3 {
                     dq[da + k] = q1[qa + k] - q0[qa + k];
                 }
-                let r = (Quat::from_slice(&q0[qa + 3..qa + 7]).conj()
-                    * Quat::from_slice(&q1[qa + 3..qa + 7]))
-                .log();
+                let r = (Quat::from_slice(&q0[qa + 3..qa + 7]).conj() * Quat::from_slice(&q1[qa + 3..qa + 7])).log();
                 r.write(&mut dq[da + 3..da + 6]);
             }
             JointKind::Ball => {
-                let r = (Quat::from_slice(&q0[qa..qa + 4]).conj()
-                    * Quat::from_slice(&q1[qa..qa + 4]))
-                .log();
+                let r = (Quat::from_slice(&q0[qa..qa + 4]).conj() * Quat::from_slice(&q1[qa..qa + 4])).log();
                 r.write(&mut dq[da..da + 3]);
             }
             JointKind::Hinge | JointKind::Slide => dq[da] = q1[qa] - q0[qa],

@@ -75,11 +75,7 @@ pub fn kinematics<T: Real>(model: &Model, data: &mut Data<T>) {
 fn com_quantities<T: Real>(model: &Model, data: &mut Data<T>) {
     for bi in 0..model.bodies.len() {
         let body = &model.bodies[bi];
-        let r = if body.root == 0 {
-            Vec3::zero()
-        } else {
-            data.xpos[body.root]
-        };
+        let r = if body.root == 0 { Vec3::zero() } else { data.xpos[body.root] };
         data.body_ref[bi] = r;
         let m = T::c(body.mass) * data.mass_scale;
         let rot = data.xquat[bi] * q4(body.iquat);

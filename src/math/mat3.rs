@@ -23,9 +23,7 @@ impl<T: Real> Mat3<T> {
     /// The zero matrix.
     #[inline(always)]
     pub fn zero() -> Self {
-        Self {
-            m: [[T::zero(); 3]; 3],
-        }
+        Self { m: [[T::zero(); 3]; 3] }
     }
     /// The identity matrix.
     #[inline(always)]
@@ -67,11 +65,7 @@ impl<T: Real> Mat3<T> {
     #[inline(always)]
     pub fn transpose(&self) -> Self {
         let m = &self.m;
-        Self::from_rows([
-            [m[0][0], m[1][0], m[2][0]],
-            [m[0][1], m[1][1], m[2][1]],
-            [m[0][2], m[1][2], m[2][2]],
-        ])
+        Self::from_rows([[m[0][0], m[1][0], m[2][0]], [m[0][1], m[1][1], m[2][1]], [m[0][2], m[1][2], m[2][2]]])
     }
     /// `selfᵀ v`.
     #[inline(always)]
@@ -93,8 +87,7 @@ impl<T: Real> Mat3<T> {
     #[inline]
     pub fn det(&self) -> T {
         let m = &self.m;
-        m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
-            - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+        m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
             + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
     }
     /// Symmetric eigen-decomposition by cyclic Jacobi rotations: returns
@@ -142,10 +135,7 @@ impl<T: Real> Mat3<T> {
         // Sort ascending.
         let mut idx = [0usize, 1, 2];
         let d = [a.m[0][0], a.m[1][1], a.m[2][2]];
-        idx.sort_by(|&i, &j| {
-            d[i].partial_cmp(&d[j])
-                .unwrap_or(core::cmp::Ordering::Equal)
-        });
+        idx.sort_by(|&i, &j| d[i].partial_cmp(&d[j]).unwrap_or(core::cmp::Ordering::Equal));
         let vals = Vec3::new(d[idx[0]], d[idx[1]], d[idx[2]]);
         let mut vecs = Mat3::from_cols(v.col(idx[0]), v.col(idx[1]), v.col(idx[2]));
         if vecs.det() < T::zero() {
@@ -172,8 +162,7 @@ impl<T: Real> Mul for Mat3<T> {
         let mut r = Self::zero();
         for i in 0..3 {
             for j in 0..3 {
-                r.m[i][j] =
-                    self.m[i][0] * o.m[0][j] + self.m[i][1] * o.m[1][j] + self.m[i][2] * o.m[2][j];
+                r.m[i][j] = self.m[i][0] * o.m[0][j] + self.m[i][1] * o.m[1][j] + self.m[i][2] * o.m[2][j];
             }
         }
         r

@@ -109,11 +109,7 @@ impl<T: Real> Quat<T> {
     #[inline]
     pub fn log(self) -> Vec3<T> {
         // Use the representative with w ≥ 0 so the angle is at most π.
-        let q = if self.w < T::zero() {
-            Self::new(-self.w, -self.x, -self.y, -self.z)
-        } else {
-            self
-        };
+        let q = if self.w < T::zero() { Self::new(-self.w, -self.x, -self.y, -self.z) } else { self };
         let v = q.vec();
         let s = v.norm();
         if s < T::c(1e-12) {
@@ -142,21 +138,9 @@ impl<T: Real> Quat<T> {
         let two = T::c(2.0);
         let one = T::one();
         Mat3::from_rows([
-            [
-                one - two * (y * y + z * z),
-                two * (x * y - w * z),
-                two * (x * z + w * y),
-            ],
-            [
-                two * (x * y + w * z),
-                one - two * (x * x + z * z),
-                two * (y * z - w * x),
-            ],
-            [
-                two * (x * z - w * y),
-                two * (y * z + w * x),
-                one - two * (x * x + y * y),
-            ],
+            [one - two * (y * y + z * z), two * (x * y - w * z), two * (x * z + w * y)],
+            [two * (x * y + w * z), one - two * (x * x + z * z), two * (y * z - w * x)],
+            [two * (x * z - w * y), two * (y * z + w * x), one - two * (x * x + y * y)],
         ])
     }
     /// Unit quaternion from a rotation matrix (Shepperd's method).
@@ -168,36 +152,16 @@ impl<T: Real> Quat<T> {
         let quarter = T::c(0.25);
         let q = if tr > T::zero() {
             let s = (tr + one).sqrt() * two;
-            Self::new(
-                quarter * s,
-                (r[2][1] - r[1][2]) / s,
-                (r[0][2] - r[2][0]) / s,
-                (r[1][0] - r[0][1]) / s,
-            )
+            Self::new(quarter * s, (r[2][1] - r[1][2]) / s, (r[0][2] - r[2][0]) / s, (r[1][0] - r[0][1]) / s)
         } else if r[0][0] > r[1][1] && r[0][0] > r[2][2] {
             let s = (one + r[0][0] - r[1][1] - r[2][2]).sqrt() * two;
-            Self::new(
-                (r[2][1] - r[1][2]) / s,
-                quarter * s,
-                (r[0][1] + r[1][0]) / s,
-                (r[0][2] + r[2][0]) / s,
-            )
+            Self::new((r[2][1] - r[1][2]) / s, quarter * s, (r[0][1] + r[1][0]) / s, (r[0][2] + r[2][0]) / s)
         } else if r[1][1] > r[2][2] {
             let s = (one + r[1][1] - r[0][0] - r[2][2]).sqrt() * two;
-            Self::new(
-                (r[0][2] - r[2][0]) / s,
-                (r[0][1] + r[1][0]) / s,
-                quarter * s,
-                (r[1][2] + r[2][1]) / s,
-            )
+            Self::new((r[0][2] - r[2][0]) / s, (r[0][1] + r[1][0]) / s, quarter * s, (r[1][2] + r[2][1]) / s)
         } else {
             let s = (one + r[2][2] - r[0][0] - r[1][1]).sqrt() * two;
-            Self::new(
-                (r[1][0] - r[0][1]) / s,
-                (r[0][2] + r[2][0]) / s,
-                (r[1][2] + r[2][1]) / s,
-                quarter * s,
-            )
+            Self::new((r[1][0] - r[0][1]) / s, (r[0][2] + r[2][0]) / s, (r[1][2] + r[2][1]) / s, quarter * s)
         };
         q.normalize()
     }
@@ -214,12 +178,7 @@ impl<T: Real> Quat<T> {
     /// Converts the scalar type.
     #[inline(always)]
     pub fn cast<U: Real>(self) -> Quat<U> {
-        Quat::new(
-            U::c(self.w.f64()),
-            U::c(self.x.f64()),
-            U::c(self.y.f64()),
-            U::c(self.z.f64()),
-        )
+        Quat::new(U::c(self.w.f64()), U::c(self.x.f64()), U::c(self.y.f64()), U::c(self.z.f64()))
     }
 }
 

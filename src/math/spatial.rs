@@ -40,18 +40,12 @@ impl<T: Real> Motion<T> {
     /// Motion cross motion: `self ×ₘ m` (derivative of `m` carried by a frame moving with `self`).
     #[inline(always)]
     pub fn cross_motion(self, m: Motion<T>) -> Motion<T> {
-        Motion::new(
-            self.ang.cross(m.ang),
-            self.ang.cross(m.lin) + self.lin.cross(m.ang),
-        )
+        Motion::new(self.ang.cross(m.ang), self.ang.cross(m.lin) + self.lin.cross(m.ang))
     }
     /// Motion cross force: `self ×_f f`.
     #[inline(always)]
     pub fn cross_force(self, f: Force<T>) -> Force<T> {
-        Force::new(
-            self.ang.cross(f.ang) + self.lin.cross(f.lin),
-            self.ang.cross(f.lin),
-        )
+        Force::new(self.ang.cross(f.ang) + self.lin.cross(f.lin), self.ang.cross(f.lin))
     }
     /// Power pairing `self · f` (W).
     #[inline(always)]
@@ -149,11 +143,7 @@ impl<T: Real> SpatialInertia<T> {
     /// Zero inertia.
     #[inline(always)]
     pub fn zero() -> Self {
-        Self {
-            m: T::zero(),
-            h: Vec3::zero(),
-            i: Mat3::zero(),
-        }
+        Self { m: T::zero(), h: Vec3::zero(), i: Mat3::zero() }
     }
     /// From mass, centre of mass `com` relative to the reference point and the
     /// rotational inertia `ic` about the centre of mass (world axes).
@@ -161,11 +151,7 @@ impl<T: Real> SpatialInertia<T> {
     pub fn from_com(m: T, com: Vec3<T>, ic: Mat3<T>) -> Self {
         // Parallel axis theorem: I_p = I_c + m (|c|² 1 − c cᵀ).
         let shift = (Mat3::identity().scale(com.norm2()) - Mat3::outer(com, com)).scale(m);
-        Self {
-            m,
-            h: com * m,
-            i: ic + shift,
-        }
+        Self { m, h: com * m, i: ic + shift }
     }
 }
 
@@ -174,10 +160,7 @@ impl<T: Real> Mul<Motion<T>> for SpatialInertia<T> {
     /// Momentum of a body moving with `v`: `[I ω + h × v; m v − h × ω]`.
     #[inline(always)]
     fn mul(self, v: Motion<T>) -> Force<T> {
-        Force::new(
-            self.i * v.ang + self.h.cross(v.lin),
-            v.lin * self.m - self.h.cross(v.ang),
-        )
+        Force::new(self.i * v.ang + self.h.cross(v.lin), v.lin * self.m - self.h.cross(v.ang))
     }
 }
 
@@ -185,11 +168,7 @@ impl<T: Real> Add for SpatialInertia<T> {
     type Output = Self;
     #[inline(always)]
     fn add(self, o: Self) -> Self {
-        Self {
-            m: self.m + o.m,
-            h: self.h + o.h,
-            i: self.i + o.i,
-        }
+        Self { m: self.m + o.m, h: self.h + o.h, i: self.i + o.i }
     }
 }
 impl<T: Real> AddAssign for SpatialInertia<T> {

@@ -66,11 +66,7 @@ impl<T: Real> Vec3<T> {
     /// Cross product `self × o`.
     #[inline(always)]
     pub fn cross(self, o: Self) -> Self {
-        Self::new(
-            self.y * o.z - self.z * o.y,
-            self.z * o.x - self.x * o.z,
-            self.x * o.y - self.y * o.x,
-        )
+        Self::new(self.y * o.z - self.z * o.y, self.z * o.x - self.x * o.z, self.x * o.y - self.y * o.x)
     }
     /// Squared Euclidean norm.
     #[inline(always)]
@@ -86,11 +82,7 @@ impl<T: Real> Vec3<T> {
     #[inline(always)]
     pub fn normalize(self) -> Self {
         let n = self.norm();
-        if n > T::zero() {
-            self * (T::one() / n)
-        } else {
-            Self::zero()
-        }
+        if n > T::zero() { self * (T::one() / n) } else { Self::zero() }
     }
     /// Component-wise product.
     #[inline(always)]

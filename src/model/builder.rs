@@ -32,17 +32,9 @@ impl Inertial {
         let m = Mat3::from_rows([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]);
         let (vals, vecs) = m.sym_eigen();
         if !(vals.x > 0.0) {
-            return Err(format!(
-                "full inertia {full:?} is not positive definite (eigenvalues {:?})",
-                vals.to_array()
-            ));
+            return Err(format!("full inertia {full:?} is not positive definite (eigenvalues {:?})", vals.to_array()));
         }
-        Ok(Self {
-            mass,
-            pos,
-            quat: Quat::from_mat3(&vecs).to_array(),
-            diag: vals.to_array(),
-        })
+        Ok(Self { mass, pos, quat: Quat::from_mat3(&vecs).to_array(), diag: vals.to_array() })
     }
 }
 
@@ -65,13 +57,7 @@ pub struct BodySpec {
 impl BodySpec {
     /// A body at `pos` (m) under `parent`, identity orientation, inertia from geoms.
     pub fn new(name: &str, parent: usize, pos: [f64; 3]) -> Self {
-        Self {
-            name: name.into(),
-            parent,
-            pos,
-            quat: [1.0, 0.0, 0.0, 0.0],
-            inertial: None,
-        }
+        Self { name: name.into(), parent, pos, quat: [1.0, 0.0, 0.0, 0.0], inertial: None }
     }
 }
 
@@ -307,21 +293,15 @@ impl ModelBuilder {
     }
     /// Index of the joint with this (non-empty) name.
     pub fn joint_by_name(&self, name: &str) -> Option<usize> {
-        self.joints
-            .iter()
-            .position(|j| !name.is_empty() && j.name == name)
+        self.joints.iter().position(|j| !name.is_empty() && j.name == name)
     }
     /// Index of the body with this (non-empty) name.
     pub fn body_by_name(&self, name: &str) -> Option<usize> {
-        self.bodies
-            .iter()
-            .position(|b| !name.is_empty() && b.name == name)
+        self.bodies.iter().position(|b| !name.is_empty() && b.name == name)
     }
     /// Index of the mesh with this (non-empty) name.
     pub fn mesh_by_name(&self, name: &str) -> Option<usize> {
-        self.meshes
-            .iter()
-            .position(|m| !name.is_empty() && m.name == name)
+        self.meshes.iter().position(|m| !name.is_empty() && m.name == name)
     }
 
     /// Validates the model and derives its compiled layout.
@@ -354,10 +334,7 @@ impl ModelBuilder {
         for (i, b) in bspecs.iter().enumerate().skip(1) {
             let e = |m: String| ModelError::invalid(Entity::Body(i), &b.name, m);
             if b.parent >= i {
-                return Err(e(format!(
-                    "parent index {} must refer to an earlier body",
-                    b.parent
-                )));
+                return Err(e(format!("parent index {} must refer to an earlier body", b.parent)));
             }
             finite3(&b.pos).map_err(|m| e(format!("pos {m}")))?;
             unit_quat(&b.quat).map_err(|m| e(format!("quat {m}")))?;
@@ -370,18 +347,13 @@ impl ModelBuilder {
                 return Err(e(format!("body index {} is not a movable body", j.body)));
             }
             if i > 0 && jspecs[i - 1].body > j.body {
-                return Err(e(
-                    "joints must be added grouped by body, in body order".into()
-                ));
+                return Err(e("joints must be added grouped by body, in body order".into()));
             }
             finite3(&j.pos).map_err(|m| e(format!("pos {m}")))?;
             if matches!(j.kind, JointKind::Hinge | JointKind::Slide) {
                 let a = Vec3::from_array(j.axis);
                 if !a.is_finite() || a.norm() < 1e-10 {
-                    return Err(e(format!(
-                        "axis {:?} must be a non-zero finite vector",
-                        j.axis
-                    )));
+                    return Err(e(format!("axis {:?} must be a non-zero finite vector", j.axis)));
                 }
             }
             if let Some([lo, hi]) = j.range {
@@ -392,16 +364,10 @@ impl ModelBuilder {
                     )));
                 }
                 if !(lo.is_finite() && hi.is_finite() && lo < hi) {
-                    return Err(e(format!(
-                        "range [{lo}, {hi}] must be finite with lower < upper"
-                    )));
+                    return Err(e(format!("range [{lo}, {hi}] must be finite with lower < upper")));
                 }
             }
-            for (what, x) in [
-                ("armature", j.armature),
-                ("damping", j.damping),
-                ("stiffness", j.stiffness),
-            ] {
+            for (what, x) in [("armature", j.armature), ("damping", j.damping), ("stiffness", j.stiffness)] {
                 if !(x >= 0.0 && x.is_finite()) {
                     return Err(e(format!("{what} must be finite and ≥ 0, got {x}")));
                 }
@@ -447,11 +413,7 @@ impl ModelBuilder {
                 root: 0,
                 last_dof: None,
             });
-            let parent_last = if bi == 0 {
-                None
-            } else {
-                bodies[b.parent].last_dof
-            };
+            let parent_last = if bi == 0 { None } else { bodies[b.parent].last_dof };
             let mut last = parent_last;
             for (ji, j) in jspecs.iter().enumerate().filter(|(_, j)| j.body == bi) {
                 let axis = Vec3::from_array(j.axis).normalize().to_array();
@@ -466,24 +428,14 @@ impl ModelBuilder {
                     JointKind::Hinge | JointKind::Slide => qpos0.push(j.reference),
                 }
                 for _ in 0..j.kind.nv() {
-                    dofs.push(Dof {
-                        body: bi,
-                        joint: ji,
-                        parent: last,
-                        armature: j.armature,
-                        damping: j.damping,
-                    });
+                    dofs.push(Dof { body: bi, joint: ji, parent: last, armature: j.armature, damping: j.damping });
                     last = Some(dofs.len() - 1);
                 }
                 joints.push(Joint {
                     name: j.name.clone(),
                     kind: j.kind,
                     body: bi,
-                    pos: if j.kind == JointKind::Free {
-                        [0.0; 3]
-                    } else {
-                        j.pos
-                    },
+                    pos: if j.kind == JointKind::Free { [0.0; 3] } else { j.pos },
                     axis,
                     qpos_adr,
                     dof_adr,
@@ -535,34 +487,23 @@ impl ModelBuilder {
                     return Err(e(format!("mesh geom needs a valid mesh index, got {m:?}")));
                 }
                 (_, Some(_)) => {
-                    return Err(e(format!(
-                        "only mesh geoms may reference a mesh (type {})",
-                        g.kind.name()
-                    )));
+                    return Err(e(format!("only mesh geoms may reference a mesh (type {})", g.kind.name())));
                 }
                 (_, None) => None,
             };
             validate_material(&g.material).map_err(e)?;
             if g.material.stiffness.is_infinite() && bodies[g.body].weld != 0 {
-                return Err(e(
-                    "infinite (rigid) stiffness is allowed only on geoms of static bodies".into(),
-                ));
+                return Err(e("infinite (rigid) stiffness is allowed only on geoms of static bodies".into()));
             }
             if !(g.margin >= 0.0 && g.margin.is_finite()) {
-                return Err(e(format!(
-                    "margin must be finite and ≥ 0, got {}",
-                    g.margin
-                )));
+                return Err(e(format!("margin must be finite and ≥ 0, got {}", g.margin)));
             }
             if let Some(m) = g.mass {
                 if !(m >= 0.0 && m.is_finite()) {
                     return Err(e(format!("mass must be finite and ≥ 0, got {m} kg")));
                 }
             } else if !(g.density >= 0.0 && g.density.is_finite()) {
-                return Err(e(format!(
-                    "density must be finite and ≥ 0, got {} kg/m³",
-                    g.density
-                )));
+                return Err(e(format!("density must be finite and ≥ 0, got {} kg/m³", g.density)));
             }
             let [a, b, c] = g.size;
             let rbound = match g.kind {
@@ -600,20 +541,12 @@ impl ModelBuilder {
             let e = |m: String| ModelError::invalid(Entity::Body(bi), &spec.name, m);
             let (mass, ipos, iquat, inertia) = if let Some(inl) = explicit {
                 if !(inl.mass > 0.0 && inl.mass.is_finite()) {
-                    return Err(e(format!(
-                        "mass must be positive and finite, got {} kg",
-                        inl.mass
-                    )));
+                    return Err(e(format!("mass must be positive and finite, got {} kg", inl.mass)));
                 }
                 finite3(&inl.pos).map_err(|m| e(format!("inertial pos {m}")))?;
                 unit_quat(&inl.quat).map_err(|m| e(format!("inertial quat {m}")))?;
                 check_principal_inertia(inl.diag).map_err(e)?;
-                (
-                    inl.mass,
-                    inl.pos,
-                    Quat::from_array(inl.quat).normalize().to_array(),
-                    inl.diag,
-                )
+                (inl.mass, inl.pos, Quat::from_array(inl.quat).normalize().to_array(), inl.diag)
             } else if inertia_from_geom == InertiaFromGeom::Never && spec.inertial.is_none() {
                 (0.0, [0.0; 3], [1.0, 0.0, 0.0, 0.0], [0.0; 3])
             } else {
@@ -653,11 +586,7 @@ impl ModelBuilder {
                 ));
             }
             if !(total > 0.0) {
-                return Err(ModelError::invalid(
-                    Entity::Model,
-                    &name,
-                    "settotalmass given but the model has no mass",
-                ));
+                return Err(ModelError::invalid(Entity::Model, &name, "settotalmass given but the model has no mass"));
             }
             let s = target / total;
             for b in bodies.iter_mut() {
@@ -709,28 +638,18 @@ impl ModelBuilder {
                         return Err(e(format!("gear must be finite, got {gear}")));
                     }
                 }
-                ActuatorKind::Position {
-                    kp,
-                    kd,
-                    effort_limit,
-                } => {
+                ActuatorKind::Position { kp, kd, effort_limit } => {
                     if !(kp >= 0.0 && kp.is_finite() && kd >= 0.0 && kd.is_finite()) {
-                        return Err(e(format!(
-                            "kp and kd must be finite and ≥ 0, got kp {kp}, kd {kd}"
-                        )));
+                        return Err(e(format!("kp and kd must be finite and ≥ 0, got kp {kp}, kd {kd}")));
                     }
                     if !(effort_limit > 0.0) {
-                        return Err(e(format!(
-                            "effort limit must be > 0 (or infinite), got {effort_limit}"
-                        )));
+                        return Err(e(format!("effort limit must be > 0 (or infinite), got {effort_limit}")));
                     }
                 }
             }
             if let Some([lo, hi]) = a.ctrl_range {
                 if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
-                    return Err(e(format!(
-                        "ctrlrange [{lo}, {hi}] must be finite with lower ≤ upper"
-                    )));
+                    return Err(e(format!("ctrlrange [{lo}, {hi}] must be finite with lower ≤ upper")));
                 }
             }
         }
@@ -766,31 +685,15 @@ impl ModelBuilder {
         for (ki, k) in keyframes.iter().enumerate() {
             let e = |m: String| ModelError::invalid(Entity::Keyframe(ki), &k.name, m);
             if k.qpos.len() != nq {
-                return Err(e(format!(
-                    "qpos has {} values, the model has nq = {nq}",
-                    k.qpos.len()
-                )));
+                return Err(e(format!("qpos has {} values, the model has nq = {nq}", k.qpos.len())));
             }
             if k.qvel.len() != nv {
-                return Err(e(format!(
-                    "qvel has {} values, the model has nv = {nv}",
-                    k.qvel.len()
-                )));
+                return Err(e(format!("qvel has {} values, the model has nv = {nv}", k.qvel.len())));
             }
             if k.ctrl.len() != nu {
-                return Err(e(format!(
-                    "ctrl has {} values, the model has nu = {nu}",
-                    k.ctrl.len()
-                )));
+                return Err(e(format!("ctrl has {} values, the model has nu = {nu}", k.ctrl.len())));
             }
-            if !k
-                .qpos
-                .iter()
-                .chain(&k.qvel)
-                .chain(&k.ctrl)
-                .all(|x| x.is_finite())
-                || !k.time.is_finite()
-            {
+            if !k.qpos.iter().chain(&k.qvel).chain(&k.ctrl).all(|x| x.is_finite()) || !k.time.is_finite() {
                 return Err(e("values must be finite".into()));
             }
         }
@@ -848,77 +751,49 @@ fn check_mass_matrix(model: &Model) -> Result<(), ModelError> {
 fn validate_options(o: &Options) -> Result<(), ModelError> {
     let e = |m: String| ModelError::invalid(Entity::Model, "option", m);
     if !(o.timestep > 0.0 && o.timestep.is_finite()) {
-        return Err(e(format!(
-            "timestep must be positive, got {} s",
-            o.timestep
-        )));
+        return Err(e(format!("timestep must be positive, got {} s", o.timestep)));
     }
     finite3(&o.gravity).map_err(|m| e(format!("gravity {m}")))?;
     if !(o.stiction_tolerance > 0.0 && o.stiction_tolerance.is_finite()) {
-        return Err(e(format!(
-            "stiction_tolerance must be positive, got {} m/s",
-            o.stiction_tolerance
-        )));
+        return Err(e(format!("stiction_tolerance must be positive, got {} m/s", o.stiction_tolerance)));
     }
     if !(o.margin >= 0.0 && o.margin.is_finite()) {
-        return Err(e(format!(
-            "margin must be finite and ≥ 0, got {} m",
-            o.margin
-        )));
+        return Err(e(format!("margin must be finite and ≥ 0, got {} m", o.margin)));
     }
     Ok(())
 }
 
-fn check_unique_names<'a>(
-    names: impl Iterator<Item = &'a str>,
-    ent: fn(usize) -> Entity,
-) -> Result<(), ModelError> {
+fn check_unique_names<'a>(names: impl Iterator<Item = &'a str>, ent: fn(usize) -> Entity) -> Result<(), ModelError> {
     let mut seen = std::collections::HashMap::new();
     for (i, n) in names.enumerate() {
         if n.is_empty() {
             continue;
         }
         if let Some(first) = seen.insert(n, i) {
-            return Err(ModelError::invalid(
-                ent(i),
-                n,
-                format!("repeated name (first used by {})", ent(first)),
-            ));
+            return Err(ModelError::invalid(ent(i), n, format!("repeated name (first used by {})", ent(first))));
         }
     }
     Ok(())
 }
 
 fn finite3(v: &[f64; 3]) -> Result<(), String> {
-    if v.iter().all(|x| x.is_finite()) {
-        Ok(())
-    } else {
-        Err(format!("{v:?} must be finite"))
-    }
+    if v.iter().all(|x| x.is_finite()) { Ok(()) } else { Err(format!("{v:?} must be finite")) }
 }
 
 fn unit_quat(q: &[f64; 4]) -> Result<(), String> {
     let n = q.iter().map(|x| x * x).sum::<f64>().sqrt();
-    if n.is_finite() && n > 1e-10 {
-        Ok(())
-    } else {
-        Err(format!("{q:?} must be a finite non-zero quaternion"))
-    }
+    if n.is_finite() && n > 1e-10 { Ok(()) } else { Err(format!("{q:?} must be a finite non-zero quaternion")) }
 }
 
 /// Principal moments must be positive and satisfy the triangle inequality
 /// (A + B ≥ C for every permutation) to be physical.
 fn check_principal_inertia(d: [f64; 3]) -> Result<(), String> {
     if !d.iter().all(|x| *x > 0.0 && x.is_finite()) {
-        return Err(format!(
-            "inertia {d:?} is not positive definite (every principal moment must be > 0)"
-        ));
+        return Err(format!("inertia {d:?} is not positive definite (every principal moment must be > 0)"));
     }
     let tol = 1e-12 * (d[0] + d[1] + d[2]);
     if d[0] + d[1] + tol < d[2] || d[0] + d[2] + tol < d[1] || d[1] + d[2] + tol < d[0] {
-        return Err(format!(
-            "inertia {d:?} violates the triangle inequality (A + B ≥ C)"
-        ));
+        return Err(format!("inertia {d:?} violates the triangle inequality (A + B ≥ C)"));
     }
     Ok(())
 }
@@ -935,10 +810,7 @@ fn validate_size(kind: GeomKind, size: [f64; 3]) -> Result<(), String> {
     }
     for (i, s) in size.iter().take(needed).enumerate() {
         if !(*s > 0.0) {
-            return Err(format!(
-                "{} size[{i}] must be positive, got {s} m",
-                kind.name()
-            ));
+            return Err(format!("{} size[{i}] must be positive, got {s} m", kind.name()));
         }
     }
     Ok(())
@@ -946,32 +818,16 @@ fn validate_size(kind: GeomKind, size: [f64; 3]) -> Result<(), String> {
 
 fn validate_material(m: &Material) -> Result<(), String> {
     if !(m.stiffness > 0.0) || m.stiffness.is_nan() {
-        return Err(format!(
-            "stiffness must be positive, got {} N/m",
-            m.stiffness
-        ));
+        return Err(format!("stiffness must be positive, got {} N/m", m.stiffness));
     }
     if !(m.dissipation >= 0.0 && m.dissipation.is_finite()) {
-        return Err(format!(
-            "dissipation must be finite and ≥ 0, got {} s/m",
-            m.dissipation
-        ));
+        return Err(format!("dissipation must be finite and ≥ 0, got {} s/m", m.dissipation));
     }
-    if !(m.mu_static >= 0.0
-        && m.mu_static.is_finite()
-        && m.mu_dynamic >= 0.0
-        && m.mu_dynamic.is_finite())
-    {
-        return Err(format!(
-            "friction must be finite and ≥ 0, got μs {} μd {}",
-            m.mu_static, m.mu_dynamic
-        ));
+    if !(m.mu_static >= 0.0 && m.mu_static.is_finite() && m.mu_dynamic >= 0.0 && m.mu_dynamic.is_finite()) {
+        return Err(format!("friction must be finite and ≥ 0, got μs {} μd {}", m.mu_static, m.mu_dynamic));
     }
     if m.mu_dynamic > m.mu_static {
-        return Err(format!(
-            "dynamic friction {} must not exceed static friction {}",
-            m.mu_dynamic, m.mu_static
-        ));
+        return Err(format!("dynamic friction {} must not exceed static friction {}", m.mu_dynamic, m.mu_static));
     }
     Ok(())
 }
@@ -984,12 +840,7 @@ mod tests {
     fn negative_mass_is_rejected_with_body_name() {
         let mut b = ModelBuilder::new("m");
         b.add_body(BodySpec {
-            inertial: Some(Inertial {
-                mass: -1.0,
-                pos: [0.0; 3],
-                quat: [1.0, 0.0, 0.0, 0.0],
-                diag: [1.0; 3],
-            }),
+            inertial: Some(Inertial { mass: -1.0, pos: [0.0; 3], quat: [1.0, 0.0, 0.0, 0.0], diag: [1.0; 3] }),
             ..BodySpec::new("heavy", WORLD, [0.0; 3])
         });
         let err = b.build().unwrap_err().to_string();
@@ -1000,12 +851,7 @@ mod tests {
     fn non_pd_inertia_is_rejected() {
         let mut b = ModelBuilder::new("m");
         b.add_body(BodySpec {
-            inertial: Some(Inertial {
-                mass: 1.0,
-                pos: [0.0; 3],
-                quat: [1.0, 0.0, 0.0, 0.0],
-                diag: [1.0, 1.0, 3.0],
-            }),
+            inertial: Some(Inertial { mass: 1.0, pos: [0.0; 3], quat: [1.0, 0.0, 0.0, 0.0], diag: [1.0, 1.0, 3.0] }),
             ..BodySpec::new("b", WORLD, [0.0; 3])
         });
         let err = b.build().unwrap_err().to_string();

@@ -88,11 +88,7 @@ pub enum ModelError {
 }
 
 fn name_suffix(name: &str) -> String {
-    if name.is_empty() {
-        String::new()
-    } else {
-        format!(" '{name}'")
-    }
+    if name.is_empty() { String::new() } else { format!(" '{name}'") }
 }
 
 fn attr_suffix(a: &Option<String>) -> String {
@@ -105,10 +101,6 @@ fn attr_suffix(a: &Option<String>) -> String {
 impl ModelError {
     /// Convenience constructor for builder validation errors.
     pub fn invalid(entity: Entity, name: &str, message: impl Into<String>) -> Self {
-        ModelError::Invalid {
-            entity,
-            name: name.to_string(),
-            message: message.into(),
-        }
+        ModelError::Invalid { entity, name: name.to_string(), message: message.into() }
     }
 }

@@ -20,11 +20,7 @@ pub struct UnitMassProps {
 }
 
 /// Mass properties of a geom at unit density. Planes have none (`None`).
-pub fn geom_unit_mass_props(
-    kind: GeomKind,
-    size: [f64; 3],
-    mesh: Option<&ConvexMesh>,
-) -> Option<UnitMassProps> {
+pub fn geom_unit_mass_props(kind: GeomKind, size: [f64; 3], mesh: Option<&ConvexMesh>) -> Option<UnitMassProps> {
     let [a, b, c] = size;
     let diag = |v: f64, i: [f64; 3]| UnitMassProps {
         volume: v,
@@ -43,8 +39,7 @@ pub fn geom_unit_mass_props(
             let h = 2.0 * b;
             let vs = 4.0 / 3.0 * PI * a * a * a;
             let vc = PI * a * a * h;
-            let ixx = vc * (3.0 * a * a + h * h) / 12.0
-                + vs * (2.0 * a * a / 5.0 + h * h / 4.0 + 3.0 * h * a / 8.0);
+            let ixx = vc * (3.0 * a * a + h * h) / 12.0 + vs * (2.0 * a * a / 5.0 + h * h / 4.0 + 3.0 * h * a / 8.0);
             let izz = vc * a * a / 2.0 + vs * 2.0 * a * a / 5.0;
             Some(diag(vs + vc, [ixx, ixx, izz]))
         }
@@ -57,25 +52,11 @@ pub fn geom_unit_mass_props(
         GeomKind::Box => {
             let v = 8.0 * a * b * c;
             let (x, y, z) = (2.0 * a, 2.0 * b, 2.0 * c);
-            Some(diag(
-                v,
-                [
-                    v * (y * y + z * z) / 12.0,
-                    v * (x * x + z * z) / 12.0,
-                    v * (x * x + y * y) / 12.0,
-                ],
-            ))
+            Some(diag(v, [v * (y * y + z * z) / 12.0, v * (x * x + z * z) / 12.0, v * (x * x + y * y) / 12.0]))
         }
         GeomKind::Ellipsoid => {
             let v = 4.0 / 3.0 * PI * a * b * c;
-            Some(diag(
-                v,
-                [
-                    v * (b * b + c * c) / 5.0,
-                    v * (a * a + c * c) / 5.0,
-                    v * (a * a + b * b) / 5.0,
-                ],
-            ))
+            Some(diag(v, [v * (b * b + c * c) / 5.0, v * (a * a + c * c) / 5.0, v * (a * a + b * b) / 5.0]))
         }
         GeomKind::Mesh => mesh.map(|m| m.unit_mass_props()),
     }
@@ -120,17 +101,12 @@ impl InertiaAccumulator {
         }
         let c = self.first * (1.0 / self.mass);
         // Back to the centre of mass.
-        let ic =
-            self.second - (Mat3::identity().scale(c.norm2()) - Mat3::outer(c, c)).scale(self.mass);
+        let ic = self.second - (Mat3::identity().scale(c.norm2()) - Mat3::outer(c, c)).scale(self.mass);
         let (vals, vecs) = ic.sym_eigen();
         // MuJoCo orders principal moments descending (largest first) in its
         // eigen-decomposition; the axis order does not change the dynamics.
         let vecs = Mat3::from_cols(vecs.col(2), vecs.col(1), vecs.col(0));
-        let vecs = if vecs.det() < 0.0 {
-            Mat3::from_cols(vecs.col(0), vecs.col(1), -vecs.col(2))
-        } else {
-            vecs
-        };
+        let vecs = if vecs.det() < 0.0 { Mat3::from_cols(vecs.col(0), vecs.col(1), -vecs.col(2)) } else { vecs };
         Some((c, Quat::from_mat3(&vecs), Vec3::new(vals.z, vals.y, vals.x)))
     }
 }

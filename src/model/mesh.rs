@@ -23,28 +23,18 @@ impl ConvexMesh {
     /// than 4 points, a non-finite coordinate, or the points do not span a volume.
     pub fn from_points(name: &str, points: &[[f64; 3]]) -> Result<Self, String> {
         if points.len() < 4 {
-            return Err(format!(
-                "mesh needs at least 4 vertices that span a volume, got {}",
-                points.len()
-            ));
+            return Err(format!("mesh needs at least 4 vertices that span a volume, got {}", points.len()));
         }
         if let Some(i) = points.iter().position(|p| !p.iter().all(|x| x.is_finite())) {
             return Err(format!("mesh vertex {i} is not finite: {:?}", points[i]));
         }
         let pts: Vec<PVec> = points.iter().map(|p| PVec::new(p[0], p[1], p[2])).collect();
-        let (verts, faces) = parry3d_f64::transformation::try_convex_hull(&pts)
-            .map_err(|e| format!("convex hull failed: {e:?}"))?;
-        let mesh = ConvexMesh {
-            name: name.to_string(),
-            vertices: verts.iter().map(|v| [v.x, v.y, v.z]).collect(),
-            faces,
-        };
+        let (verts, faces) =
+            parry3d_f64::transformation::try_convex_hull(&pts).map_err(|e| format!("convex hull failed: {e:?}"))?;
+        let mesh =
+            ConvexMesh { name: name.to_string(), vertices: verts.iter().map(|v| [v.x, v.y, v.z]).collect(), faces };
         let props = mesh.unit_mass_props();
-        let extent = points
-            .iter()
-            .flat_map(|p| p.iter())
-            .fold(0.0f64, |m, x| m.max(x.abs()))
-            .max(f64::MIN_POSITIVE);
+        let extent = points.iter().flat_map(|p| p.iter()).fold(0.0f64, |m, x| m.max(x.abs())).max(f64::MIN_POSITIVE);
         if mesh.faces.len() < 4 || !(props.volume > 1e-12 * extent * extent * extent) {
             return Err(format!(
                 "mesh vertices are degenerate (coplanar or collinear): hull volume {:e} m³",
@@ -72,28 +62,17 @@ impl ConvexMesh {
             let m = Mat3::outer(a, a) + Mat3::outer(b, b) + Mat3::outer(c, c) + Mat3::outer(s, s);
             sec = sec + m.scale(d / 20.0);
         }
-        let com = if vol.abs() > 0.0 {
-            first * (1.0 / vol)
-        } else {
-            Vec3::zero()
-        };
+        let com = if vol.abs() > 0.0 { first * (1.0 / vol) } else { Vec3::zero() };
         // Inertia about the origin: tr(S) 1 − S; then shift to the centre of mass.
         let tr = sec.m[0][0] + sec.m[1][1] + sec.m[2][2];
         let io = Mat3::identity().scale(tr) - sec;
         let ic = io - (Mat3::identity().scale(com.norm2()) - Mat3::outer(com, com)).scale(vol);
-        UnitMassProps {
-            volume: vol,
-            com,
-            inertia: ic,
-        }
+        UnitMassProps { volume: vol, com, inertia: ic }
     }
 
     /// Largest distance of a vertex from the geom origin (m).
     pub fn radius(&self) -> f64 {
-        self.vertices
-            .iter()
-            .map(|p| Vec3::from_array(*p).norm())
-            .fold(0.0, f64::max)
+        self.vertices.iter().map(|p| Vec3::from_array(*p).norm()).fold(0.0, f64::max)
     }
 }
 
@@ -126,15 +105,9 @@ mod tests {
 
     #[test]
     fn too_few_or_flat_vertices_are_rejected() {
-        let e = ConvexMesh::from_points("m", &[[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
-            .unwrap_err();
+        let e = ConvexMesh::from_points("m", &[[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]).unwrap_err();
         assert!(e.contains("at least 4"), "{e}");
-        let flat = [
-            [0.0, 0.0, 0.0],
-            [1.0, 0.0, 0.0],
-            [0.0, 1.0, 0.0],
-            [1.0, 1.0, 0.0],
-        ];
+        let flat = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [1.0, 1.0, 0.0]];
         assert!(ConvexMesh::from_points("m", &flat).is_err());
     }
 }

@@ -132,12 +132,7 @@ impl Default for Material {
     /// 1e5 N/m, 10 s/m, μs = μd = 1 (see the MJCF mapping in [`mjcf`] for
     /// how MJCF files without our extension attributes are mapped).
     fn default() -> Self {
-        Self {
-            stiffness: 1e5,
-            dissipation: 10.0,
-            mu_static: 1.0,
-            mu_dynamic: 1.0,
-        }
+        Self { stiffness: 1e5, dissipation: 10.0, mu_static: 1.0, mu_dynamic: 1.0 }
     }
 }
 
@@ -151,10 +146,7 @@ impl Material {
             (true, true) => {
                 let s = a.stiffness + b.stiffness;
                 if s > 0.0 {
-                    (
-                        a.stiffness * b.stiffness / s,
-                        (b.stiffness * a.dissipation + a.stiffness * b.dissipation) / s,
-                    )
+                    (a.stiffness * b.stiffness / s, (b.stiffness * a.dissipation + a.stiffness * b.dissipation) / s)
                 } else {
                     (0.0, 0.5 * (a.dissipation + b.dissipation))
                 }
@@ -164,11 +156,7 @@ impl Material {
             (false, false) => (f64::INFINITY, 0.5 * (a.dissipation + b.dissipation)),
         };
         let harmonic = |x: f64, y: f64| {
-            if x + y > 0.0 {
-                2.0 * x * y / (x + y)
-            } else {
-                0.0
-            }
+            if x + y > 0.0 { 2.0 * x * y / (x + y) } else { 0.0 }
         };
         Material {
             stiffness: k,
@@ -196,12 +184,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Self {
-            timestep: 0.002,
-            gravity: [0.0, 0.0, -9.81],
-            stiction_tolerance: 1e-4,
-            margin: 0.0,
-        }
+        Self { timestep: 0.002, gravity: [0.0, 0.0, -9.81], stiction_tolerance: 1e-4, margin: 0.0 }
     }
 }
 
@@ -514,13 +497,7 @@ impl Model {
         let _ = writeln!(s, "  bodies ({}):", self.bodies.len());
         for (i, b) in self.bodies.iter().enumerate() {
             let joints: Vec<String> = (b.jnt_adr..b.jnt_adr + b.jnt_num)
-                .map(|j| {
-                    format!(
-                        "{}:{}",
-                        self.joints[j].kind.name(),
-                        display_name(&self.joints[j].name, j)
-                    )
-                })
+                .map(|j| format!("{}:{}", self.joints[j].kind.name(), display_name(&self.joints[j].name, j)))
                 .collect();
             let _ = writeln!(
                 s,
@@ -550,11 +527,7 @@ impl Model {
         for (i, a) in self.actuators.iter().enumerate() {
             let kind = match a.kind {
                 ActuatorKind::Motor { gear } => format!("motor gear {gear}"),
-                ActuatorKind::Position {
-                    kp,
-                    kd,
-                    effort_limit,
-                } => {
+                ActuatorKind::Position { kp, kd, effort_limit } => {
                     format!("position kp {kp} kd {kd} effort limit {effort_limit}")
                 }
             };
@@ -569,12 +542,7 @@ impl Model {
             let _ = writeln!(s, "  fixed tendons: {}", self.tendons.len());
         }
         if !self.keyframes.is_empty() {
-            let names: Vec<String> = self
-                .keyframes
-                .iter()
-                .enumerate()
-                .map(|(i, k)| display_name(&k.name, i))
-                .collect();
+            let names: Vec<String> = self.keyframes.iter().enumerate().map(|(i, k)| display_name(&k.name, i)).collect();
             let _ = writeln!(s, "  keyframes: {}", names.join(", "));
         }
         for w in &self.warnings {
@@ -585,9 +553,5 @@ impl Model {
 }
 
 fn display_name(name: &str, i: usize) -> String {
-    if name.is_empty() {
-        format!("#{i}")
-    } else {
-        name.to_string()
-    }
+    if name.is_empty() { format!("#{i}") } else { name.to_string() }
 }
