@@ -633,9 +633,14 @@ impl ModelBuilder {
                 )));
             }
             match a.kind {
-                ActuatorKind::Motor { gear } => {
+                ActuatorKind::Motor { gear, force_range } => {
                     if !gear.is_finite() {
                         return Err(e(format!("gear must be finite, got {gear}")));
+                    }
+                    if let Some([lo, hi]) = force_range {
+                        if !(lo <= hi) || lo.is_nan() || hi.is_nan() {
+                            return Err(e(format!("forcerange [{lo}, {hi}] must have lower ≤ upper")));
+                        }
                     }
                 }
                 ActuatorKind::Position { kp, kd, effort_limit } => {

@@ -319,10 +319,12 @@ pub struct Site {
 /// Actuator dynamics.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ActuatorKind {
-    /// Direct torque/force motor: τ = gear · ctrl (explicit).
+    /// Direct torque/force motor: τ = gear · clamp(ctrl, force_range) (explicit).
     Motor {
-        /// Transmission ratio (N·m or N per unit of control).
+        /// Transmission ratio (N·m or N per unit of actuator force).
         gear: f64,
+        /// Limits on the actuator force before the gear (MJCF `forcerange`), when present.
+        force_range: Option<[f64; 2]>,
     },
     /// Position servo with an effort limit, treated implicitly:
     /// τ = clamp(kp (ctrl − q) + kd (v_ref − v), −effort_limit, effort_limit).
@@ -526,7 +528,7 @@ impl Model {
         let _ = writeln!(s, "  actuators ({}):", self.actuators.len());
         for (i, a) in self.actuators.iter().enumerate() {
             let kind = match a.kind {
-                ActuatorKind::Motor { gear } => format!("motor gear {gear}"),
+                ActuatorKind::Motor { gear, force_range } => format!("motor gear {gear} force range {force_range:?}"),
                 ActuatorKind::Position { kp, kd, effort_limit } => {
                     format!("position kp {kp} kd {kd} effort limit {effort_limit}")
                 }
