@@ -11,5 +11,6 @@ pub mod collision;
 pub mod dynamics;
 pub mod math;
 pub mod model;
+pub mod scenes;
 
 pub use model::{Model, ModelBuilder, ModelError};
