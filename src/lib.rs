@@ -9,6 +9,8 @@
 
 pub mod collision;
 pub mod dynamics;
+pub mod icf;
+pub mod integrator;
 pub mod math;
 pub mod model;
 pub mod scenes;

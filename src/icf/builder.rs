@@ -1,0 +1,179 @@
+//! The ICF builder: the only code that reads the [`Model`], the multibody
+//! [`Data`] and the contacts to fill an [`IcfProblem`].
+
+use super::problem::{ContactConstraint, GainConstraint, IcfProblem, LimitConstraint};
+use crate::collision::Contact;
+use crate::dynamics::Data;
+use crate::math::{Real, Vec3};
+use crate::model::{ActuatorKind, JointKind, Model};
+
+/// Per-world multipliers on contact materials (1 = as in the model), for
+/// domain randomisation and system identification.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MaterialScale {
+    /// Multiplies every contact stiffness.
+    pub stiffness: f64,
+    /// Multiplies every Hunt–Crossley dissipation.
+    pub dissipation: f64,
+    /// Multiplies every static friction coefficient.
+    pub mu_static: f64,
+    /// Multiplies every dynamic friction coefficient.
+    pub mu_dynamic: f64,
+}
+
+impl Default for MaterialScale {
+    fn default() -> Self {
+        Self { stiffness: 1.0, dissipation: 1.0, mu_static: 1.0, mu_dynamic: 1.0 }
+    }
+}
+
+/// Actuation held constant over a step.
+#[derive(Clone, Copy, Debug)]
+pub struct Actuation<'a, T> {
+    /// One control per actuator: motor input (before gear) or servo target position (rad or m).
+    pub ctrl: &'a [T],
+    /// Servo target velocities v_ref (rad/s or m/s), one per actuator; zero when empty.
+    pub target_velocity: &'a [T],
+}
+
+/// Builds ICF problems for one model. Holds only scratch space.
+#[derive(Clone, Debug)]
+pub struct IcfBuilder {
+    /// Mass of each body's weld group (bodies moving rigidly together), kg.
+    weld_mass: Vec<f64>,
+    /// Scratch: slot of each dof in the contact being assembled (usize::MAX if none).
+    mark: Vec<usize>,
+}
+
+/// Scale factor of the Delassus estimate w ≈ 2.65/m (DESIGN.md §4.2).
+const DELASSUS_FACTOR: f64 = 2.65;
+
+impl IcfBuilder {
+    /// Scratch for `model`.
+    pub fn new(model: &Model) -> Self {
+        let mut weld_mass = vec![0.0; model.bodies.len()];
+        for b in &model.bodies {
+            weld_mass[b.weld] += b.mass;
+        }
+        let weld_mass = model.bodies.iter().map(|b| weld_mass[b.weld]).collect();
+        Self { weld_mass, mark: vec![usize::MAX; model.nv] }
+    }
+
+    /// Fills `problem` for the state in `data`, which must hold the results
+    /// of `kinematics`, `velocities`, `mass_matrix`, `bias_forces` and
+    /// `passive_forces` at (q0, v0). Call [`IcfProblem::set_time_step`] next.
+    pub fn build<T: Real>(
+        &mut self,
+        model: &Model,
+        data: &Data<T>,
+        contacts: &[Contact<T>],
+        act: Actuation<'_, T>,
+        materials: &MaterialScale,
+        problem: &mut IcfProblem<T>,
+    ) {
+        let nv = model.nv;
+        problem.nv = nv;
+        problem.clear_constraints();
+        problem.mass.copy_from_slice(&data.mass);
+        problem.v0.copy_from_slice(&data.v);
+        problem.stiction_tolerance = T::c(model.options.stiction_tolerance);
+        for (i, dof) in model.dofs.iter().enumerate() {
+            let d = T::c(dof.damping);
+            problem.damping[i] = d;
+            // Damping at v0 goes into k; A = M + hD makes it implicit.
+            problem.force[i] = data.bias[i] - data.passive[i] + d * data.v[i];
+        }
+
+        for (ai, a) in model.actuators.iter().enumerate() {
+            let j = &model.joints[a.joint];
+            let mut u = act.ctrl.get(ai).copied().unwrap_or(T::zero());
+            if let Some([lo, hi]) = a.ctrl_range {
+                u = u.max(T::c(lo)).min(T::c(hi));
+            }
+            match a.kind {
+                ActuatorKind::Motor { gear, force_range } => {
+                    if let Some([lo, hi]) = force_range {
+                        u = u.max(T::c(lo)).min(T::c(hi));
+                    }
+                    problem.force[j.dof_adr] -= T::c(gear) * u;
+                }
+                ActuatorKind::Position { kp, kd, effort_limit } => {
+                    problem.gains.push(GainConstraint {
+                        dof: j.dof_adr,
+                        kp: T::c(kp),
+                        kd: T::c(kd),
+                        q_err: u - data.q[j.qpos_adr],
+                        v_ref: act.target_velocity.get(ai).copied().unwrap_or(T::zero()),
+                        effort: T::c(effort_limit),
+                        gain: T::zero(),
+                        bias: T::zero(),
+                    });
+                }
+            }
+        }
+
+        for j in &model.joints {
+            let (Some([lo, hi]), JointKind::Hinge | JointKind::Slide) = (j.range, j.kind) else { continue };
+            let q = data.q[j.qpos_adr];
+            let m_eff = data.mass[j.dof_adr * nv + j.dof_adr];
+            for (sign, g0) in [(T::one(), q - T::c(lo)), (-T::one(), T::c(hi) - q)] {
+                problem.limits.push(LimitConstraint {
+                    dof: j.dof_adr,
+                    sign,
+                    g0,
+                    m_eff,
+                    stiffness: T::zero(),
+                    damping: T::zero(),
+                });
+            }
+        }
+
+        for c in contacts {
+            let start = problem.jac_dof.len();
+            // J = J_B(p) − J_A(p), merged over the dof chains of both bodies.
+            for (body, sign) in [(c.body[1], T::one()), (c.body[0], -T::one())] {
+                let r = c.pos - data.body_ref[body];
+                let mut d = model.bodies[body].last_dof;
+                while let Some(k) = d {
+                    let col = data.cdof[k].point_velocity(r) * sign;
+                    if self.mark[k] == usize::MAX {
+                        self.mark[k] = problem.jac_dof.len();
+                        problem.jac_dof.push(k);
+                        problem.jac_col.push(col);
+                    } else {
+                        problem.jac_col[self.mark[k]] += col;
+                    }
+                    d = model.dofs[k].parent;
+                }
+            }
+            for e in start..problem.jac_dof.len() {
+                self.mark[problem.jac_dof[e]] = usize::MAX;
+            }
+            let mut w = 0.0;
+            for b in c.body {
+                if model.body_is_dynamic(b) && self.weld_mass[b] > 0.0 {
+                    w += DELASSUS_FACTOR / self.weld_mass[b];
+                }
+            }
+            let mat = &c.material;
+            let mut con = ContactConstraint {
+                phi0: c.dist,
+                normal: c.normal,
+                stiffness: T::c(mat.stiffness * materials.stiffness),
+                dissipation: T::c(mat.dissipation * materials.dissipation),
+                mu_static: T::c(mat.mu_static * materials.mu_static),
+                mu_dynamic: T::c(mat.mu_dynamic * materials.mu_dynamic),
+                delassus: T::c(w),
+                jac_start: start,
+                jac_len: problem.jac_dof.len() - start,
+                vc0: Vec3::zero(),
+                fe0: T::zero(),
+                n0: T::zero(),
+                mu: T::zero(),
+                eps: T::zero(),
+            };
+            con.vc0 = problem.contact_velocity(&con, &data.v);
+            problem.contacts.push(con);
+        }
+    }
+}

@@ -1,0 +1,231 @@
+//! Cost ℓ(v), gradient and Hessian of the ICF problem (DESIGN.md §4.2), and
+//! the cost along a search line for the exact line search.
+
+use super::problem::{ContactConstraint, GainConstraint, IcfProblem, LimitConstraint};
+use crate::math::{Mat3, Real, Vec3};
+
+/// Hunt–Crossley normal impulse and its potential for normal velocity `vn`
+/// (m/s): returns (P(vn), γn(vn), g' = −dγn/dvn), with
+/// γn = h·max(0, fe0 − h k vn)·max(0, 1 − d vn) and P(vn) = ∫_vn^v̂ γn ≥ 0,
+/// v̂ = min(fe0/(h k), 1/d) the velocity where the impulse vanishes.
+///
+/// P equals DESIGN.md's −Nn up to a constant. The constant is chosen so that
+/// P = 0 when the contact does not push: the closed form below expands the
+/// integrand around v̂ (x = v̂ − vn ≥ 0), where one factor vanishes, so every
+/// term is non-negative and nothing cancels — important in f32, where the
+/// raw antiderivative of a far-separated pair would swamp the cost.
+#[inline]
+pub fn normal_potential<T: Real>(h: T, k: T, d: T, fe0: T, vn: T) -> (T, T, T) {
+    let a = h * k;
+    let v_hat = if d > T::zero() { (fe0 / a).min(T::one() / d) } else { fe0 / a };
+    if !(vn < v_hat) {
+        return (T::zero(), T::zero(), T::zero());
+    }
+    let x = v_hat - vn;
+    // Factor values at v̂ (one of them is zero) and their growth with x.
+    let fs = (fe0 - a * v_hat).max(T::zero());
+    let fd = (T::one() - d * v_hat).max(T::zero());
+    let pot = h * x * (fs * fd + x * (T::c(0.5) * (fs * d + a * fd) + x * (a * d / T::c(3.0))));
+    let spring = fs + a * x;
+    let damp = fd + d * x;
+    (pot, h * spring * damp, h * (a * damp + d * spring))
+}
+
+/// Contact cost ℓ_c at contact velocity `vc`, the impulse γ on body B (N·s)
+/// and the 3×3 Hessian G = −dγ/dvc.
+#[inline]
+pub fn contact_terms<T: Real>(c: &ContactConstraint<T>, h: T, vc: Vec3<T>) -> (T, Vec3<T>, Mat3<T>) {
+    let n = c.normal;
+    let vn = n.dot(vc);
+    let vt = vc - n * vn;
+    let (pot, gn, gp) = normal_potential(h, c.stiffness, c.dissipation, c.fe0, vn);
+    let s = (vt.norm2() + c.eps * c.eps).sqrt();
+    let mn = c.mu * c.n0;
+    let cost = mn * (s - c.eps) + pot;
+    let t = vt / s;
+    let impulse = n * gn - t * mn;
+    let proj = Mat3::identity() - Mat3::outer(t, t) - Mat3::outer(n, n);
+    let hess = proj.scale(mn / s) + Mat3::outer(n, n).scale(gp);
+    (cost, impulse, hess)
+}
+
+/// Cost, generalized force τ and stiffness −dτ/dv of an implicit gain law
+/// τ(v) = clamp(−K v + b, −e, e): ℓ_a = −∫τ dv (a Huber function of u = b − K v).
+#[inline]
+pub fn gain_terms<T: Real>(g: &GainConstraint<T>, v: T) -> (T, T, T) {
+    let e = g.effort;
+    if g.gain > T::zero() {
+        let u = g.bias - g.gain * v;
+        let half = T::c(0.5);
+        if u.abs() <= e {
+            (half * u * u / g.gain, u, g.gain)
+        } else {
+            let tau = e.copysign(u);
+            // Huber: e|u| − e²/2, continuous with the quadratic part.
+            (if e.is_finite() { (e * u.abs() - half * e * e) / g.gain } else { T::zero() }, tau, T::zero())
+        }
+    } else {
+        // No velocity dependence: a constant (clamped) force.
+        let tau = g.bias.max(-e).min(e);
+        (-tau * v, tau, T::zero())
+    }
+}
+
+/// Joint-limit cost, the impulse along +sign (N·s or N·m·s) and −dγ/dvn, for
+/// the dof velocity `v`: an implicit one-sided spring–damper with impulse
+/// γ = h·max(0, −k g0 − (h k + c) vn), vn = sign·v, and potential
+/// ∫_vn^v̂ γ = h (h k + c) x²/2, x = max(0, v̂ − vn) (zero when inactive).
+#[inline]
+pub fn limit_terms<T: Real>(l: &LimitConstraint<T>, h: T, v: T) -> (T, T, T) {
+    let kappa = h * l.stiffness + l.damping;
+    let v_hat = -l.stiffness * l.g0 / kappa;
+    let x = v_hat - l.sign * v;
+    if x > T::zero() {
+        (T::c(0.5) * h * kappa * x * x, h * kappa * x, h * kappa)
+    } else {
+        (T::zero(), T::zero(), T::zero())
+    }
+}
+
+/// Reusable storage for evaluations (no allocation once sized).
+#[derive(Clone, Debug, Default)]
+pub struct CostWork<T> {
+    /// Contact velocities J v at the current iterate.
+    pub vc: Vec<Vec3<T>>,
+    /// J w along the search direction.
+    pub uc: Vec<Vec3<T>>,
+    /// A v.
+    pub av: Vec<T>,
+    /// A w.
+    pub aw: Vec<T>,
+}
+
+impl<T: Real> CostWork<T> {
+    /// Sizes the storage for `p` (allocates only when it grows).
+    pub fn resize(&mut self, p: &IcfProblem<T>) {
+        self.vc.resize(p.contacts.len(), Vec3::zero());
+        self.uc.resize(p.contacts.len(), Vec3::zero());
+        self.av.resize(p.nv, T::zero());
+        self.aw.resize(p.nv, T::zero());
+    }
+}
+
+fn matvec<T: Real>(a: &[T], n: usize, x: &[T], out: &mut [T]) {
+    for i in 0..n {
+        let row = &a[i * n..(i + 1) * n];
+        let mut s = T::zero();
+        for j in 0..n {
+            s += row[j] * x[j];
+        }
+        out[i] = s;
+    }
+}
+
+/// Evaluates ℓ(v) and writes ∇ℓ into `grad`; when `hess` is given, also
+/// writes the dense Hessian (nv × nv, row-major).
+pub fn evaluate<T: Real>(
+    p: &IcfProblem<T>,
+    v: &[T],
+    grad: &mut [T],
+    hess: Option<&mut [T]>,
+    work: &mut CostWork<T>,
+) -> T {
+    let nv = p.nv;
+    work.resize(p);
+    matvec(&p.a, nv, v, &mut work.av);
+    let mut cost = T::zero();
+    for i in 0..nv {
+        cost += T::c(0.5) * v[i] * work.av[i] - p.r[i] * v[i];
+        grad[i] = work.av[i] - p.r[i];
+    }
+    let mut hess = hess;
+    if let Some(hh) = hess.as_deref_mut() {
+        hh[..nv * nv].copy_from_slice(&p.a);
+    }
+    for (ci, c) in p.contacts.iter().enumerate() {
+        let vc = p.contact_velocity(c, v);
+        work.vc[ci] = vc;
+        let (lc, gamma, g) = contact_terms(c, p.h, vc);
+        cost += lc;
+        let range = c.jac_start..c.jac_start + c.jac_len;
+        for e in range.clone() {
+            grad[p.jac_dof[e]] -= p.jac_col[e].dot(gamma);
+        }
+        if let Some(hh) = hess.as_deref_mut() {
+            // Jᵀ G J over the contact's non-zero columns only.
+            for e1 in range.clone() {
+                let gj = g * p.jac_col[e1];
+                let i = p.jac_dof[e1];
+                for e2 in range.clone() {
+                    hh[i * nv + p.jac_dof[e2]] += gj.dot(p.jac_col[e2]);
+                }
+            }
+        }
+    }
+    for g in &p.gains {
+        let (lg, tau, k) = gain_terms(g, v[g.dof]);
+        cost += lg;
+        grad[g.dof] -= tau;
+        if let Some(hh) = hess.as_deref_mut() {
+            hh[g.dof * nv + g.dof] += k;
+        }
+    }
+    for l in &p.limits {
+        let (ll, gamma, gp) = limit_terms(l, p.h, v[l.dof]);
+        cost += ll;
+        grad[l.dof] -= l.sign * gamma;
+        if let Some(hh) = hess.as_deref_mut() {
+            hh[l.dof * nv + l.dof] += gp;
+        }
+    }
+    cost
+}
+
+/// ℓ along the line v + α w: (ℓ(α), ℓ'(α), ℓ''(α)). Needs
+/// [`prepare_line`] for the same (v, w) first.
+pub fn line_eval<T: Real>(p: &IcfProblem<T>, v: &[T], w: &[T], alpha: T, work: &CostWork<T>) -> (T, T, T) {
+    let nv = p.nv;
+    let half = T::c(0.5);
+    // Quadratic part: ½ xᵀAx − rᵀx with x = v + αw.
+    let (mut q0, mut q1, mut q2) = (T::zero(), T::zero(), T::zero());
+    for i in 0..nv {
+        q0 += half * v[i] * work.av[i] - p.r[i] * v[i];
+        q1 += w[i] * (work.av[i] - p.r[i]);
+        q2 += w[i] * work.aw[i];
+    }
+    let mut f = q0 + alpha * q1 + half * alpha * alpha * q2;
+    let mut d1 = q1 + alpha * q2;
+    let mut d2 = q2;
+    for (ci, c) in p.contacts.iter().enumerate() {
+        let u = work.uc[ci];
+        let (lc, gamma, g) = contact_terms(c, p.h, work.vc[ci] + u * alpha);
+        f += lc;
+        d1 -= gamma.dot(u);
+        d2 += u.dot(g * u);
+    }
+    for g in &p.gains {
+        let (lg, tau, k) = gain_terms(g, v[g.dof] + alpha * w[g.dof]);
+        f += lg;
+        d1 -= tau * w[g.dof];
+        d2 += k * w[g.dof] * w[g.dof];
+    }
+    for l in &p.limits {
+        let wd = w[l.dof];
+        let (ll, gamma, gp) = limit_terms(l, p.h, v[l.dof] + alpha * wd);
+        f += ll;
+        d1 -= l.sign * gamma * wd;
+        d2 += gp * wd * wd;
+    }
+    (f, d1, d2)
+}
+
+/// Precomputes A v, A w, J v and J w for line evaluations along v + α w.
+pub fn prepare_line<T: Real>(p: &IcfProblem<T>, v: &[T], w: &[T], work: &mut CostWork<T>) {
+    work.resize(p);
+    matvec(&p.a, p.nv, v, &mut work.av);
+    matvec(&p.a, p.nv, w, &mut work.aw);
+    for (ci, c) in p.contacts.iter().enumerate() {
+        work.vc[ci] = p.contact_velocity(c, v);
+        work.uc[ci] = p.contact_velocity(c, w);
+    }
+}

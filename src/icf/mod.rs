@@ -1,0 +1,26 @@
+//! The convex contact problem of one time step ("Lagged ICF", DESIGN.md §4.2–4.3).
+//!
+//! - [`IcfBuilder`] is the only code that reads the model, the multibody
+//!   data and the contacts; it fills an [`IcfProblem`].
+//! - [`IcfProblem::set_time_step`] derives every h-dependent term, so a new
+//!   h needs no new geometry.
+//! - [`cost`] evaluates ℓ, ∇ℓ, the Hessian and the cost along a line.
+//! - [`IcfSolver`] runs Newton's method with dense Cholesky and an exact line search.
+//!
+//! The next velocity is v1 = argmin ℓ(v),
+//! ℓ(v) = ½ vᵀ A v − rᵀ v + Σ_contacts ℓ_c(J_c v) + Σ_gains ℓ_a + Σ_limits ℓ_l,
+//! with A = M + hD and r = A v0 − h k.
+//!
+//! Departure from DESIGN.md: the normal impulse uses the signed elastic force
+//! fe0 = −k φ0 (so a pair reported inside the margin, φ0 > 0, pushes only
+//! once the predicted gap φ0 + h vn closes); the clamp max(0, ·) applies to
+//! the lagged friction impulse n0 only.
+
+mod builder;
+pub mod cost;
+mod problem;
+mod solver;
+
+pub use builder::{Actuation, IcfBuilder, MaterialScale};
+pub use problem::{ContactConstraint, GainConstraint, IcfProblem, LimitConstraint};
+pub use solver::{IcfSolver, SolveError, SolveStats, SolverParams};

@@ -1,0 +1,209 @@
+//! The convex ICF problem of one time step, independent of the model: the
+//! solver and the cost see only this.
+//!
+//! Geometry-dependent data (M, D, k, contact Jacobians, φ0, materials) is
+//! filled once per configuration by [`super::IcfBuilder`]; the time-step
+//! dependent terms (A, r, lagged impulses, gains, limit stiffness) are
+//! derived by [`IcfProblem::set_time_step`], so the full and first half
+//! steps of CENIC share one geometry query.
+
+use crate::math::{Real, Vec3};
+
+/// A compliant point contact. `vc = J v` is the velocity of body B relative
+/// to body A at the contact point (world frame).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ContactConstraint<T> {
+    /// Signed distance at q0 (m), negative when overlapping.
+    pub phi0: T,
+    /// Unit normal from A to B.
+    pub normal: Vec3<T>,
+    /// Combined stiffness k (N/m).
+    pub stiffness: T,
+    /// Combined Hunt–Crossley dissipation d (s/m).
+    pub dissipation: T,
+    /// Static friction coefficient μs.
+    pub mu_static: T,
+    /// Dynamic friction coefficient μd.
+    pub mu_dynamic: T,
+    /// Delassus-operator estimate w (1/kg) used for friction regularisation.
+    pub delassus: T,
+    /// First entry of this contact's Jacobian columns in the problem's pools.
+    pub jac_start: usize,
+    /// Number of dofs with non-zero Jacobian columns.
+    pub jac_len: usize,
+    /// Contact velocity at v0: J v0 (m/s).
+    pub vc0: Vec3<T>,
+    /// Elastic force at q0, fe0 = −k φ0 (N; negative when separated).
+    pub fe0: T,
+    /// Lagged normal impulse h·max(0, fe0)·max(0, 1 − d vn0) (N·s).
+    pub n0: T,
+    /// Lagged friction coefficient from μs, μd and the slip speed at v0.
+    pub mu: T,
+    /// Friction regularisation ε (m/s).
+    pub eps: T,
+}
+
+/// An implicit actuator law on one dof: τ(v) = clamp(−K v + b, −e, e).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GainConstraint<T> {
+    /// Velocity coordinate.
+    pub dof: usize,
+    /// Position gain kp (N·m/rad or N/m).
+    pub kp: T,
+    /// Velocity gain kd (N·m·s/rad or N·s/m).
+    pub kd: T,
+    /// Target minus current position, q_ref − q0 (rad or m).
+    pub q_err: T,
+    /// Target velocity (rad/s or m/s).
+    pub v_ref: T,
+    /// Effort limit e (N·m or N), may be infinite.
+    pub effort: T,
+    /// K = h kp + kd.
+    pub gain: T,
+    /// b = kp (q_ref − q0) + kd v_ref.
+    pub bias: T,
+}
+
+/// A one-sided compliant joint limit on g = sign·(q − q_limit) ≥ 0, with a
+/// near-rigid stiffness k = m_eff (2π/(βh))² and damping time βh/π (β = 1).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LimitConstraint<T> {
+    /// Velocity coordinate.
+    pub dof: usize,
+    /// +1 for a lower limit, −1 for an upper limit.
+    pub sign: T,
+    /// Distance to the limit at q0, g0 (rad or m); negative when violated.
+    pub g0: T,
+    /// Effective mass (kg or kg·m²) from the diagonal of M.
+    pub m_eff: T,
+    /// Stiffness (N/m or N·m/rad), set by `set_time_step`.
+    pub stiffness: T,
+    /// Damping (N·s/m or N·m·s/rad), set by `set_time_step`.
+    pub damping: T,
+}
+
+/// The convex problem: minimise ℓ(v) = ½ vᵀ A v − rᵀ v + Σ contacts + Σ gains + Σ limits.
+#[derive(Clone, Debug)]
+pub struct IcfProblem<T> {
+    /// Number of velocity coordinates.
+    pub nv: usize,
+    /// Mass matrix M(q0) incl. armature (nv × nv, row-major).
+    pub mass: Vec<T>,
+    /// Joint damping, diagonal D (nv).
+    pub damping: Vec<T>,
+    /// Generalized force k(q0, v0) = bias − applied + D v0 (nv): everything
+    /// treated explicitly, with damping made implicit through A.
+    pub force: Vec<T>,
+    /// Velocity at the start of the step (nv).
+    pub v0: Vec<T>,
+    /// Stiction tolerance vs (m/s).
+    pub stiction_tolerance: T,
+    /// Contacts.
+    pub contacts: Vec<ContactConstraint<T>>,
+    /// Dof indices of contact Jacobian columns (pool).
+    pub jac_dof: Vec<usize>,
+    /// Contact Jacobian columns (pool, 3 values per entry, world frame).
+    pub jac_col: Vec<Vec3<T>>,
+    /// Actuator gains.
+    pub gains: Vec<GainConstraint<T>>,
+    /// Joint limits.
+    pub limits: Vec<LimitConstraint<T>>,
+
+    /// Time step h (s) of the last `set_time_step`.
+    pub h: T,
+    /// A = M + h D (nv × nv).
+    pub a: Vec<T>,
+    /// r = A v0 − h k (nv).
+    pub r: Vec<T>,
+    /// Convergence scaling diag(M)^(−½) (nv).
+    pub scale: Vec<T>,
+}
+
+impl<T: Real> IcfProblem<T> {
+    /// An empty problem with storage for `nv` velocities.
+    pub fn new(nv: usize) -> Self {
+        Self {
+            nv,
+            mass: vec![T::zero(); nv * nv],
+            damping: vec![T::zero(); nv],
+            force: vec![T::zero(); nv],
+            v0: vec![T::zero(); nv],
+            stiction_tolerance: T::c(1e-4),
+            contacts: Vec::new(),
+            jac_dof: Vec::new(),
+            jac_col: Vec::new(),
+            gains: Vec::new(),
+            limits: Vec::new(),
+            h: T::zero(),
+            a: vec![T::zero(); nv * nv],
+            r: vec![T::zero(); nv],
+            scale: vec![T::one(); nv],
+        }
+    }
+
+    /// Derives the step-size dependent terms for step `h` (s): A, r, the
+    /// lagged contact quantities, gain laws and limit stiffnesses. Needs no
+    /// new geometry: call it again with another h to rescale.
+    pub fn set_time_step(&mut self, h: T) {
+        let nv = self.nv;
+        self.h = h;
+        for i in 0..nv {
+            for j in 0..nv {
+                self.a[i * nv + j] = self.mass[i * nv + j];
+            }
+            self.a[i * nv + i] += h * self.damping[i];
+            self.scale[i] = T::one() / self.mass[i * nv + i].max(T::min_positive_value()).sqrt();
+        }
+        for i in 0..nv {
+            let mut s = T::zero();
+            for j in 0..nv {
+                s += self.a[i * nv + j] * self.v0[j];
+            }
+            self.r[i] = s - h * self.force[i];
+        }
+        let vs = self.stiction_tolerance;
+        let half = T::c(0.5);
+        let sig = |x: T| x / (T::one() + x * x).sqrt();
+        let sig10 = sig(T::c(10.0));
+        for c in self.contacts.iter_mut() {
+            let vn0 = c.normal.dot(c.vc0);
+            let vt0 = c.vc0 - c.normal * vn0;
+            c.fe0 = -c.stiffness * c.phi0;
+            c.n0 = h * c.fe0.max(T::zero()) * (T::one() - c.dissipation * vn0).max(T::zero());
+            // Stribeck-like blend from μs (sticking) to μd (sliding), lagged at v0 so ℓ stays convex.
+            let s = vt0.norm() / vs;
+            c.mu = c.mu_dynamic + (c.mu_static - c.mu_dynamic) * half * (T::one() - sig(s - T::c(10.0)) / sig10);
+            let reg = T::c(1e-3) * c.delassus;
+            c.eps = vs.max(c.mu * reg * c.n0);
+        }
+        for g in self.gains.iter_mut() {
+            g.gain = h * g.kp + g.kd;
+            g.bias = g.kp * g.q_err + g.kd * g.v_ref;
+        }
+        let two_pi = T::c(2.0 * core::f64::consts::PI);
+        for l in self.limits.iter_mut() {
+            // Near-rigid: the limit spring's period equals h (β = 1); damping time h/π.
+            l.stiffness = l.m_eff * (two_pi / h) * (two_pi / h);
+            l.damping = l.stiffness * h / T::c(core::f64::consts::PI);
+        }
+    }
+
+    /// Contact velocity J v for contact `c` (m/s).
+    #[inline]
+    pub fn contact_velocity(&self, c: &ContactConstraint<T>, v: &[T]) -> Vec3<T> {
+        let mut out = Vec3::zero();
+        for e in c.jac_start..c.jac_start + c.jac_len {
+            out += self.jac_col[e] * v[self.jac_dof[e]];
+        }
+        out
+    }
+
+    /// Clears all constraints (keeps storage).
+    pub fn clear_constraints(&mut self) {
+        self.contacts.clear();
+        self.jac_dof.clear();
+        self.jac_col.clear();
+        self.gains.clear();
+        self.limits.clear();
+    }
+}

@@ -1,0 +1,298 @@
+//! Newton's method on the convex ICF cost with dense Cholesky and an exact
+//! line search (DESIGN.md §4.3). The solver sees only [`IcfProblem`].
+
+use super::cost::{CostWork, evaluate, line_eval, prepare_line};
+use super::problem::IcfProblem;
+use crate::math::{Real, cholesky_factor, cholesky_solve_in_place};
+
+/// Solver settings.
+#[derive(Clone, Copy, Debug)]
+pub struct SolverParams {
+    /// Relative tolerance ε of the convergence tests: ‖D ∇ℓ‖ ≤ ε·max(1, ‖D r‖),
+    /// D = diag(M)^(−½). Never below 1e-10 in f64 (and 1e-6 in f32).
+    pub tolerance: f64,
+    /// Newton iteration cap; a solve that hits it is reported as failed.
+    pub max_iterations: usize,
+    /// Line-search iteration cap per Newton iteration.
+    pub max_line_search_iterations: usize,
+    /// Also accept when θ/(1−θ)·‖D⁻¹Δv‖ ≤ ε·max(1, ‖D r‖) (θ: ratio of
+    /// successive step norms), i.e. when the predicted remaining error of v is
+    /// within tolerance; the reported residual may then exceed ε.
+    pub theta_criterion: bool,
+    /// Reuse the Hessian factorization across iterations and solves while the
+    /// observed convergence rate predicts convergence within
+    /// `reuse_target_iterations`.
+    pub hessian_reuse: bool,
+    /// Iteration budget used by the reuse rule.
+    pub reuse_target_iterations: usize,
+}
+
+impl Default for SolverParams {
+    /// Tight fixed-step defaults: ε = 1e-8, 100 iterations, no reuse.
+    fn default() -> Self {
+        Self {
+            tolerance: 1e-8,
+            max_iterations: 100,
+            max_line_search_iterations: 50,
+            theta_criterion: false,
+            hessian_reuse: false,
+            reuse_target_iterations: 10,
+        }
+    }
+}
+
+/// Statistics of one solve.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SolveStats {
+    /// Newton iterations.
+    pub iterations: usize,
+    /// Line-search iterations (cost evaluations along the line).
+    pub line_search_iterations: usize,
+    /// Cholesky factorizations.
+    pub factorizations: usize,
+    /// Final scaled momentum residual ‖D ∇ℓ‖ (√kg·m/s).
+    pub residual: f64,
+    /// The tolerance it was compared with, ε·max(1, ‖D r‖).
+    pub tolerance: f64,
+    /// Whether a convergence test passed.
+    pub converged: bool,
+}
+
+/// Why a solve failed.
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+pub enum SolveError {
+    /// The iteration cap was reached.
+    #[error("ICF Newton solve did not converge in {0} iterations")]
+    MaxIterations(usize),
+    /// The Hessian could not be factorized even after regularisation.
+    #[error("ICF Hessian is not positive definite (pivot {0})")]
+    NotPositiveDefinite(usize),
+    /// The iterate became NaN or infinite.
+    #[error("ICF solve produced a non-finite value")]
+    NonFinite,
+}
+
+/// Newton solver workspace (allocated once; no allocation per solve once sized).
+#[derive(Clone, Debug, Default)]
+pub struct IcfSolver<T> {
+    grad: Vec<T>,
+    hess: Vec<T>,
+    factor: Vec<T>,
+    w: Vec<T>,
+    work: CostWork<T>,
+    factor_valid: bool,
+}
+
+impl<T: Real> IcfSolver<T> {
+    /// Workspace for problems with `nv` velocities.
+    pub fn new(nv: usize) -> Self {
+        let mut s = Self::default();
+        s.resize(nv);
+        s
+    }
+
+    fn resize(&mut self, nv: usize) {
+        if self.grad.len() != nv {
+            self.grad = vec![T::zero(); nv];
+            self.hess = vec![T::zero(); nv * nv];
+            self.factor = vec![T::zero(); nv * nv];
+            self.w = vec![T::zero(); nv];
+            self.factor_valid = false;
+        }
+    }
+
+    /// Forgets a stored factorization (the next solve factorizes afresh).
+    pub fn invalidate_factor(&mut self) {
+        self.factor_valid = false;
+    }
+
+    /// The gradient ∇ℓ at the last evaluated iterate.
+    pub fn gradient(&self) -> &[T] {
+        &self.grad
+    }
+
+    /// The Cholesky factor L (lower triangle, row-major) of the Hessian at
+    /// the solution of the last successful solve with `hessian_reuse` off.
+    pub fn factor(&self) -> &[T] {
+        &self.factor
+    }
+
+    /// Minimises ℓ starting from the warm start in `v`, which receives the
+    /// solution (m/s, rad/s).
+    pub fn solve(&mut self, p: &IcfProblem<T>, v: &mut [T], params: &SolverParams) -> Result<SolveStats, SolveError> {
+        let nv = p.nv;
+        self.resize(nv);
+        let floor = if T::EPS.f64() < 1e-10 { 1e-10 } else { 1e-6 };
+        let eps = params.tolerance.max(floor);
+        let dr: f64 = (0..nv).map(|i| (p.scale[i] * p.r[i]).f64().powi(2)).sum::<f64>().sqrt();
+        let tol = eps * dr.max(1.0);
+        let mut stats = SolveStats { tolerance: tol, ..Default::default() };
+        if !params.hessian_reuse {
+            self.factor_valid = false;
+        }
+        let mut prev_step = f64::INFINITY;
+        for iter in 0..params.max_iterations {
+            let need_factor = !self.factor_valid;
+            evaluate(p, v, &mut self.grad, if need_factor { Some(&mut self.hess) } else { None }, &mut self.work);
+            let gnorm = scaled_norm(&self.grad, &p.scale, false);
+            stats.residual = gnorm;
+            if !gnorm.is_finite() {
+                return Err(SolveError::NonFinite);
+            }
+            if gnorm <= tol {
+                stats.converged = true;
+                stats.iterations = iter;
+                return Ok(stats);
+            }
+            if need_factor {
+                self.factorize(nv)?;
+                stats.factorizations += 1;
+            }
+            for i in 0..nv {
+                self.w[i] = -self.grad[i];
+            }
+            cholesky_solve_in_place(&self.factor, nv, &mut self.w);
+            let (alpha, ls_iters) = self.line_search(p, v, params.max_line_search_iterations);
+            stats.line_search_iterations += ls_iters;
+            let mut step = 0.0f64;
+            for i in 0..nv {
+                let dv = alpha * self.w[i];
+                v[i] += dv;
+                let s = (dv / p.scale[i]).f64();
+                step += s * s;
+            }
+            let step = step.sqrt();
+            stats.iterations = iter + 1;
+            let theta = step / prev_step;
+            if params.theta_criterion && theta < 1.0 && theta / (1.0 - theta) * step <= tol {
+                evaluate(p, v, &mut self.grad, None, &mut self.work);
+                stats.residual = scaled_norm(&self.grad, &p.scale, false);
+                stats.converged = true;
+                return Ok(stats);
+            }
+            if params.hessian_reuse && self.factor_valid && !need_factor {
+                // Linear convergence with a stale factor: refactor unless the
+                // observed rate reaches the tolerance within the budget.
+                let remaining = if theta < 1.0 && step > 0.0 { (tol / step).ln() / theta.ln() } else { f64::INFINITY };
+                if !(remaining.is_finite() && remaining <= params.reuse_target_iterations as f64) {
+                    self.factor_valid = false;
+                }
+            }
+            if alpha == T::zero() || step == 0.0 {
+                // No descent possible at this precision: the iterate is as good as it gets.
+                self.factor_valid = false;
+                if need_factor {
+                    evaluate(p, v, &mut self.grad, None, &mut self.work);
+                    stats.residual = scaled_norm(&self.grad, &p.scale, false);
+                    stats.converged = stats.residual <= tol;
+                    return if stats.converged { Ok(stats) } else { Err(SolveError::MaxIterations(iter + 1)) };
+                }
+            }
+            prev_step = step;
+        }
+        Err(SolveError::MaxIterations(params.max_iterations))
+    }
+
+    /// Cholesky of the Hessian; on failure (rounding in f32) retries with a
+    /// growing diagonal shift relative to the diagonal.
+    fn factorize(&mut self, nv: usize) -> Result<(), SolveError> {
+        let mut shift = T::zero();
+        for attempt in 0..6 {
+            self.factor.copy_from_slice(&self.hess);
+            if shift > T::zero() {
+                for i in 0..nv {
+                    let d = self.hess[i * nv + i];
+                    self.factor[i * nv + i] = d + shift * d.abs().max(T::one());
+                }
+            }
+            match cholesky_factor(&mut self.factor, nv) {
+                Ok(()) => {
+                    self.factor_valid = true;
+                    return Ok(());
+                }
+                Err(e) if attempt == 5 => return Err(SolveError::NotPositiveDefinite(e.pivot)),
+                Err(_) => shift = if shift == T::zero() { T::EPS * T::c(16.0) } else { shift * T::c(100.0) },
+            }
+        }
+        unreachable!()
+    }
+
+    /// Exact line search along w: α = 1 when ℓ'(1) ≤ 0; otherwise the root of
+    /// ℓ'(α) in (0, 1) by Newton with bisection fallback, starting from the
+    /// minimiser of the cubic Hermite interpolant. Returns (α, iterations).
+    fn line_search(&mut self, p: &IcfProblem<T>, v: &[T], max_iter: usize) -> (T, usize) {
+        prepare_line(p, v, &self.w, &mut self.work);
+        let (f0, d0, _) = line_eval(p, v, &self.w, T::zero(), &self.work);
+        if !(d0 < T::zero()) {
+            return (T::zero(), 1);
+        }
+        let (f1, d1, _) = line_eval(p, v, &self.w, T::one(), &self.work);
+        if d1 <= T::zero() {
+            return (T::one(), 2);
+        }
+        // Cubic Hermite p(t) = f0 + d0 t + c2 t² + c3 t³ through both ends.
+        let df = f1 - f0;
+        let c2 = T::c(3.0) * df - T::c(2.0) * d0 - d1;
+        let c3 = d0 + d1 - T::c(2.0) * df;
+        let mut alpha = hermite_min(d0, c2, c3).unwrap_or(T::c(0.5));
+        let (mut lo, mut hi) = (T::zero(), T::one());
+        let tol = d0.abs() * T::c(1e-10).max(T::EPS * T::c(10.0));
+        let mut iters = 2;
+        for _ in 0..max_iter {
+            let (_, d, dd) = line_eval(p, v, &self.w, alpha, &self.work);
+            iters += 1;
+            if d.abs() <= tol {
+                break;
+            }
+            if d < T::zero() {
+                lo = alpha;
+            } else {
+                hi = alpha;
+            }
+            let newton = alpha - d / dd;
+            alpha = if dd > T::zero() && newton > lo && newton < hi { newton } else { T::c(0.5) * (lo + hi) };
+            if hi - lo <= T::EPS * T::c(4.0) {
+                break;
+            }
+        }
+        (alpha, iters)
+    }
+}
+
+/// Minimiser in (0, 1) of the cubic with derivative d0 + 2 c2 t + 3 c3 t².
+fn hermite_min<T: Real>(d0: T, c2: T, c3: T) -> Option<T> {
+    let (a, b, c) = (T::c(3.0) * c3, T::c(2.0) * c2, d0);
+    let t = if a.abs() <= T::EPS * (b.abs() + c.abs()) {
+        if b > T::zero() { -c / b } else { return None }
+    } else {
+        let disc = b * b - T::c(4.0) * a * c;
+        if disc < T::zero() {
+            return None;
+        }
+        // The root where the derivative crosses from negative to positive.
+        let s = disc.sqrt();
+        let q = -T::c(0.5) * (b + s.copysign(b));
+        let (r1, r2) = (q / a, c / q);
+        let good = |t: T| t > T::zero() && t < T::one() && b + T::c(2.0) * a * t > T::zero();
+        if good(r1) {
+            r1
+        } else if good(r2) {
+            r2
+        } else {
+            return None;
+        }
+    };
+    if t > T::zero() && t < T::one() { Some(t) } else { None }
+}
+
+/// ‖D x‖ (or ‖D⁻¹ x‖ when `inverse`) in f64.
+fn scaled_norm<T: Real>(x: &[T], scale: &[T], inverse: bool) -> f64 {
+    x.iter()
+        .zip(scale)
+        .map(|(a, s)| {
+            let y = if inverse { *a / *s } else { *a * *s };
+            y.f64() * y.f64()
+        })
+        .sum::<f64>()
+        .sqrt()
+}

@@ -1,0 +1,154 @@
+//! Time stepping for one world: the fixed-step Lagged ICF scheme
+//! ([`Simulator::step`]) and, on top of it, CENIC error control.
+//!
+//! One step runs the stages in order: kinematics → velocities → mass
+//! matrix, bias and passive forces → collision → ICF builder → ICF solve →
+//! position update q1 = q0 ⊕ h·N(q0)·v1 (symplectic Euler).
+
+use crate::collision::{Contacts, collide};
+use crate::dynamics::{self, Data};
+use crate::icf::{Actuation, IcfBuilder, IcfProblem, IcfSolver, MaterialScale, SolveError, SolveStats, SolverParams};
+use crate::math::Real;
+use crate::model::Model;
+use std::sync::Arc;
+
+/// Why a step failed. The world's state is left at the start of the step.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum StepError {
+    /// The contact solve failed.
+    #[error("{0}")]
+    Solve(#[from] SolveError),
+    /// The state (q or v) holds NaN or infinite values.
+    #[error("non-finite state ({0})")]
+    NonFinite(&'static str),
+}
+
+/// One world simulated on the CPU. Owns all per-world storage, so stepping
+/// does not allocate (except when an unbounded contact list grows).
+#[derive(Clone, Debug)]
+pub struct Simulator<T: Real> {
+    /// The model.
+    pub model: Arc<Model>,
+    /// State (q, v) and the multibody quantities of the last geometry pass.
+    pub data: Data<T>,
+    /// Contacts of the last geometry pass.
+    pub contacts: Contacts<T>,
+    /// The ICF problem of the last geometry pass.
+    pub problem: IcfProblem<T>,
+    /// Controls, one per actuator (motor input or servo target).
+    pub ctrl: Vec<T>,
+    /// Servo target velocities, one per actuator (rad/s or m/s).
+    pub target_velocity: Vec<T>,
+    /// Per-world contact material multipliers.
+    pub materials: MaterialScale,
+    /// Contact-solve settings.
+    pub solver_params: SolverParams,
+    /// Simulation time (s).
+    pub time: f64,
+    /// Statistics of the last solve.
+    pub last_solve: SolveStats,
+    builder: IcfBuilder,
+    solver: IcfSolver<T>,
+    v_next: Vec<T>,
+}
+
+impl<T: Real> Simulator<T> {
+    /// A world at the model's reference configuration (q = qpos0, v = 0).
+    pub fn new(model: Arc<Model>) -> Self {
+        let nv = model.nv;
+        Self {
+            data: Data::new(&model),
+            contacts: Contacts::new(&model),
+            problem: IcfProblem::new(nv),
+            ctrl: vec![T::zero(); model.nu()],
+            target_velocity: vec![T::zero(); model.nu()],
+            materials: MaterialScale::default(),
+            solver_params: SolverParams::default(),
+            time: 0.0,
+            last_solve: SolveStats::default(),
+            builder: IcfBuilder::new(&model),
+            solver: IcfSolver::new(nv),
+            v_next: vec![T::zero(); nv],
+            model,
+        }
+    }
+
+    /// Sets q, v (f64 slices of length nq, nv) and, when given, controls; time is kept.
+    pub fn set_state(&mut self, q: &[f64], v: &[f64]) {
+        self.data.set_state(q, v);
+        dynamics::normalize_quaternions(&self.model, &mut self.data.q);
+    }
+
+    /// Starts from keyframe `key` (name or index): q, v, controls and time.
+    pub fn reset_to_keyframe(&mut self, key: &str) -> Option<()> {
+        let k = self.model.keyframe(key)?.clone();
+        self.set_state(&k.qpos, &k.qvel);
+        for (c, x) in self.ctrl.iter_mut().zip(&k.ctrl) {
+            *c = T::c(*x);
+        }
+        self.time = k.time;
+        Some(())
+    }
+
+    /// Evaluates everything that depends on the configuration at the
+    /// current (q, v): kinematics, velocities, M, bias and passive forces,
+    /// contacts, and the h-independent part of the ICF problem.
+    pub fn compute_geometry(&mut self) {
+        let m = &*self.model;
+        dynamics::kinematics(m, &mut self.data);
+        dynamics::velocities(m, &mut self.data);
+        dynamics::mass_matrix(m, &mut self.data);
+        dynamics::bias_forces(m, &mut self.data);
+        dynamics::passive_forces(m, &mut self.data);
+        collide(m, &self.data, &mut self.contacts);
+        let act = Actuation { ctrl: &self.ctrl, target_velocity: &self.target_velocity };
+        self.builder.build(m, &self.data, &self.contacts.list, act, &self.materials, &mut self.problem);
+    }
+
+    /// Solves the ICF problem of the last [`compute_geometry`](Self::compute_geometry)
+    /// for step `h` (s); `v` holds the warm start and receives v1.
+    pub fn solve_velocity(&mut self, h: T, v: &mut [T], params: &SolverParams) -> Result<SolveStats, SolveError> {
+        self.problem.set_time_step(h);
+        let s = self.solver.solve(&self.problem, v, params)?;
+        self.last_solve = s;
+        Ok(s)
+    }
+
+    /// Checks that q and v are finite.
+    pub fn check_finite(&self) -> Result<(), StepError> {
+        if !self.data.q.iter().all(|x| x.is_finite()) {
+            return Err(StepError::NonFinite("q"));
+        }
+        if !self.data.v.iter().all(|x| x.is_finite()) {
+            return Err(StepError::NonFinite("v"));
+        }
+        Ok(())
+    }
+
+    /// One fixed step of Lagged ICF with step `h` (s): v1 from the convex
+    /// solve warm-started at v0, then q1 = q0 ⊕ h·v1.
+    pub fn step(&mut self, h: f64) -> Result<SolveStats, StepError> {
+        self.check_finite()?;
+        self.compute_geometry();
+        let mut v = std::mem::take(&mut self.v_next);
+        v.copy_from_slice(&self.data.v);
+        let params = self.solver_params;
+        let r = self.solve_velocity(T::c(h), &mut v, &params);
+        let out = match r {
+            Ok(s) => {
+                dynamics::integrate_q(&self.model, &mut self.data.q, &v, T::c(h));
+                self.data.v.copy_from_slice(&v);
+                self.time += h;
+                Ok(s)
+            }
+            Err(e) => Err(StepError::Solve(e)),
+        };
+        self.v_next = v;
+        out
+    }
+
+    /// Read access to the solver (e.g. its gradient after a solve).
+    pub fn solver(&self) -> &IcfSolver<T> {
+        &self.solver
+    }
+}
