@@ -67,6 +67,10 @@ pub enum SolveError {
     /// The Hessian could not be factorized even after regularisation.
     #[error("ICF Hessian is not positive definite (pivot {0})")]
     NotPositiveDefinite(usize),
+    /// The line search found no decrease along a fresh Newton direction
+    /// before the tolerance was met (the residual is at rounding level).
+    #[error("ICF line search stalled at scaled residual {0:e}")]
+    Stalled(f64),
     /// The iterate became NaN or infinite.
     #[error("ICF solve produced a non-finite value")]
     NonFinite,
@@ -131,9 +135,11 @@ impl<T: Real> IcfSolver<T> {
             self.factor_valid = false;
         }
         let mut prev_step = f64::INFINITY;
+        let mut prev_residual = f64::INFINITY;
         for iter in 0..params.max_iterations {
-            let need_factor = !self.factor_valid;
-            evaluate(p, v, &mut self.grad, if need_factor { Some(&mut self.hess) } else { None }, &mut self.work);
+            // The Hessian is always assembled (cheap next to factorizing it),
+            // so the reuse decision can be taken with the new residual in hand.
+            evaluate(p, v, &mut self.grad, Some(&mut self.hess), &mut self.work);
             let gnorm = scaled_norm(&self.grad, &p.scale, false);
             stats.residual = gnorm;
             if !gnorm.is_finite() {
@@ -144,6 +150,16 @@ impl<T: Real> IcfSolver<T> {
                 stats.iterations = iter;
                 return Ok(stats);
             }
+            let mut need_factor = !self.factor_valid || !params.hessian_reuse;
+            if !need_factor && iter > 0 {
+                // Stale factor: linear convergence at rate ρ. Keep it only if
+                // ρ predicts reaching the tolerance within the iteration budget.
+                let rho = gnorm / prev_residual;
+                let budget = params.reuse_target_iterations.saturating_sub(iter).max(1) as f64;
+                let predicted = if rho < 1.0 { (tol / gnorm).ln() / rho.ln() } else { f64::INFINITY };
+                need_factor = !(predicted <= budget);
+            }
+            prev_residual = gnorm;
             if need_factor {
                 self.factorize(nv)?;
                 stats.factorizations += 1;
@@ -170,23 +186,13 @@ impl<T: Real> IcfSolver<T> {
                 stats.converged = true;
                 return Ok(stats);
             }
-            if params.hessian_reuse && self.factor_valid && !need_factor {
-                // Linear convergence with a stale factor: refactor unless the
-                // observed rate reaches the tolerance within the budget.
-                let remaining = if theta < 1.0 && step > 0.0 { (tol / step).ln() / theta.ln() } else { f64::INFINITY };
-                if !(remaining.is_finite() && remaining <= params.reuse_target_iterations as f64) {
-                    self.factor_valid = false;
-                }
-            }
             if alpha == T::zero() || step == 0.0 {
-                // No descent possible at this precision: the iterate is as good as it gets.
-                self.factor_valid = false;
+                // No descent possible at this precision from a fresh factor:
+                // the iterate is as good as it gets.
                 if need_factor {
-                    evaluate(p, v, &mut self.grad, None, &mut self.work);
-                    stats.residual = scaled_norm(&self.grad, &p.scale, false);
-                    stats.converged = stats.residual <= tol;
-                    return if stats.converged { Ok(stats) } else { Err(SolveError::MaxIterations(iter + 1)) };
+                    return Err(SolveError::Stalled(gnorm));
                 }
+                self.factor_valid = false;
             }
             prev_step = step;
         }

@@ -1,6 +1,8 @@
 //! Helpers shared by integration tests.
 #![allow(dead_code)]
 
+pub mod icf;
+
 use std::path::PathBuf;
 
 /// The shared data folder (`../shared` next to the crate, or `$CENIC_SHARED`),
