@@ -20,10 +20,10 @@ impl<T: Real> BroadPhase<T> {
     }
     /// Recomputes the candidate pairs at the geom poses in `data`.
     /// TODO(session): brute force for now; sweep-and-prune in progress.
-    pub fn update(&mut self, model: &Model, data: &Data<T>) {
+    /// `extra_margin` (m) inflates every bounding volume like the pair margin.
+    pub fn update(&mut self, model: &Model, data: &Data<T>, extra_margin: f64) {
         self.pairs.clear();
-        let _ = data;
-        for (a, b) in brute_force_pairs(model, data) {
+        for (a, b) in brute_force_pairs(model, data, extra_margin) {
             self.pairs.push((a as u32, b as u32));
         }
     }
@@ -35,7 +35,7 @@ impl<T: Real> BroadPhase<T> {
 
 /// Reference answer: every filtered pair whose bounding spheres (inflated
 /// by the pair margin) overlap; planes pair with everything they may collide with.
-pub fn brute_force_pairs<T: Real>(model: &Model, data: &Data<T>) -> Vec<(usize, usize)> {
+pub fn brute_force_pairs<T: Real>(model: &Model, data: &Data<T>, extra_margin: f64) -> Vec<(usize, usize)> {
     let n = model.geoms.len();
     let mut out = vec![];
     for a in 0..n {
@@ -47,7 +47,7 @@ pub fn brute_force_pairs<T: Real>(model: &Model, data: &Data<T>) -> Vec<(usize, 
             let rb = model.geoms[b].rbound;
             if ra.is_finite() && rb.is_finite() {
                 let d = (data.geom_xpos[a] - data.geom_xpos[b]).norm().f64();
-                if d > ra + rb + super::pair_margin(model, a, b) {
+                if d > ra + rb + super::pair_margin(model, a, b) + extra_margin {
                     continue;
                 }
             }

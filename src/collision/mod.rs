@@ -135,6 +135,9 @@ pub struct Contacts<T> {
     pub capacity: usize,
     /// Contacts found beyond `capacity` in the last [`collide`].
     pub overflow: usize,
+    /// Extra margin added to every pair's margin (m): the integrator's
+    /// speculative contact skin, so pairs about to touch become constraints.
+    pub skin: f64,
     /// Broadphase workspace.
     pub broadphase: BroadPhase<T>,
     manifold: Manifold<T>,
@@ -152,6 +155,7 @@ impl<T: Real> Contacts<T> {
             list: Vec::with_capacity(reserve),
             capacity,
             overflow: 0,
+            skin: 0.0,
             broadphase: BroadPhase::new(model),
             manifold: Manifold::default(),
         }
@@ -179,10 +183,10 @@ pub fn pair_margin(model: &Model, a: usize, b: usize) -> f64 {
 pub fn collide<T: Real>(model: &Model, data: &Data<T>, contacts: &mut Contacts<T>) {
     contacts.list.clear();
     contacts.overflow = 0;
-    let Contacts { list, capacity, overflow, broadphase, manifold } = contacts;
-    broadphase.update(model, data);
+    let Contacts { list, capacity, overflow, skin, broadphase, manifold } = contacts;
+    broadphase.update(model, data, *skin);
     for &(a, b) in broadphase.pairs() {
-        narrow_phase_pair(model, data, a as usize, b as usize, manifold);
+        narrow_phase_pair(model, data, a as usize, b as usize, *skin, manifold);
         for p in manifold.as_slice() {
             if list.len() < *capacity {
                 let (ga, gb) = order_pair(model, a as usize, b as usize);
@@ -211,14 +215,21 @@ pub fn order_pair(model: &Model, a: usize, b: usize) -> (usize, usize) {
 }
 
 /// Runs the narrow phase for geoms `a` and `b` (any order) into `out`,
-/// with the pair's margin. Normals point from the first geom of
-/// [`order_pair`] to the second.
-pub fn narrow_phase_pair<T: Real>(model: &Model, data: &Data<T>, a: usize, b: usize, out: &mut Manifold<T>) {
+/// with the pair's margin plus `extra_margin` (m). Normals point from the
+/// first geom of [`order_pair`] to the second.
+pub fn narrow_phase_pair<T: Real>(
+    model: &Model,
+    data: &Data<T>,
+    a: usize,
+    b: usize,
+    extra_margin: f64,
+    out: &mut Manifold<T>,
+) {
     out.clear();
     let (ga, gb) = order_pair(model, a, b);
     let sa = Shape::of_geom(model, data, ga);
     let sb = Shape::of_geom(model, data, gb);
-    let margin = T::c(pair_margin(model, ga, gb));
+    let margin = T::c(pair_margin(model, ga, gb) + extra_margin);
     let f = narrow_phase_fn::<T>(sa.kind, sb.kind);
     f(&sa, &sb, margin, out);
 }
