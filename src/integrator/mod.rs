@@ -5,6 +5,10 @@
 //! matrix, bias and passive forces → collision → ICF builder → ICF solve →
 //! position update q1 = q0 ⊕ h·N(q0)·v1 (symplectic Euler).
 
+mod cenic;
+
+pub use cenic::{CenicParams, Mode, StepRecord, World, WorldStats};
+
 use crate::collision::{Contacts, collide};
 use crate::dynamics::{self, Data};
 use crate::icf::{Actuation, IcfBuilder, IcfProblem, IcfSolver, MaterialScale, SolveError, SolveStats, SolverParams};
@@ -128,12 +132,17 @@ impl<T: Real> Simulator<T> {
     /// One fixed step of Lagged ICF with step `h` (s): v1 from the convex
     /// solve warm-started at v0, then q1 = q0 ⊕ h·v1.
     pub fn step(&mut self, h: f64) -> Result<SolveStats, StepError> {
+        let params = self.solver_params;
+        self.step_with(h, &params)
+    }
+
+    /// [`step`](Self::step) with explicit solver settings.
+    pub fn step_with(&mut self, h: f64, params: &SolverParams) -> Result<SolveStats, StepError> {
         self.check_finite()?;
         self.compute_geometry();
         let mut v = std::mem::take(&mut self.v_next);
         v.copy_from_slice(&self.data.v);
-        let params = self.solver_params;
-        let r = self.solve_velocity(T::c(h), &mut v, &params);
+        let r = self.solve_velocity(T::c(h), &mut v, params);
         let out = match r {
             Ok(s) => {
                 dynamics::integrate_q(&self.model, &mut self.data.q, &v, T::c(h));

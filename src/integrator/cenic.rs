@@ -1,0 +1,452 @@
+//! CENIC error control on top of the Lagged ICF step (DESIGN.md §4.4), and
+//! the per-world driver [`World`] used by the CPU batch.
+//!
+//! Step doubling: x_full = Φ_h(x0), x_half = Φ_{h/2}(x0),
+//! x_prop = Φ_{h/2}(x_half). The full and the first half step share the
+//! geometry at x0 (the ICF problem is only rescaled). The error is the
+//! weighted max-norm of q_prop − q_full with orientation differences as
+//! rotation angles; velocities are excluded so impacts do not force tiny
+//! steps. Every step is also bounded by conservative advancement (the
+//! adaptive-integration seed, eq. 3), so no accuracy lets a fast object
+//! pass through a thin one.
+
+use super::{Simulator, StepError};
+use crate::collision::{Manifold, narrow_phase_pair};
+use crate::dynamics;
+use crate::icf::{SolveStats, SolverParams};
+use crate::math::{Quat, Real, Vec3};
+use crate::model::{GeomKind, JointKind, Model};
+use std::sync::Arc;
+
+/// Settings of error-controlled integration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CenicParams {
+    /// Requested accuracy: the largest accepted local error of a step, in
+    /// metres for positions and radians for orientations (scaled by `weights`).
+    pub accuracy: f64,
+    /// Largest step (s).
+    pub max_step: f64,
+    /// Smallest step (s). A step that misses the accuracy at this size is
+    /// accepted, counted and flagged in the statistics.
+    pub min_step: f64,
+    /// First trial step (s); the model's `timestep` when `None`.
+    pub initial_step: Option<f64>,
+    /// Newton tolerance as a fraction of the accuracy (κ; the ICF tolerance
+    /// is κ·accuracy, never below 1e-10).
+    pub kappa: f64,
+    /// Error weights per velocity coordinate (nv; 1/characteristic length),
+    /// all 1 when empty. Rotational coordinates of free and ball joints
+    /// share their first weight (the error is the rotation angle).
+    pub weights: Vec<f64>,
+    /// Speculative contact skin (m): pairs closer than this become contact
+    /// constraints; farther pairs bound the step by conservative advancement.
+    pub skin: f64,
+    /// Bound steps by conservative advancement (time to first possible impact).
+    pub conservative_advancement: bool,
+    /// Reuse Hessian factorizations inside the Newton solves.
+    pub hessian_reuse: bool,
+}
+
+impl Default for CenicParams {
+    fn default() -> Self {
+        Self {
+            accuracy: 1e-3,
+            max_step: 0.1,
+            min_step: 1e-7,
+            initial_step: None,
+            kappa: 1e-3,
+            weights: vec![],
+            skin: 1e-3,
+            conservative_advancement: true,
+            hessian_reuse: false,
+        }
+    }
+}
+
+/// How a world advances in time.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Mode {
+    /// Plain Lagged ICF with a fixed step (s) and tight Newton tolerance.
+    Fixed {
+        /// Step (s).
+        dt: f64,
+    },
+    /// CENIC error control.
+    ErrorControlled(CenicParams),
+}
+
+/// Per-world integration statistics (cumulative until reset).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WorldStats {
+    /// Accepted steps.
+    pub accepted: u64,
+    /// Rejected steps (error above accuracy, or a failed solve retried smaller).
+    pub rejected: u64,
+    /// Newton iterations over all solves.
+    pub newton_iterations: u64,
+    /// Line-search iterations over all solves.
+    pub line_search_iterations: u64,
+    /// Hessian factorizations.
+    pub factorizations: u64,
+    /// Smallest accepted step (s).
+    pub min_h: f64,
+    /// Largest accepted step (s).
+    pub max_h: f64,
+    /// Steps accepted at the minimum step with the error above the accuracy.
+    pub accuracy_misses: u64,
+    /// Steps shortened by conservative advancement.
+    pub impact_limited: u64,
+    /// Contacts that did not fit the contact capacity (summed over geometry passes).
+    pub contact_overflow: u64,
+}
+
+impl Default for WorldStats {
+    fn default() -> Self {
+        Self {
+            accepted: 0,
+            rejected: 0,
+            newton_iterations: 0,
+            line_search_iterations: 0,
+            factorizations: 0,
+            min_h: f64::INFINITY,
+            max_h: 0.0,
+            accuracy_misses: 0,
+            impact_limited: 0,
+            contact_overflow: 0,
+        }
+    }
+}
+
+impl WorldStats {
+    fn add_solve(&mut self, s: &SolveStats) {
+        self.newton_iterations += s.iterations as u64;
+        self.line_search_iterations += s.line_search_iterations as u64;
+        self.factorizations += s.factorizations as u64;
+    }
+    fn accept(&mut self, h: f64) {
+        self.accepted += 1;
+        self.min_h = self.min_h.min(h);
+        self.max_h = self.max_h.max(h);
+    }
+    /// Adds another world's statistics (min/max combine).
+    pub fn merge(&mut self, o: &WorldStats) {
+        self.accepted += o.accepted;
+        self.rejected += o.rejected;
+        self.newton_iterations += o.newton_iterations;
+        self.line_search_iterations += o.line_search_iterations;
+        self.factorizations += o.factorizations;
+        self.min_h = self.min_h.min(o.min_h);
+        self.max_h = self.max_h.max(o.max_h);
+        self.accuracy_misses += o.accuracy_misses;
+        self.impact_limited += o.impact_limited;
+        self.contact_overflow += o.contact_overflow;
+    }
+}
+
+/// One accepted step, recorded when [`World::record_steps`] is on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepRecord {
+    /// Time at the start of the step (s).
+    pub t: f64,
+    /// Step size (s).
+    pub h: f64,
+    /// Error estimate (accuracy units; 0 in fixed-step mode).
+    pub err: f64,
+    /// Number of contacts at the start of the step.
+    pub contacts: usize,
+}
+
+/// One world with its own clock, step size and statistics.
+#[derive(Clone, Debug)]
+pub struct World<T: Real> {
+    /// The simulator (state, controls, per-world parameters).
+    pub sim: Simulator<T>,
+    /// Integration mode.
+    pub mode: Mode,
+    /// Statistics since the last reset.
+    pub stats: WorldStats,
+    /// The step size error control will try next (s).
+    pub h_next: f64,
+    /// When true, accepted steps are appended to `steps`.
+    pub record_steps: bool,
+    /// Accepted steps (when recording).
+    pub steps: Vec<StepRecord>,
+    q0: Vec<T>,
+    v0: Vec<T>,
+    q_full: Vec<T>,
+    v_full: Vec<T>,
+    v_half: Vec<T>,
+    manifold: Manifold<T>,
+}
+
+impl<T: Real> World<T> {
+    /// A world of `model` at qpos0 advancing in `mode`.
+    pub fn new(model: Arc<Model>, mode: Mode) -> Self {
+        let (nq, nv) = (model.nq, model.nv);
+        let sim = Simulator::new(model);
+        let h_next = match &mode {
+            Mode::Fixed { dt } => *dt,
+            Mode::ErrorControlled(p) => p.initial_step.unwrap_or(sim.model.options.timestep).min(p.max_step),
+        };
+        Self {
+            sim,
+            mode,
+            stats: WorldStats::default(),
+            h_next,
+            record_steps: false,
+            steps: vec![],
+            q0: vec![T::zero(); nq],
+            v0: vec![T::zero(); nv],
+            q_full: vec![T::zero(); nq],
+            v_full: vec![T::zero(); nv],
+            v_half: vec![T::zero(); nv],
+            manifold: Manifold::default(),
+        }
+    }
+
+    /// Simulation time (s).
+    pub fn time(&self) -> f64 {
+        self.sim.time
+    }
+
+    /// Integrates to `time() + dt` (s) with actuation held constant:
+    /// fixed steps (the last one shortened to land on the end time) or
+    /// error-controlled steps. On error the world stops at the last good state.
+    pub fn advance(&mut self, dt: f64) -> Result<(), StepError> {
+        let t_end = self.sim.time + dt;
+        // Tolerance for landing on t_end despite rounding in the sum of steps.
+        let eps_t = 1e-12 * t_end.abs().max(1.0);
+        while self.sim.time < t_end - eps_t {
+            let remaining = t_end - self.sim.time;
+            match self.mode.clone() {
+                Mode::Fixed { dt: h } => {
+                    let h = h.min(remaining);
+                    let params = self.sim.solver_params;
+                    self.sim.contacts.skin = 0.0;
+                    let s = self.sim.step_with(h, &params)?;
+                    self.stats.add_solve(&s);
+                    self.stats.accept(h);
+                    self.stats.contact_overflow += self.sim.contacts.overflow as u64;
+                    if self.record_steps {
+                        let t = self.sim.time - h;
+                        self.steps.push(StepRecord { t, h, err: 0.0, contacts: self.sim.contacts.len() });
+                    }
+                }
+                Mode::ErrorControlled(p) => self.cenic_step(&p, remaining)?,
+            }
+        }
+        if (self.sim.time - t_end).abs() <= eps_t {
+            self.sim.time = t_end;
+        }
+        Ok(())
+    }
+
+    /// Attempts error-controlled steps until one is accepted.
+    fn cenic_step(&mut self, p: &CenicParams, remaining: f64) -> Result<(), StepError> {
+        self.sim.check_finite()?;
+        let model = self.sim.model.clone();
+        let solver = SolverParams {
+            tolerance: (p.kappa * p.accuracy).max(1e-10),
+            hessian_reuse: p.hessian_reuse,
+            ..self.sim.solver_params
+        };
+        self.q0.copy_from_slice(&self.sim.data.q);
+        self.v0.copy_from_slice(&self.sim.data.v);
+        // Geometry at x0, shared by the full and the first half step.
+        self.sim.contacts.skin = p.skin;
+        self.sim.compute_geometry();
+        self.stats.contact_overflow += self.sim.contacts.overflow as u64;
+        let contacts_at_start = self.sim.contacts.len();
+        let mut h = self.h_next.min(p.max_step).max(p.min_step);
+        loop {
+            let mut h_try = h.min(remaining);
+            let truncated = h_try < h;
+            if p.conservative_advancement {
+                let h_ca = self.impact_bound(p, h_try).max(p.min_step);
+                if h_ca < h_try {
+                    h_try = h_ca;
+                    self.stats.impact_limited += 1;
+                }
+            }
+            match self.try_step(&model, h_try, &solver) {
+                Ok(err) => {
+                    let err = err / p.accuracy;
+                    if err <= 1.0 || h_try <= p.min_step * (1.0 + 1e-9) {
+                        if err > 1.0 {
+                            self.stats.accuracy_misses += 1;
+                        }
+                        self.stats.accept(h_try);
+                        if self.record_steps {
+                            self.steps.push(StepRecord {
+                                t: self.sim.time,
+                                h: h_try,
+                                err,
+                                contacts: contacts_at_start,
+                            });
+                        }
+                        self.sim.time += h_try;
+                        // Next step: grow (with hysteresis), unless this one was shortened
+                        // for the interval end or an impact bound, which says nothing about accuracy.
+                        let factor = step_factor(err);
+                        let base = if truncated || h_try < h { h } else { h_try };
+                        self.h_next = if factor < 1.2 && factor >= 1.0 { base } else { base * factor };
+                        self.h_next = self.h_next.clamp(p.min_step, p.max_step);
+                        return Ok(());
+                    }
+                    self.stats.rejected += 1;
+                    h = (h_try * step_factor(err)).max(p.min_step);
+                }
+                Err(StepError::Solve(_)) if h_try > p.min_step * (1.0 + 1e-9) => {
+                    // A failed solve at this size: retry smaller.
+                    self.stats.rejected += 1;
+                    h = (h_try * 0.25).max(p.min_step);
+                }
+                Err(e) => {
+                    self.restore_start();
+                    return Err(e);
+                }
+            }
+            // Rejected: back to x0 and its geometry.
+            self.restore_start();
+            self.sim.compute_geometry();
+        }
+    }
+
+    fn restore_start(&mut self) {
+        self.sim.data.q.copy_from_slice(&self.q0);
+        self.sim.data.v.copy_from_slice(&self.v0);
+    }
+
+    /// One step-doubling trial of size `h` from x0 (whose geometry is in the
+    /// simulator). Leaves the world at x_prop and returns the error estimate
+    /// (weighted max-norm, m or rad).
+    fn try_step(&mut self, model: &Model, h: f64, solver: &SolverParams) -> Result<f64, StepError> {
+        let ht = T::c(h);
+        let half = T::c(0.5 * h);
+        // Full step, warm-started at v0.
+        self.v_full.copy_from_slice(&self.v0);
+        let mut v = std::mem::take(&mut self.v_full);
+        let r = self.sim.solve_velocity(ht, &mut v, solver);
+        self.v_full = v;
+        self.stats.add_solve(&r?);
+        self.q_full.copy_from_slice(&self.q0);
+        dynamics::integrate_q(model, &mut self.q_full, &self.v_full, ht);
+        // First half step on the same geometry, warm-started at ½(v0 + v_full).
+        for i in 0..self.v_half.len() {
+            self.v_half[i] = T::c(0.5) * (self.v0[i] + self.v_full[i]);
+        }
+        let mut v = std::mem::take(&mut self.v_half);
+        let r = self.sim.solve_velocity(half, &mut v, solver);
+        self.v_half = v;
+        self.stats.add_solve(&r?);
+        dynamics::integrate_q(model, &mut self.sim.data.q, &self.v_half, half);
+        self.sim.data.v.copy_from_slice(&self.v_half);
+        if !self.sim.data.q.iter().chain(self.sim.data.v.iter()).all(|x| x.is_finite()) {
+            return Err(StepError::NonFinite("half step"));
+        }
+        // Second half step from x_half, warm-started at v_full.
+        self.sim.compute_geometry();
+        self.stats.contact_overflow += self.sim.contacts.overflow as u64;
+        let mut v = std::mem::take(&mut self.v_half);
+        v.copy_from_slice(&self.v_full);
+        let r = self.sim.solve_velocity(half, &mut v, solver);
+        self.v_half = v;
+        self.stats.add_solve(&r?);
+        dynamics::integrate_q(model, &mut self.sim.data.q, &self.v_half, half);
+        self.sim.data.v.copy_from_slice(&self.v_half);
+        Ok(self.error_norm(model))
+    }
+
+    /// Weighted max-norm of q_prop − q_full; rotations as angles (rad).
+    fn error_norm(&self, model: &Model) -> f64 {
+        let weights = match &self.mode {
+            Mode::ErrorControlled(p) => p.weights.as_slice(),
+            Mode::Fixed { .. } => &[],
+        };
+        let w = |dof: usize| weights.get(dof).copied().unwrap_or(1.0);
+        let (qp, qf) = (&self.sim.data.q, &self.q_full);
+        let mut err: f64 = 0.0;
+        for j in &model.joints {
+            let (a, d) = (j.qpos_adr, j.dof_adr);
+            let angle = |k: usize| Quat::from_slice(&qp[k..k + 4]).angle_to(Quat::from_slice(&qf[k..k + 4])).f64();
+            match j.kind {
+                JointKind::Free => {
+                    for k in 0..3 {
+                        err = err.max(w(d + k) * (qp[a + k] - qf[a + k]).abs().f64());
+                    }
+                    err = err.max(w(d + 3) * angle(a + 3));
+                }
+                JointKind::Ball => err = err.max(w(d) * angle(a)),
+                JointKind::Hinge | JointKind::Slide => err = err.max(w(d) * (qp[a] - qf[a]).abs().f64()),
+            }
+        }
+        if err.is_nan() { f64::INFINITY } else { err }
+    }
+
+    /// Largest step (≤ h) during which no two geoms farther apart than the
+    /// skin can touch, from bounds on how fast their points move (seed eq. 3,
+    /// with total instead of directional speeds and gravity's velocity gain).
+    /// Needs the kinematics and velocities at x0 (from `compute_geometry`).
+    fn impact_bound(&mut self, p: &CenicParams, h: f64) -> f64 {
+        let model = self.sim.model.clone();
+        let data = &self.sim.data;
+        let g = Vec3::from_array(model.options.gravity).norm();
+        // Speed bound of every point of each geom (m/s).
+        let speed = |gi: usize| -> f64 {
+            let geom = &model.geoms[gi];
+            if !model.body_is_dynamic(geom.body) {
+                return 0.0;
+            }
+            let c = dynamics::point_velocity(data, geom.body, data.geom_xpos[gi]).norm().f64();
+            let w = data.cvel[geom.body].ang.norm().f64();
+            c + w * geom.rbound + g * h
+        };
+        let mut bound = h;
+        let n = model.geoms.len();
+        for a in 0..n {
+            let sa = speed(a);
+            for b in a + 1..n {
+                let sb = speed(b);
+                let s = sa + sb;
+                if s <= 0.0 || !model.geoms_can_collide(a, b) {
+                    continue;
+                }
+                let travel = s * bound;
+                // Cheap lower bound on the distance first.
+                if lower_distance(&model, data, a, b) > travel + p.skin {
+                    continue;
+                }
+                narrow_phase_pair(&model, data, a, b, travel + p.skin, &mut self.manifold);
+                let phi = self.manifold.as_slice().iter().map(|c| c.dist.f64()).fold(f64::INFINITY, f64::min);
+                if phi.is_finite() && phi >= p.skin {
+                    bound = bound.min((phi - 0.5 * p.skin) / s);
+                }
+            }
+        }
+        bound
+    }
+}
+
+/// Lower bound on the distance between two geoms from bounding spheres
+/// (planes: the signed height of the other geom's centre).
+fn lower_distance<T: Real>(model: &Model, data: &dynamics::Data<T>, a: usize, b: usize) -> f64 {
+    let (ga, gb) = (&model.geoms[a], &model.geoms[b]);
+    let plane_dist = |pl: usize, other: usize, r: f64| {
+        let n = data.geom_xmat[pl].col(2);
+        n.dot(data.geom_xpos[other] - data.geom_xpos[pl]).f64() - r
+    };
+    match (ga.kind == GeomKind::Plane, gb.kind == GeomKind::Plane) {
+        (true, true) => f64::INFINITY,
+        (true, false) => plane_dist(a, b, gb.rbound),
+        (false, true) => plane_dist(b, a, ga.rbound),
+        (false, false) => (data.geom_xpos[a] - data.geom_xpos[b]).norm().f64() - ga.rbound - gb.rbound,
+    }
+}
+
+/// h'/h from the error ratio err/accuracy: 0.9·(1/err)^½ clamped to [0.1, 5].
+fn step_factor(err_ratio: f64) -> f64 {
+    if err_ratio <= 0.0 {
+        return 5.0;
+    }
+    (0.9 * err_ratio.powf(-0.5)).clamp(0.1, 5.0)
+}
