@@ -7,6 +7,7 @@
 //! with Newton's method.
 #![warn(missing_docs)]
 
+pub mod batch;
 pub mod collision;
 pub mod dynamics;
 pub mod icf;

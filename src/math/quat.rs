@@ -66,13 +66,16 @@ impl<T: Real> Quat<T> {
     pub fn norm(self) -> T {
         (self.w * self.w + self.x * self.x + self.y * self.y + self.z * self.z).sqrt()
     }
-    /// Unit quaternion in the same direction (identity for a zero quaternion).
+    /// Unit quaternion in the same direction (identity for a zero
+    /// quaternion; NaN stays NaN so bad states are detected, not hidden).
     #[inline(always)]
     pub fn normalize(self) -> Self {
         let n = self.norm();
         if n > T::zero() {
             let s = T::one() / n;
             Self::new(self.w * s, self.x * s, self.y * s, self.z * s)
+        } else if n.is_nan() {
+            self
         } else {
             Self::identity()
         }

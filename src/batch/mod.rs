@@ -1,0 +1,235 @@
+//! A batch of worlds of one model, each with its own clock, step size,
+//! state, controls and physical parameters. [`CpuBatch`] steps worlds in
+//! parallel with rayon; the GPU batch implements the same [`Batch`] trait.
+//!
+//! Bulk arrays are world-first: `qpos` is (nworld, nq), `qvel` is
+//! (nworld, nv), `ctrl` is (nworld, nu), all row-major `f64`.
+//! A world whose state becomes non-finite or whose solve fails is flagged
+//! ([`WorldStatus::Failed`]) and frozen; the others keep running.
+
+use crate::icf::MaterialScale;
+use crate::integrator::{Mode, World, WorldStats};
+use crate::math::Real;
+use crate::model::Model;
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// Physical parameters that may differ between worlds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WorldParams {
+    /// Multiplies every body mass and inertia.
+    pub mass_scale: f64,
+    /// Multipliers on contact stiffness, dissipation and friction.
+    pub materials: MaterialScale,
+}
+
+impl Default for WorldParams {
+    fn default() -> Self {
+        Self { mass_scale: 1.0, materials: MaterialScale::default() }
+    }
+}
+
+/// Health of a world.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WorldStatus {
+    /// Running normally.
+    Ok,
+    /// Frozen after a failure at `time` (s), with the reason.
+    Failed {
+        /// Simulation time of the failure (s).
+        time: f64,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+/// Errors of batch calls (bad arguments; never a per-world failure).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum BatchError {
+    /// A world index out of range.
+    #[error("world index {world} out of range (nworld = {nworld})")]
+    World {
+        /// The index.
+        world: usize,
+        /// Number of worlds.
+        nworld: usize,
+    },
+    /// A slice of the wrong length.
+    #[error("{what}: expected {expected} values, got {got}")]
+    Length {
+        /// Which argument.
+        what: &'static str,
+        /// Expected length.
+        expected: usize,
+        /// Actual length.
+        got: usize,
+    },
+    /// A keyframe that does not exist.
+    #[error("no keyframe '{0}'")]
+    Keyframe(String),
+    /// A backend problem (e.g. the GPU device was lost).
+    #[error("{0}")]
+    Backend(String),
+}
+
+/// The batch interface shared by the CPU and GPU paths.
+pub trait Batch {
+    /// The model.
+    fn model(&self) -> &Arc<Model>;
+    /// Number of worlds.
+    fn nworld(&self) -> usize;
+    /// Resets every world to qpos0, v = 0, zero controls, time 0, fresh statistics and status.
+    fn reset(&mut self);
+    /// Resets one world to keyframe `key` (name or index).
+    fn reset_to_keyframe(&mut self, world: usize, key: &str) -> Result<(), BatchError>;
+    /// Sets one world's q (nq) and v (nv). Quaternions are normalised.
+    fn set_state(&mut self, world: usize, q: &[f64], v: &[f64]) -> Result<(), BatchError>;
+    /// Sets one world's controls (nu): motor inputs or servo target positions.
+    fn set_ctrl(&mut self, world: usize, ctrl: &[f64]) -> Result<(), BatchError>;
+    /// Sets one world's servo target velocities (nu).
+    fn set_target_velocity(&mut self, world: usize, vref: &[f64]) -> Result<(), BatchError>;
+    /// Sets one world's physical parameters.
+    fn set_params(&mut self, world: usize, params: WorldParams) -> Result<(), BatchError>;
+    /// Advances every running world by `dt` (s) from its own time, actuation held constant.
+    fn advance(&mut self, dt: f64) -> Result<(), BatchError>;
+    /// Writes all positions into `out` (nworld × nq).
+    fn qpos(&self, out: &mut [f64]);
+    /// Writes all velocities into `out` (nworld × nv).
+    fn qvel(&self, out: &mut [f64]);
+    /// Each world's time (s).
+    fn times(&self) -> Vec<f64>;
+    /// One world's statistics.
+    fn stats(&self, world: usize) -> WorldStats;
+    /// One world's status.
+    fn status(&self, world: usize) -> WorldStatus;
+}
+
+/// A batch of CPU worlds in scalar type `T`, stepped in parallel.
+pub struct CpuBatch<T: Real> {
+    model: Arc<Model>,
+    worlds: Vec<World<T>>,
+    status: Vec<WorldStatus>,
+    mode: Mode,
+}
+
+impl<T: Real> CpuBatch<T> {
+    /// `nworld` worlds of `model` at qpos0, all advancing in `mode`.
+    pub fn new(model: Arc<Model>, nworld: usize, mode: Mode) -> Self {
+        let worlds = (0..nworld).map(|_| World::new(model.clone(), mode.clone())).collect();
+        Self { model, worlds, status: vec![WorldStatus::Ok; nworld], mode }
+    }
+
+    /// Direct access to one world (for recording steps, reading contacts, …).
+    pub fn world(&self, w: usize) -> &World<T> {
+        &self.worlds[w]
+    }
+
+    /// Mutable access to one world.
+    pub fn world_mut(&mut self, w: usize) -> &mut World<T> {
+        &mut self.worlds[w]
+    }
+
+    /// Sets a contact capacity per world; overflowing contacts are counted
+    /// in each world's [`WorldStats::contact_overflow`].
+    pub fn set_contact_capacity(&mut self, capacity: usize) {
+        for w in &mut self.worlds {
+            w.sim.contacts.capacity = capacity;
+        }
+    }
+
+    fn check(&self, world: usize) -> Result<(), BatchError> {
+        if world < self.worlds.len() { Ok(()) } else { Err(BatchError::World { world, nworld: self.worlds.len() }) }
+    }
+}
+
+fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), BatchError> {
+    if expected == got { Ok(()) } else { Err(BatchError::Length { what, expected, got }) }
+}
+
+impl<T: Real> Batch for CpuBatch<T> {
+    fn model(&self) -> &Arc<Model> {
+        &self.model
+    }
+    fn nworld(&self) -> usize {
+        self.worlds.len()
+    }
+    fn reset(&mut self) {
+        let n = self.worlds.len();
+        self.worlds = (0..n).map(|_| World::new(self.model.clone(), self.mode.clone())).collect();
+        self.status = vec![WorldStatus::Ok; n];
+    }
+    fn reset_to_keyframe(&mut self, world: usize, key: &str) -> Result<(), BatchError> {
+        self.check(world)?;
+        let w = &mut self.worlds[world];
+        *w = World::new(self.model.clone(), self.mode.clone());
+        w.sim.reset_to_keyframe(key).ok_or_else(|| BatchError::Keyframe(key.to_string()))?;
+        self.status[world] = WorldStatus::Ok;
+        Ok(())
+    }
+    fn set_state(&mut self, world: usize, q: &[f64], v: &[f64]) -> Result<(), BatchError> {
+        self.check(world)?;
+        check_len("q", self.model.nq, q.len())?;
+        check_len("v", self.model.nv, v.len())?;
+        self.worlds[world].sim.set_state(q, v);
+        Ok(())
+    }
+    fn set_ctrl(&mut self, world: usize, ctrl: &[f64]) -> Result<(), BatchError> {
+        self.check(world)?;
+        check_len("ctrl", self.model.nu(), ctrl.len())?;
+        for (d, s) in self.worlds[world].sim.ctrl.iter_mut().zip(ctrl) {
+            *d = T::c(*s);
+        }
+        Ok(())
+    }
+    fn set_target_velocity(&mut self, world: usize, vref: &[f64]) -> Result<(), BatchError> {
+        self.check(world)?;
+        check_len("target velocity", self.model.nu(), vref.len())?;
+        for (d, s) in self.worlds[world].sim.target_velocity.iter_mut().zip(vref) {
+            *d = T::c(*s);
+        }
+        Ok(())
+    }
+    fn set_params(&mut self, world: usize, params: WorldParams) -> Result<(), BatchError> {
+        self.check(world)?;
+        let sim = &mut self.worlds[world].sim;
+        sim.data.mass_scale = T::c(params.mass_scale);
+        sim.materials = params.materials;
+        Ok(())
+    }
+    fn advance(&mut self, dt: f64) -> Result<(), BatchError> {
+        self.worlds.par_iter_mut().zip(self.status.par_iter_mut()).for_each(|(w, st)| {
+            if *st != WorldStatus::Ok {
+                return;
+            }
+            if let Err(e) = w.advance(dt) {
+                *st = WorldStatus::Failed { time: w.time(), reason: e.to_string() };
+            }
+        });
+        Ok(())
+    }
+    fn qpos(&self, out: &mut [f64]) {
+        let nq = self.model.nq;
+        for (w, chunk) in self.worlds.iter().zip(out.chunks_mut(nq)) {
+            for (d, s) in chunk.iter_mut().zip(&w.sim.data.q) {
+                *d = s.f64();
+            }
+        }
+    }
+    fn qvel(&self, out: &mut [f64]) {
+        let nv = self.model.nv;
+        for (w, chunk) in self.worlds.iter().zip(out.chunks_mut(nv.max(1))) {
+            for (d, s) in chunk.iter_mut().zip(&w.sim.data.v) {
+                *d = s.f64();
+            }
+        }
+    }
+    fn times(&self) -> Vec<f64> {
+        self.worlds.iter().map(|w| w.time()).collect()
+    }
+    fn stats(&self, world: usize) -> WorldStats {
+        self.worlds[world].stats
+    }
+    fn status(&self, world: usize) -> WorldStatus {
+        self.status[world].clone()
+    }
+}
