@@ -14,6 +14,7 @@ pub mod icf;
 pub mod integrator;
 pub mod math;
 pub mod model;
+pub mod output;
 pub mod scenes;
 
 pub use model::{Model, ModelBuilder, ModelError};

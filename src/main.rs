@@ -1,8 +1,14 @@
 //! The `cenic` command line: inspect and run models.
 
 use cenic::Model;
+use cenic::batch::{Batch, CpuBatch, WorldStatus};
+use cenic::integrator::{CenicParams, Mode, WorldStats};
+use cenic::output::{TRAJECTORY_HEADER, TrajectoryWriter};
 use clap::{Parser, Subcommand};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
 
 #[derive(Parser)]
 #[command(name = "cenic", version, about = "Error-controlled convex contact simulation for robots")]
@@ -16,11 +22,46 @@ enum Command {
     /// Print a summary of a model (bodies, joints, geoms, actuators, nq, nv, total mass).
     Info {
         /// MJCF file; the built-in cube toss when omitted.
-        model: Option<std::path::PathBuf>,
+        model: Option<PathBuf>,
     },
+    /// Simulate a model (the built-in cube toss when no file is given).
+    Run(RunArgs),
 }
 
-fn load(path: &Option<std::path::PathBuf>) -> Result<Model, String> {
+#[derive(clap::Args)]
+struct RunArgs {
+    /// MJCF file; the built-in cube toss (from keyframe "toss") when omitted.
+    model: Option<PathBuf>,
+    /// Number of parallel worlds.
+    #[arg(long, default_value_t = 1)]
+    worlds: usize,
+    /// Simulated duration (s).
+    #[arg(long, default_value_t = 2.0)]
+    time: f64,
+    /// Error-controlled mode: requested accuracy (m, rad).
+    #[arg(long, default_value_t = 1e-3, conflicts_with = "dt")]
+    accuracy: f64,
+    /// Fixed-step mode with this step (s) instead of error control.
+    #[arg(long)]
+    dt: Option<f64>,
+    /// Largest step in error-controlled mode (s).
+    #[arg(long, default_value_t = 0.1)]
+    max_step: f64,
+    /// Start from this keyframe (name or index).
+    #[arg(long)]
+    key: Option<String>,
+    /// Write a trajectory CSV (one row per sample, world and body).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Sampling interval of the trajectory (s).
+    #[arg(long, default_value_t = 0.01)]
+    sample_dt: f64,
+    /// Simulate in single precision (the GPU parity reference) instead of f64.
+    #[arg(long)]
+    f32: bool,
+}
+
+fn load(path: &Option<PathBuf>) -> Result<Model, String> {
     match path {
         Some(p) => Model::from_mjcf_file(p).map_err(|e| e.to_string()),
         None => Ok(cenic::scenes::cube_toss()),
@@ -31,6 +72,13 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Info { model } => load(&model).map(|m| print!("{}", m.summary())),
+        Command::Run(args) => {
+            if args.f32 {
+                run::<f32>(args)
+            } else {
+                run::<f64>(args)
+            }
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -39,4 +87,124 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn run<T: cenic::math::Real>(args: RunArgs) -> Result<(), String> {
+    if args.worlds == 0 {
+        return Err("--worlds must be at least 1".into());
+    }
+    if !(args.time > 0.0) || !(args.sample_dt > 0.0) {
+        return Err("--time and --sample-dt must be positive".into());
+    }
+    let model = Arc::new(load(&args.model)?);
+    for w in &model.warnings {
+        eprintln!("warning: {w}");
+    }
+    let key = args.key.clone().or_else(|| args.model.is_none().then(|| "toss".to_string()));
+    let mode = match args.dt {
+        Some(dt) if dt > 0.0 => Mode::Fixed { dt },
+        Some(dt) => return Err(format!("--dt must be positive, got {dt}")),
+        None => Mode::ErrorControlled(CenicParams {
+            accuracy: args.accuracy,
+            max_step: args.max_step,
+            ..CenicParams::default()
+        }),
+    };
+    let mut batch = CpuBatch::<T>::new(model.clone(), args.worlds, mode.clone());
+    if let Some(k) = &key {
+        for w in 0..args.worlds {
+            batch
+                .reset_to_keyframe(w, k)
+                .map_err(|e| format!("{e} (the model has {} keyframes)", model.keyframes.len()))?;
+        }
+    }
+    let mut writer = match &args.out {
+        Some(p) => Some(TrajectoryWriter::create(p, model.clone()).map_err(|e| format!("{}: {e}", p.display()))?),
+        None => None,
+    };
+    let n_samples = (args.time / args.sample_dt).round().max(1.0) as usize;
+    let interval = args.time / n_samples as f64;
+    let bar = indicatif::ProgressBar::new(n_samples as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} samples, {elapsed} elapsed, eta {eta}")
+            .map_err(|e| e.to_string())?,
+    );
+    let (mut qpos, mut qvel) = (vec![0.0; args.worlds * model.nq], vec![0.0; args.worlds * model.nv]);
+    let start = Instant::now();
+    let mut write_sample = |batch: &CpuBatch<T>, writer: &mut Option<TrajectoryWriter>| -> Result<(), String> {
+        if let Some(wr) = writer {
+            batch.qpos(&mut qpos);
+            batch.qvel(&mut qvel);
+            wr.write_batch(&batch.times(), &qpos, &qvel).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    };
+    write_sample(&batch, &mut writer)?;
+    for _ in 0..n_samples {
+        batch.advance(interval).map_err(|e| e.to_string())?;
+        write_sample(&batch, &mut writer)?;
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let wall = start.elapsed().as_secs_f64();
+    if let Some(w) = writer {
+        w.finish().map_err(|e| e.to_string())?;
+    }
+
+    let mut total = WorldStats::default();
+    let mut failed = vec![];
+    for w in 0..args.worlds {
+        total.merge(&batch.stats(w));
+        if let WorldStatus::Failed { time, reason } = batch.status(w) {
+            failed.push(format!("world {w} failed at t = {time:.6} s: {reason}"));
+        }
+    }
+    let steps = total.accepted.max(1) as f64;
+    println!(
+        "model '{}': {} world(s), {} s simulated, {} ({})",
+        model.name,
+        args.worlds,
+        args.time,
+        match &mode {
+            Mode::Fixed { dt } => format!("fixed step {dt} s"),
+            Mode::ErrorControlled(p) => format!("error-controlled, accuracy {}", p.accuracy),
+        },
+        if args.f32 { "f32" } else { "f64" }
+    );
+    println!(
+        "wall time {:.3} s, real-time factor {:.2} (per world {:.2}), {:.0} world-steps/s",
+        wall,
+        args.time * args.worlds as f64 / wall,
+        args.time / wall,
+        total.accepted as f64 / wall
+    );
+    println!(
+        "steps: {} accepted, {} rejected, h in [{:.3e}, {:.3e}] s; {:.2} Newton iterations/step, {:.2} line-search iterations/step, {:.2} factorizations/step",
+        total.accepted,
+        total.rejected,
+        total.min_h,
+        total.max_h,
+        total.newton_iterations as f64 / steps,
+        total.line_search_iterations as f64 / steps,
+        total.factorizations as f64 / steps
+    );
+    if total.accuracy_misses > 0 {
+        println!(
+            "warning: {} step(s) accepted at the minimum step above the requested accuracy",
+            total.accuracy_misses
+        );
+    }
+    if total.contact_overflow > 0 {
+        println!("warning: {} contact(s) exceeded the contact capacity", total.contact_overflow);
+    }
+    if let Some(p) = &args.out {
+        println!("trajectory: {} ({} samples; columns {})", p.display(), n_samples + 1, TRAJECTORY_HEADER);
+    }
+    for f in &failed {
+        println!("{f}");
+    }
+    if failed.len() == args.worlds {
+        return Err("every world failed".into());
+    }
+    Ok(())
 }
