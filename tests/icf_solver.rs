@@ -103,7 +103,7 @@ fn hard_case_stiff_contact_tiny_stiction_converges() {
             &model,
             &data,
             &contacts,
-            Actuation { ctrl: &ctrl, target_velocity: &[] },
+            Actuation { ctrl: &ctrl, target_velocity: &[], applied: &[] },
             &MaterialScale::default(),
             &mut p,
         );

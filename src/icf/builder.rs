@@ -34,6 +34,10 @@ pub struct Actuation<'a, T> {
     pub ctrl: &'a [T],
     /// Servo target velocities v_ref (rad/s or m/s), one per actuator; zero when empty.
     pub target_velocity: &'a [T],
+    /// External generalized forces (nv; N or N·m, MuJoCo's `qfrc_applied`);
+    /// zero when empty. For a free joint: a world-frame force at the body
+    /// origin, then a body-frame torque.
+    pub applied: &'a [T],
 }
 
 /// Builds ICF problems for one model. Holds only scratch space.
@@ -81,7 +85,8 @@ impl IcfBuilder {
             let d = T::c(dof.damping);
             problem.damping[i] = d;
             // Damping at v0 goes into k; A = M + hD makes it implicit.
-            problem.force[i] = data.bias[i] - data.passive[i] + d * data.v[i];
+            let applied = act.applied.get(i).copied().unwrap_or(T::zero());
+            problem.force[i] = data.bias[i] - data.passive[i] - applied + d * data.v[i];
         }
 
         for (ai, a) in model.actuators.iter().enumerate() {

@@ -43,6 +43,8 @@ pub struct Simulator<T: Real> {
     pub ctrl: Vec<T>,
     /// Servo target velocities, one per actuator (rad/s or m/s).
     pub target_velocity: Vec<T>,
+    /// External generalized forces (nv; N or N·m), held constant over steps.
+    pub applied: Vec<T>,
     /// Per-world contact material multipliers.
     pub materials: MaterialScale,
     /// Contact-solve settings.
@@ -66,6 +68,7 @@ impl<T: Real> Simulator<T> {
             problem: IcfProblem::new(nv),
             ctrl: vec![T::zero(); model.nu()],
             target_velocity: vec![T::zero(); model.nu()],
+            applied: vec![T::zero(); nv],
             materials: MaterialScale::default(),
             solver_params: SolverParams::default(),
             time: 0.0,
@@ -105,7 +108,7 @@ impl<T: Real> Simulator<T> {
         dynamics::bias_forces(m, &mut self.data);
         dynamics::passive_forces(m, &mut self.data);
         collide(m, &self.data, &mut self.contacts);
-        let act = Actuation { ctrl: &self.ctrl, target_velocity: &self.target_velocity };
+        let act = Actuation { ctrl: &self.ctrl, target_velocity: &self.target_velocity, applied: &self.applied };
         self.builder.build(m, &self.data, &self.contacts.list, act, &self.materials, &mut self.problem);
     }
 

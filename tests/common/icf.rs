@@ -125,7 +125,7 @@ pub fn random_problem(model: &Model, rng: &mut Rng, h: f64, box_at_rest: bool) -
         model,
         &data,
         &contacts,
-        Actuation { ctrl: &ctrl, target_velocity: &vref },
+        Actuation { ctrl: &ctrl, target_velocity: &vref, applied: &[] },
         &MaterialScale::default(),
         &mut p,
     );
