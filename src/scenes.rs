@@ -39,3 +39,43 @@ pub fn cube_toss() -> Model {
     });
     b.build().expect("built-in cube toss model is valid")
 }
+
+/// A bin (0.4 × 0.4 m floor area inside 5 cm thick, 0.4 m high walls on a
+/// ground plane) with `n` objects alternating spheres (radius 0.05 m,
+/// density 1000 kg/m³) and cubes (half size 0.04 m), stacked in a
+/// deterministic staggered column above the floor so they fall and pile up.
+/// `material` applies to every geom (per geom: a pair combines two in series).
+/// Like `shared/scenes/clutter20.xml` for `n = 20`, with generated poses.
+pub fn clutter(n: usize, material: Material) -> Model {
+    let mut b = ModelBuilder::new("clutter");
+    b.options.stiction_tolerance = 1e-4;
+    let g = |name: &str, kind, size, body| GeomSpec { material, ..GeomSpec::new(name, kind, size, body) };
+    b.add_geom(g("floor", GeomKind::Plane, [2.0, 2.0, 0.1], WORLD));
+    for (i, (pos, size)) in [
+        ([0.225, 0.0, 0.2], [0.025, 0.25, 0.2]),
+        ([-0.225, 0.0, 0.2], [0.025, 0.25, 0.2]),
+        ([0.0, 0.225, 0.2], [0.25, 0.025, 0.2]),
+        ([0.0, -0.225, 0.2], [0.25, 0.025, 0.2]),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        b.add_geom(GeomSpec { pos, ..g(&format!("wall{i}"), GeomKind::Box, size, WORLD) });
+    }
+    for i in 0..n {
+        // Quadrants in turn, rising 6 cm per object, with a small twist for cubes.
+        let (sx, sy) = [(-1.0, -1.0), (1.0, -1.0), (-1.0, 1.0), (1.0, 1.0)][i % 4];
+        let jitter = 0.01 * ((i * 7 % 5) as f64 - 2.0);
+        let pos = [sx * (0.1 + jitter), sy * (0.1 - jitter), 0.1 + 0.06 * i as f64];
+        let angle = 0.4 * i as f64;
+        let quat = if i % 2 == 1 { [(angle / 2.0).cos(), 0.1, 0.1, (angle / 2.0).sin()] } else { [1.0, 0.0, 0.0, 0.0] };
+        let body = b.add_body(BodySpec { quat, ..BodySpec::new(&format!("obj{i:02}"), WORLD, pos) });
+        b.add_joint(JointSpec::new(&format!("obj{i:02}_free"), JointKind::Free, body));
+        if i % 2 == 0 {
+            b.add_geom(g(&format!("obj{i:02}_geom"), GeomKind::Sphere, [0.05, 0.0, 0.0], body));
+        } else {
+            b.add_geom(g(&format!("obj{i:02}_geom"), GeomKind::Box, [0.04, 0.04, 0.04], body));
+        }
+    }
+    b.build().expect("built-in clutter model is valid")
+}
