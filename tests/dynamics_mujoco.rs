@@ -126,4 +126,20 @@ fn free_ball_chain_model_matches_mujoco() {
     for (a, b) in m.qpos0.iter().zip(&qpos0) {
         fx::close(*a, *b, 1e-12, "qpos0");
     }
+    // Geom poses from fromto, zaxis and euler; principal inertias (fullinertia, explicit quat).
+    for (i, g) in m.geoms.iter().enumerate() {
+        for k in 0..3 {
+            fx::close(g.pos[k], fx::f(&fx["geom_pos"][i][k]), 1e-12, &format!("geom {i} pos"));
+        }
+        fx::close_quat(g.quat, fx::arr::<4>(&fx["geom_quat"][i]), 1e-12, &format!("geom {i} quat"));
+    }
+    for (i, b) in m.bodies.iter().enumerate() {
+        let mut ours = b.inertia;
+        let mut theirs = fx::arr::<3>(&fx["body_inertia"][i]);
+        ours.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        theirs.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        for k in 0..3 {
+            fx::close(ours[k], theirs[k], 1e-12, &format!("body {i} principal inertia"));
+        }
+    }
 }

@@ -60,9 +60,22 @@
 //! give a warning in [`Model::warnings`]: joint `frictionloss`, stiffness
 //! on ball and free joints, geom `priority` and `gap`, fluid forces
 //! (`option density/viscosity/wind`), `sensor` (ignored), condim 4 and 6.
-//! Every other element or attribute is an error naming the file, line,
-//! element and attribute — never a silently different model. Errors found
-//! by the builder's validation are mapped back to the MJCF element.
+//! `size nkey` (extra MuJoCo keyframes at qpos0) is ignored: only `key`
+//! elements become keyframes.
+//!
+//! Rejected with an error that says so: `compiler` `coordinate="global"`,
+//! non-zero `boundmass`/`boundinertia`, `balanceinertia`, `alignfree`,
+//! `inertiagrouprange` other than "0 5"; `include`, `frame`, `replicate`,
+//! `composite`, `flexcomp`, mocap bodies, `gravcomp`; limits on ball and
+//! free joints; `springdamper`, joint actuator-force limits; height-field,
+//! SDF and shell-inertia geoms, primitives fitted to meshes; actuators other
+//! than `motor`/`position` or with non-joint transmissions, `position`
+//! `dampratio`/`timeconst`; spatial tendons, tendon armature; `contact`
+//! pairs and excludes, `equality` constraints; `option flag`s that switch
+//! off physics cenic cannot switch off. Every other unknown element or
+//! attribute is an error too, naming the file, line, element and attribute:
+//! never a silently different model. Errors found by the builder's
+//! validation are mapped back to the MJCF element they came from.
 //!
 //! # Contact materials from MuJoCo's contact settings
 //! When a geom lacks the extension attributes, its [`Material`] is derived

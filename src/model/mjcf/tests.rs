@@ -300,3 +300,64 @@ fn mesh_files_relative_to_meshdir() {
     assert!(e.contains("nope.obj") && e.contains("attribute 'file'"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn unmodelled_settings_warn() {
+    let m = load(
+        r#"<mujoco>
+          <option integrator="implicitfast" cone="elliptic" density="1.2"><flag gravity="disable" warmstart="disable"/></option>
+          <worldbody><body>
+            <joint name="j" frictionloss="0.1"/>
+            <geom name="g" size="0.1" priority="1" gap="0.01" condim="6"/>
+            <body pos="0.3 0 0"><joint name="b" type="ball" stiffness="2"/><geom size="0.1"/></body>
+          </body></worldbody>
+          <sensor><jointpos joint="j"/></sensor>
+        </mujoco>"#,
+    );
+    assert_eq!(m.options.gravity, [0.0; 3]);
+    let all = m.warnings.join("\n");
+    for w in [
+        "integrator=\"implicitfast\" cone=\"elliptic\" ignored",
+        "fluid forces",
+        "joint 'j': frictionloss",
+        "joint 'b': stiffness on a ball joint",
+        "geom 'g': priority",
+        "geom 'g': gap",
+        "1 sensor(s) ignored",
+        "'g' (condim 6)",
+    ] {
+        assert!(all.contains(w), "missing warning {w:?} in:\n{all}");
+    }
+}
+
+#[test]
+fn unsupported_settings_are_rejected() {
+    let body = r#"<worldbody><body><joint name="j" range="-1 1"/><geom size="0.1"/></body></worldbody>"#;
+    for (extra, words) in [
+        (r#"<actuator><position joint="j" forcerange="-1 2"/></actuator>"#, "symmetric forcerange"),
+        (r#"<actuator><position joint="j" gear="2"/></actuator>"#, "gear 1"),
+        (r#"<actuator><velocity joint="j"/></actuator>"#, "<velocity> actuators are not supported"),
+        (r#"<actuator><motor tendon="t"/></actuator>"#, "only joint transmissions"),
+        (r#"<option><flag contact="disable"/></option>"#, "flag contact=\"disable\" is not supported"),
+        (r#"<compiler boundmass="0.01"/>"#, "boundmass is not supported"),
+        (r#"<contact><exclude body1="a" body2="b"/></contact>"#, "<exclude> in <contact> is not supported"),
+        (r#"<default><general gainprm="1"/></default>"#, "<general> defaults are not supported"),
+        (r#"<keyframe><key mpos="1 2 3"/></keyframe>"#, "keyframe 'mpos' is not supported"),
+    ] {
+        let xml = format!("<mujoco>{extra}{body}</mujoco>");
+        let e = Model::from_mjcf_str(&xml).expect_err(extra).to_string();
+        assert!(e.contains(words), "{extra}: {e}");
+    }
+    let e = Model::from_mjcf_str(
+        r#"<mujoco><worldbody><body><joint type="ball" range="0 30"/><geom size="1"/></body></worldbody></mujoco>"#,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("limits on ball joints are not supported"), "{e}");
+    let e = Model::from_mjcf_str(
+        r#"<mujoco><worldbody><body><geom type="sphere" fromto="0 0 0 0 0 1" size="1"/></body></worldbody></mujoco>"#,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("fromto needs a capsule"), "{e}");
+}
