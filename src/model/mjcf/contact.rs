@@ -1,0 +1,193 @@
+//! MJCF contact settings → cenic [`Material`] (see the module docs of
+//! [`super`] for the mapping and why it is built this way).
+
+use crate::model::{Material, Model};
+
+/// MuJoCo's default `solref` (time constant s, damping ratio).
+pub(super) const SOLREF_DEFAULT: [f64; 2] = [0.02, 1.0];
+/// MuJoCo's default `solimp` (d0, dwidth, width m, midpoint, power).
+pub(super) const SOLIMP_DEFAULT: [f64; 5] = [0.9, 0.95, 0.001, 0.5, 2.0];
+/// MuJoCo's default `friction` (sliding, torsional, rolling).
+pub(super) const FRICTION_DEFAULT: [f64; 3] = [1.0, 0.005, 0.0001];
+/// MuJoCo's bounds on the impedance d (mjMINIMP, mjMAXIMP).
+const IMP_BOUNDS: [f64; 2] = [0.0001, 0.9999];
+/// |g| used for the dissipation when the model has no gravity (m/s²).
+const G_FALLBACK: f64 = 9.81;
+
+/// Contact settings of one geom as written in MJCF.
+#[derive(Clone, Debug)]
+pub(super) struct GeomContact {
+    /// `friction[0]`: sliding friction, taken as the static coefficient.
+    pub mu: f64,
+    /// Extension `friction_dynamic`.
+    pub mu_dynamic: Option<f64>,
+    pub condim: i64,
+    pub solref: [f64; 2],
+    /// `solimp[0]`, the impedance d0 at zero penetration.
+    pub d0: f64,
+    /// Extension `stiffness` (N/m).
+    pub stiffness: Option<f64>,
+    /// Extension `dissipation` (s/m).
+    pub dissipation: Option<f64>,
+}
+
+/// Stiffness (N/m) and dissipation (s/m) for a geom whose kinematic tree has
+/// mass `m_ref` (kg), from MuJoCo's solref/solimp. `timestep` (s) applies
+/// MuJoCo's safety clamp τ ≥ 2·timestep; `g` is |gravity| (m/s²).
+pub(super) fn solref_to_kd(solref: [f64; 2], d0: f64, m_ref: f64, timestep: f64, g: f64) -> (f64, f64) {
+    let d0 = d0.clamp(IMP_BOUNDS[0], IMP_BOUNDS[1]);
+    let g = if g > 0.0 { g } else { G_FALLBACK };
+    if solref[0] > 0.0 {
+        let tau = solref[0].max(2.0 * timestep);
+        let zeta = solref[1];
+        let k = m_ref / ((1.0 - d0) * (tau * zeta) * (tau * zeta));
+        (k, 2.0 * zeta * (k / m_ref).sqrt() / g)
+    } else {
+        // Direct stiffness and damping in acceleration units per metre.
+        let k = m_ref * (-solref[0]) / (1.0 - d0);
+        (k, (-solref[1]) / ((1.0 - d0) * g))
+    }
+}
+
+/// Computes every geom's material on the built model. Returns the geoms
+/// (index, message) whose settings could not be mapped, and warnings.
+pub(super) fn assign_materials(model: &mut Model, contacts: &[GeomContact]) -> (Vec<(usize, String)>, Vec<String>) {
+    let mut errors = vec![];
+    let mut warnings = vec![];
+    let g = model.options.gravity.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let dt = model.options.timestep;
+    // Mass of each kinematic tree, by root body.
+    let mut tree_mass = vec![0.0; model.bodies.len()];
+    for b in &model.bodies[1..] {
+        tree_mass[b.root] += b.mass;
+    }
+    let ng = model.geoms.len();
+    let mut condim1_kept = vec![];
+    let mut condim1_partners: Vec<String> = vec![];
+    let mut condim_high = vec![];
+    let mut static_no_d = vec![];
+    for i in 0..ng {
+        let c = &contacts[i];
+        let body = model.geoms[i].body;
+        let is_static = !model.body_is_dynamic(body);
+        let name = geom_label(model, i);
+        // Friction: MuJoCo uses the larger condim of a pair, so condim 1 is
+        // frictionless only when every possible partner also has condim 1.
+        let (mut mu_s, mut mu_d) = (c.mu, c.mu_dynamic.unwrap_or(c.mu));
+        if c.condim == 1 {
+            let partner = (0..ng).find(|&j| j != i && contacts[j].condim > 1 && model.geoms_can_collide(i, j));
+            match partner {
+                None => (mu_s, mu_d) = (0.0, 0.0),
+                Some(j) => {
+                    condim1_kept.push(name.clone());
+                    let p = geom_label(model, j);
+                    if !condim1_partners.contains(&p) {
+                        condim1_partners.push(p);
+                    }
+                }
+            }
+        } else if c.condim > 3 {
+            condim_high.push(format!("{name} (condim {})", c.condim));
+        }
+        let (k, d) = if is_static {
+            let k = c.stiffness.unwrap_or(f64::INFINITY);
+            if c.stiffness.is_some() && c.dissipation.is_none() {
+                static_no_d.push(name.clone());
+            }
+            (k, c.dissipation.unwrap_or(0.0))
+        } else {
+            let m_ref = tree_mass[model.bodies[body].root];
+            if m_ref <= 0.0 && (c.stiffness.is_none() || c.dissipation.is_none()) {
+                errors.push((
+                    i,
+                    "cannot map solref/solimp to a stiffness: the geom's kinematic tree has no mass; \
+                     give 'stiffness' and 'dissipation' explicitly"
+                        .to_string(),
+                ));
+                continue;
+            }
+            let (k_map, d_map) = solref_to_kd(c.solref, c.d0, m_ref, dt, g);
+            let k = c.stiffness.unwrap_or(k_map);
+            // The damping ratio (or damping) of solref applies to the actual spring.
+            let d = c.dissipation.unwrap_or(if c.solref[0] > 0.0 { d_map * (k / k_map).sqrt() } else { d_map });
+            (k, d)
+        };
+        if !(k > 0.0 && d >= 0.0 && d.is_finite()) {
+            errors.push((
+                i,
+                format!("mapped contact stiffness {k} N/m and dissipation {d} s/m are invalid (check solref/solimp)"),
+            ));
+            continue;
+        }
+        model.geoms[i].material = Material { stiffness: k, dissipation: d, mu_static: mu_s, mu_dynamic: mu_d };
+    }
+    if !condim1_kept.is_empty() {
+        warnings.push(format!(
+            "condim=\"1\" geoms keep friction μ = friction[0] because they can touch geoms with condim ≥ 3 ({}), \
+             where MuJoCo uses the larger condim of the pair: {}",
+            condim1_partners.join(", "),
+            condim1_kept.join(", ")
+        ));
+    }
+    if !condim_high.is_empty() {
+        warnings.push(format!(
+            "torsional and rolling friction (condim 4 or 6) are not modelled; sliding friction only: {}",
+            condim_high.join(", ")
+        ));
+    }
+    if !static_no_d.is_empty() {
+        warnings.push(format!(
+            "static geoms with 'stiffness' but no 'dissipation' get dissipation 0 s/m: {}",
+            static_no_d.join(", ")
+        ));
+    }
+    (errors, warnings)
+}
+
+fn geom_label(model: &Model, i: usize) -> String {
+    let g = &model.geoms[i];
+    if g.name.is_empty() { format!("geom #{i}") } else { format!("'{}'", g.name) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Static penetration predicted by the mapping equals MuJoCo's: a 2 kg
+    /// sphere resting on a plane (condim 1, constant impedance solimp
+    /// "d d 0.001", timestep 0.5 ms) settles in MuJoCo 4.0.0 at these
+    /// penetrations (simulated once, hard-coded here).
+    #[test]
+    fn stiffness_reproduces_mujoco_equilibrium_penetration() {
+        let (m, g) = (2.0, 9.81);
+        for (d0, solref, pen) in [
+            (0.9, [0.02, 1.0], 0.000392399999950388),
+            (0.9, [0.05, 0.5], 0.0006131250004883793),
+            (0.9, [-1000.0, -10.0], 0.0009810000052107304),
+            (0.5, [0.02, 1.0], 0.0019620000003197913),
+            (0.5, [0.05, 0.5], 0.003065624997573499),
+            (0.5, [-1000.0, -10.0], 0.004904999974126897),
+        ] {
+            let (k, _) = solref_to_kd(solref, d0, m, 0.0005, g);
+            let predicted = m * g / k;
+            assert!((predicted - pen).abs() < 1e-6 * pen, "{d0} {solref:?}: {predicted} vs {pen}");
+        }
+    }
+
+    #[test]
+    fn dissipation_gives_the_damping_ratio() {
+        let (m, g) = (1.5, 9.81);
+        let (k, d) = solref_to_kd([0.02, 0.7], 0.9, m, 0.001, g);
+        // Linearised at the static equilibrium x0 = m g / k, the Hunt–Crossley
+        // damping is c = k x0 d = m g d; its ratio to critical is ζ.
+        let c = m * g * d;
+        assert!((c / (2.0 * (k * m).sqrt()) - 0.7).abs() < 1e-12);
+        // Time constant below 2·timestep is clamped as MuJoCo does.
+        let (k_small, _) = solref_to_kd([0.001, 1.0], 0.9, m, 0.01, g);
+        assert!((k_small - m / (0.1 * 0.02 * 0.02)).abs() < 1e-9 * k_small);
+        // Negative solref: direct stiffness and damping.
+        let (k, d) = solref_to_kd([-1000.0, -10.0], 0.9, m, 0.001, g);
+        assert!((k - m * 1000.0 / 0.1).abs() < 1e-9 * k);
+        assert!((d - 10.0 / (0.1 * g)).abs() < 1e-12);
+    }
+}

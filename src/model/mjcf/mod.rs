@@ -1,0 +1,754 @@
+//! MJCF loader: [`Model::from_mjcf_file`], [`Model::from_mjcf_str`],
+//! [`Model::from_mjcf_str_named`].
+//!
+//! Reads the subset of MuJoCo's MJCF that robot models use, with MuJoCo's
+//! semantics (checked against MuJoCo 4.0.0 by the fixtures in
+//! `tests/fixtures/mujoco`), and builds the model through [`ModelBuilder`],
+//! so every model gets the same validation as one written in code.
+//!
+//! # Supported
+//! - `mujoco` (`model`: the name, default "MuJoCo Model").
+//! - `compiler`: `angle` (degree, MuJoCo's default, or radian: hinge
+//!   `range`/`ref`/`springref`, `axisangle`, `euler`), `eulerseq`,
+//!   `inertiafromgeom` (true, false, auto), `settotalmass`, `autolimits`
+//!   (default true), `meshdir`, `assetdir`, `strippath`, `coordinate="local"`.
+//! - `option`: `timestep` (s), `gravity` (m/s²) and the cenic extension
+//!   `stiction_tolerance` (m/s); `flag gravity="disable"`.
+//! - `default` classes, nested, for `joint`, `geom`, `site`, `mesh`,
+//!   `tendon` and the actuators `motor`/`position` (which share one set of
+//!   actuator defaults per class, as in MuJoCo); `class` and `childclass`.
+//! - `worldbody`, `body` (`pos`, orientation, `childclass`), `inertial`
+//!   (`pos`, `mass`, `diaginertia` or `fullinertia`, orientation), `joint`
+//!   (free, ball, hinge, slide; `pos`, `axis`, `range`, `limited`,
+//!   `armature`, `damping`, `stiffness`, `springref`, `ref`), `freejoint`,
+//!   `geom` (plane, sphere, capsule, box, cylinder, ellipsoid, mesh; `size`,
+//!   `fromto`, pose, `mass`, `density` (default 1000 kg/m³), `friction`,
+//!   `condim`, `contype`, `conaffinity`, `margin`, `solref`, `solimp`, `mesh`),
+//!   `site`.
+//! - Orientation alternatives everywhere MuJoCo allows them: `quat`,
+//!   `axisangle`, `euler`, `xyaxes`, `zaxis`; `fromto` on capsule, cylinder,
+//!   box and ellipsoid geoms and sites (midpoint, z axis from `to` towards
+//!   `from`; box and ellipsoid take `size[0]` for x and y).
+//! - `asset/mesh` from inline `vertex` or a `file` (binary or ASCII STL,
+//!   OBJ; relative to `meshdir`, else to the model file's folder), with
+//!   `scale`, `refpos`, `refquat`. Mesh geoms use the convex hull
+//!   ([`ModelBuilder::add_mesh`]); their inertia is the hull's (MuJoCo's
+//!   `inertia="convex"`; identical for convex meshes). cenic keeps mesh
+//!   vertices in the frame they were written in, whereas MuJoCo re-centres
+//!   a mesh at its centroid: the body's mass properties are the same, the
+//!   geom's `pos`/`quat` differ.
+//! - `actuator`: `motor` (`joint`, `gear` (first value), `ctrlrange`,
+//!   `ctrllimited`, `forcerange`, `forcelimited`) → [`ActuatorKind::Motor`];
+//!   `position` (`joint`, `kp` (default 1), `kv` → kd, symmetric
+//!   `forcerange` → effort limit, `ctrlrange`, `ctrllimited`,
+//!   `inheritrange`; `gear` must be 1) → [`ActuatorKind::Position`].
+//! - `tendon/fixed` → [`FixedTendon`]; `keyframe/key` (`qpos` defaults to
+//!   qpos0, `qvel` and `ctrl` to zeros).
+//! - Extension attributes: on `geom` (and geom defaults) `stiffness` (N/m),
+//!   `dissipation` (Hunt–Crossley, s/m), `friction_dynamic` (the first
+//!   `friction` value is the static coefficient; the dynamic one equals it
+//!   unless given); on `option`, `stiction_tolerance` (m/s).
+//!
+//! Accepted and ignored (no effect on the simulation): `size`, `visual`,
+//! `statistic`, `custom`, asset `texture`/`material`/`skin`, `camera`,
+//! `light`, and rendering or bookkeeping attributes (`rgba`, `material`,
+//! `group`, `user`, …). MuJoCo solver settings (`option integrator`,
+//! `iterations`, `solver`, `tolerance`, `cone`, `impratio`, …) are accepted
+//! with a warning: cenic always uses its own integrator and contact solver.
+//! Joint limit `margin`, `solreflimit` and `solimplimit` are ignored (cenic's
+//! limits are near-rigid, DESIGN.md §4.2). Settings cenic does not model
+//! give a warning in [`Model::warnings`]: joint `frictionloss`, stiffness
+//! on ball and free joints, geom `priority` and `gap`, fluid forces
+//! (`option density/viscosity/wind`), `sensor` (ignored), condim 4 and 6.
+//! `size nkey` (extra MuJoCo keyframes at qpos0) is ignored: only `key`
+//! elements become keyframes.
+//!
+//! Rejected with an error that says so: `compiler` `coordinate="global"`,
+//! non-zero `boundmass`/`boundinertia`, `balanceinertia`, `alignfree`,
+//! `inertiagrouprange` other than "0 5"; `include`, `frame`, `replicate`,
+//! `composite`, `flexcomp`, mocap bodies, `gravcomp`; limits on ball and
+//! free joints; `springdamper`, joint actuator-force limits; height-field,
+//! SDF and shell-inertia geoms, primitives fitted to meshes; actuators other
+//! than `motor`/`position` or with non-joint transmissions, `position`
+//! `dampratio`/`timeconst`; spatial tendons, tendon armature; `contact`
+//! pairs and excludes, `equality` constraints; `option flag`s that switch
+//! off physics cenic cannot switch off. Every other unknown element or
+//! attribute is an error too, naming the file, line, element and attribute:
+//! never a silently different model. Errors found by the builder's
+//! validation are mapped back to the MJCF element they came from.
+//!
+//! # Contact materials from MuJoCo's contact settings
+//! When a geom lacks the extension attributes, its [`Material`] is derived
+//! from MuJoCo's `friction`, `condim`, `solref` = (τ, ζ) (default 0.02 s, 1)
+//! and `solimp` d0 (default 0.9):
+//! - μs = μd = `friction[0]`. `condim="1"` (frictionless) gives μ = 0 when
+//!   every geom the geom can touch also has condim 1. MuJoCo uses the larger
+//!   condim of a pair, so a condim-1 geom that can touch a condim-3 geom
+//!   (the humanoid's limbs and its floor) has friction there: such geoms
+//!   keep μ = `friction[0]`, with a warning. Condim 4 and 6 warn (no
+//!   torsional or rolling friction). MuJoCo combines a pair's friction with
+//!   the maximum, cenic with the harmonic mean ([`Material::combine`]); both
+//!   give the common value when the two geoms agree.
+//! - Geoms on static bodies (the world, or welded to it) are rigid:
+//!   stiffness `f64::INFINITY`, so a pair takes the moving geom's k and d.
+//! - Stiffness of a geom of a moving body, with m_ref the total mass of the
+//!   geom's kinematic tree (all bodies under the tree's root):
+//!   **k = m_ref / ((1 − d0)·(τ·ζ)²)**, τ clamped to ≥ 2·timestep as MuJoCo
+//!   does. This is the spring that reproduces MuJoCo's static penetration:
+//!   MuJoCo's soft contact obeys a₁ = (1 − d)·a₀ + d·a_ref with
+//!   a_ref = −b·v − k_mj·d·r, k_mj = 1/(d_max²τ²ζ²), b = 2/(d_max·τ), so at
+//!   rest (a₁ = 0, a₀ = −g) a body of mass m penetrates
+//!   r = (1 − d)·g·(τζ)², i.e. it feels the stiffness m/((1 − d)(τζ)²).
+//!   Simulating a sphere resting on a plane in MuJoCo 4.0.0 confirms this to
+//!   1e-6 for several solref/solimp values (unit test in `contact.rs`);
+//!   the factor d0/(1 − d0) one might read off the constraint regulariser
+//!   R = (1 − d)/d·A misses the d inside a_ref. Springs of two moving geoms
+//!   combine in series to the pair's reduced mass over (1 − d0)(τζ)², which
+//!   is MuJoCo's effective-mass scaling.
+//! - Dissipation (Hunt–Crossley, force k·x·(1 + d·ẋ)): linearised at the
+//!   static equilibrium x₀ = m g/k, the damping is c = m·g·d; asking for
+//!   damping ratio ζ gives **d = 2ζ·√(k/m_ref)/|g|** (|g| = 9.81 m/s² when the
+//!   model has no gravity). MuJoCo's contact is critically damped for ζ = 1
+//!   too (no bounce).
+//! - Negative solref (−stiffness, −damping, in acceleration units per metre
+//!   and per m/s): the same equilibrium argument gives
+//!   **k = m_ref·(−`solref[0]`)/(1 − d0)** and **d = (−`solref[1]`)/((1 − d0)·|g|)**.
+//! - d0 is clamped to [0.0001, 0.9999] as in MuJoCo. solimp's width,
+//!   midpoint and power (d rising from d0 towards dwidth with penetration)
+//!   are not represented: k is the stiffness at small penetration.
+//! - An explicit `stiffness` without `dissipation` gets the dissipation of
+//!   the damping ratio above with that stiffness; explicit values are used
+//!   as given.
+
+mod contact;
+mod defaults;
+mod frames;
+mod meshfile;
+#[cfg(test)]
+mod tests;
+mod tree;
+mod xml;
+
+#[allow(unused_imports)] // referenced by the module docs
+use super::Material;
+use super::builder::InertiaFromGeom;
+use super::{Actuator, ActuatorKind, Entity, FixedTendon, Keyframe, Model, ModelBuilder, ModelError};
+use contact::GeomContact;
+use defaults::{DKind, Defaults};
+use roxmltree::Node;
+use std::path::{Path, PathBuf};
+use xml::{Ctx, Elem, Schema, check_attrs, elements, own_attr, tag};
+
+impl Model {
+    /// Loads a model from an MJCF file; mesh files are found relative to
+    /// `compiler meshdir`, else to the file's folder.
+    pub fn from_mjcf_file(path: impl AsRef<Path>) -> Result<Model, ModelError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ModelError::Io { path: path.display().to_string(), message: e.to_string() })?;
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        load(&text, &path.display().to_string(), &dir)
+    }
+    /// Loads a model from MJCF text (errors name the file `"<string>"`; mesh
+    /// files are found relative to the current directory).
+    pub fn from_mjcf_str(text: &str) -> Result<Model, ModelError> {
+        load(text, "<string>", Path::new(""))
+    }
+    /// Loads a model from MJCF text that came from `file_name`: errors name
+    /// that file, and mesh files are found relative to its folder.
+    pub fn from_mjcf_str_named(text: &str, file_name: &str) -> Result<Model, ModelError> {
+        let dir = Path::new(file_name).parent().map(Path::to_path_buf).unwrap_or_default();
+        load(text, file_name, &dir)
+    }
+}
+
+/// Compiler settings that affect parsing.
+#[derive(Clone, Debug)]
+pub(super) struct Compiler {
+    /// Angles in degrees (MuJoCo's default) rather than radians.
+    pub degree: bool,
+    /// Euler sequence, e.g. `xyz` (lower case: moving axes).
+    pub eulerseq: [u8; 3],
+    /// `limited="auto"` means "limited iff a range is given".
+    pub autolimits: bool,
+    /// Folder for mesh files.
+    pub meshdir: Option<String>,
+    /// Strip folders from mesh file names.
+    pub strippath: bool,
+}
+
+impl Default for Compiler {
+    fn default() -> Self {
+        Self { degree: true, eulerseq: *b"xyz", autolimits: true, meshdir: None, strippath: false }
+    }
+}
+
+/// Where each builder entity came from, to map builder errors back to MJCF.
+#[derive(Default)]
+struct Sources<'a> {
+    body: Vec<Node<'a, 'a>>,
+    inertial: Vec<Option<Node<'a, 'a>>>,
+    joint: Vec<Node<'a, 'a>>,
+    geom: Vec<Node<'a, 'a>>,
+    site: Vec<Node<'a, 'a>>,
+    mesh: Vec<Node<'a, 'a>>,
+    actuator: Vec<Node<'a, 'a>>,
+    tendon: Vec<Node<'a, 'a>>,
+    key: Vec<Node<'a, 'a>>,
+    option: Option<Node<'a, 'a>>,
+    compiler: Option<Node<'a, 'a>>,
+}
+
+/// Loader state while walking the document.
+pub(super) struct Loader<'c, 'a> {
+    ctx: &'c Ctx<'a>,
+    defaults: &'c Defaults<'a>,
+    compiler: Compiler,
+    dir: PathBuf,
+    b: ModelBuilder,
+    src: Sources<'a>,
+    contacts: Vec<GeomContact>,
+    /// qpos0 as the builder will compute it (for keyframes without qpos).
+    qpos0: Vec<f64>,
+    nv: usize,
+    /// Body poses relative to the parent (free joints start there).
+    body_pose: Vec<([f64; 3], [f64; 4])>,
+    /// Limits of each joint (for `inheritrange`).
+    joint_ranges: Vec<Option<[f64; 2]>>,
+}
+
+/// Top-level sections that are accepted and ignored entirely.
+const IGNORED_SECTIONS: &[&str] = &["size", "visual", "statistic", "custom"];
+
+fn load(text: &str, file: &str, dir: &Path) -> Result<Model, ModelError> {
+    let doc = roxmltree::Document::parse(text).map_err(|e| {
+        let (p, msg) = (e.pos(), e.to_string());
+        let msg = msg.strip_suffix(&format!(" at {p}")).unwrap_or(&msg);
+        ModelError::Xml { file: file.to_string(), message: format!("line {}, column {}: {msg}", p.row, p.col) }
+    })?;
+    let ctx = Ctx { file: file.to_string(), doc: &doc };
+    let root = doc.root_element();
+    if tag(root) != "mujoco" {
+        return Err(ctx.err_node(root, format!("the root element must be <mujoco>, found <{}>", tag(root))));
+    }
+    check_attrs(&ctx, root, &xml::MUJOCO, false)?;
+    let mut sections: Vec<(&str, Node)> = vec![];
+    for child in elements(root) {
+        let t = tag(child);
+        match t {
+            "compiler" | "option" | "default" | "asset" | "worldbody" | "tendon" | "actuator" | "keyframe"
+            | "sensor" | "contact" | "equality" => sections.push((t, child)),
+            _ if IGNORED_SECTIONS.contains(&t) => {}
+            "include" | "extension" | "deformable" => {
+                return Err(ctx.err_node(child, format!("<{t}> is not supported by cenic's MJCF loader")));
+            }
+            _ => return Err(ctx.err_node(child, format!("unknown element <{t}> in <mujoco>"))),
+        }
+    }
+    let of = |t: &str| sections.iter().filter(move |(s, _)| *s == t).map(|(_, n)| *n).collect::<Vec<_>>();
+
+    let mut compiler = Compiler::default();
+    let mut b = ModelBuilder::new(root.attribute("model").unwrap_or("MuJoCo Model"));
+    let mut src = Sources::default();
+    for node in of("compiler") {
+        parse_compiler(&ctx, node, &mut compiler, &mut b)?;
+        src.compiler = Some(node);
+    }
+    let mut defaults = Defaults::new();
+    for node in of("default") {
+        defaults.parse_top(&ctx, node)?;
+    }
+    let mut l = Loader {
+        ctx: &ctx,
+        defaults: &defaults,
+        compiler,
+        dir: dir.to_path_buf(),
+        b,
+        src,
+        contacts: vec![],
+        qpos0: vec![],
+        nv: 0,
+        body_pose: vec![([0.0; 3], [1.0, 0.0, 0.0, 0.0])],
+        joint_ranges: vec![],
+    };
+    for node in of("option") {
+        l.option(node)?;
+    }
+    for node in of("asset") {
+        l.asset(node)?;
+    }
+    let worlds = of("worldbody");
+    l.src.body.push(worlds.first().copied().unwrap_or(root));
+    l.src.inertial.push(None);
+    for node in worlds {
+        l.worldbody(node)?;
+    }
+    for node in of("tendon") {
+        l.tendon(node)?;
+    }
+    for node in of("actuator") {
+        l.actuator(node)?;
+    }
+    for node in of("keyframe") {
+        l.keyframe(node)?;
+    }
+    for node in of("sensor") {
+        let n = elements(node).count();
+        if n > 0 {
+            l.b.warn(format!("{n} sensor(s) ignored: cenic does not simulate MJCF sensors"));
+        }
+    }
+    for node in of("contact").into_iter().chain(of("equality")) {
+        if let Some(c) = elements(node).next() {
+            return Err(
+                ctx.err_node(c, format!("<{}> in <{}> is not supported by cenic's MJCF loader", tag(c), tag(node)))
+            );
+        }
+    }
+    l.finish()
+}
+
+fn parse_compiler<'a>(
+    ctx: &Ctx<'a>,
+    node: Node<'a, 'a>,
+    c: &mut Compiler,
+    b: &mut ModelBuilder,
+) -> Result<(), ModelError> {
+    check_attrs(ctx, node, &xml::COMPILER, false)?;
+    let el = Elem::plain(ctx, node);
+    if let Some(a) = el.keyword("angle", &["degree", "radian"])? {
+        c.degree = a == "degree";
+    }
+    if let Some(a) = el.keyword("inertiafromgeom", &["true", "false", "auto"])? {
+        b.inertia_from_geom = match a {
+            "true" => InertiaFromGeom::Always,
+            "false" => InertiaFromGeom::Never,
+            _ => InertiaFromGeom::Auto,
+        };
+    }
+    if let Some("global") = el.keyword("coordinate", &["local", "global"])? {
+        return Err(el.err_attr(
+            &own_attr(node, "coordinate").unwrap(),
+            "coordinate=\"global\" is not supported (MuJoCo dropped it in 2.3.3); convert the model to local coordinates",
+        ));
+    }
+    if let Some(m) = el.real("settotalmass")? {
+        // MuJoCo: a non-positive value disables the rescaling.
+        b.total_mass = if m > 0.0 { Some(m) } else { None };
+    }
+    if let Some(a) = el.attr("eulerseq") {
+        let s = a.value.trim().as_bytes();
+        if s.len() != 3 || !s.iter().all(|ch| b"xyzXYZ".contains(ch)) {
+            return Err(el.err_attr(&a, format!("eulerseq \"{}\" must be 3 letters from xyzXYZ", a.value)));
+        }
+        c.eulerseq = [s[0], s[1], s[2]];
+    }
+    if let Some(d) = el.str("assetdir") {
+        c.meshdir.get_or_insert_with(|| d.to_string());
+    }
+    if let Some(d) = el.str("meshdir") {
+        c.meshdir = Some(d.to_string());
+    }
+    if let Some(v) = el.bool("autolimits")? {
+        c.autolimits = v;
+    }
+    if let Some(v) = el.bool("strippath")? {
+        c.strippath = v;
+    }
+    for attr in ["boundmass", "boundinertia"] {
+        if el.real(attr)?.is_some_and(|v| v != 0.0) {
+            return Err(el.err_attr(&el.attr(attr).unwrap(), format!("{attr} is not supported")));
+        }
+    }
+    for (attr, bad) in [("balanceinertia", true), ("alignfree", true)] {
+        if el.bool(attr)? == Some(bad) {
+            return Err(el.err_attr(&el.attr(attr).unwrap(), format!("{attr}=\"true\" is not supported")));
+        }
+    }
+    if el.bool("fusestatic")? == Some(true) {
+        b.warn("compiler fusestatic=\"true\" ignored: static bodies are kept as separate bodies (same physics)");
+    }
+    if el.bool("discardvisual")? == Some(true) {
+        b.warn("compiler discardvisual=\"true\" ignored: visual geoms are kept (with contype = conaffinity = 0 they never collide)");
+    }
+    if el.reals("inertiagrouprange", 2, 2)?.is_some_and(|r| r != [0.0, 5.0]) {
+        return Err(el.err_attr(
+            &el.attr("inertiagrouprange").unwrap(),
+            "inertiagrouprange other than \"0 5\" is not supported",
+        ));
+    }
+    Ok(())
+}
+
+impl<'c, 'a> Loader<'c, 'a> {
+    /// An element with the default class `class` for its kind.
+    fn elem(&self, node: Node<'a, 'a>, class: usize, kind: DKind) -> Elem<'c, 'a> {
+        let d: &'c Defaults<'a> = self.defaults;
+        Elem { ctx: self.ctx, node, class: Some((&d.classes[class], kind)) }
+    }
+
+    /// The class of an element: its `class` attribute, else `inherited`.
+    fn class_of(&self, node: Node<'a, 'a>, inherited: usize) -> Result<usize, ModelError> {
+        Ok(self.defaults.resolve(self.ctx, own_attr(node, "class"))?.unwrap_or(inherited))
+    }
+
+    fn option(&mut self, node: Node<'a, 'a>) -> Result<(), ModelError> {
+        check_attrs(self.ctx, node, &xml::OPTION, false)?;
+        self.src.option = Some(node);
+        let el = Elem::plain(self.ctx, node);
+        if let Some(t) = el.real("timestep")? {
+            self.b.options.timestep = t;
+        }
+        if let Some(g) = el.arr::<3>("gravity")? {
+            self.b.options.gravity = g;
+        }
+        if let Some(v) = el.real("stiction_tolerance")? {
+            self.b.options.stiction_tolerance = v;
+        }
+        let solver: Vec<String> =
+            xml::OPTION_SOLVER.iter().filter_map(|a| node.attribute(*a).map(|v| format!("{a}=\"{v}\""))).collect();
+        if !solver.is_empty() {
+            self.b.warn(format!(
+                "option {} ignored: cenic always uses its own error-controlled integrator and convex contact solver",
+                solver.join(" ")
+            ));
+        }
+        let fluid = el.real("density")?.unwrap_or(0.0) != 0.0
+            || el.real("viscosity")?.unwrap_or(0.0) != 0.0
+            || el.arr::<3>("wind")?.is_some_and(|w| w != [0.0; 3]);
+        if fluid {
+            self.b.warn("option density/viscosity/wind ignored: fluid forces are not modelled");
+        }
+        for child in elements(node) {
+            if tag(child) != "flag" {
+                return Err(self.ctx.err_node(child, format!("unknown element <{}> in <option>", tag(child))));
+            }
+            self.flag(child)?;
+        }
+        Ok(())
+    }
+
+    fn flag(&mut self, node: Node<'a, 'a>) -> Result<(), ModelError> {
+        check_attrs(self.ctx, node, &xml::FLAG, false)?;
+        for a in node.attributes() {
+            let at = own_attr(node, a.name()).unwrap();
+            let v = a.value();
+            if v != "enable" && v != "disable" {
+                return Err(self.ctx.err_attr(&at, format!("invalid value \"{v}\" (expected enable or disable)")));
+            }
+            if !xml::FLAG.supported.contains(&a.name()) {
+                continue; // diagnostics and solver features
+            }
+            let default = if a.name() == "override" { "disable" } else { "enable" };
+            match (a.name(), v) {
+                (_, v) if v == default => {}
+                ("gravity", _) => self.b.options.gravity = [0.0; 3],
+                // cenic has neither equality constraints nor joint friction loss.
+                ("equality" | "frictionloss", _) => {}
+                (n, v) => {
+                    return Err(self.ctx.err_attr(&at, format!("flag {n}=\"{v}\" is not supported")));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn asset(&mut self, node: Node<'a, 'a>) -> Result<(), ModelError> {
+        check_attrs(self.ctx, node, &Schema { supported: &[], ignored: &[] }, false)?;
+        for child in elements(node) {
+            match tag(child) {
+                "mesh" => self.mesh(child)?,
+                "texture" | "material" | "skin" => {}
+                t @ ("hfield" | "model" | "flex") => {
+                    return Err(self.ctx.err_node(child, format!("asset <{t}> is not supported")));
+                }
+                t => return Err(self.ctx.err_node(child, format!("unknown element <{t}> in <asset>"))),
+            }
+        }
+        Ok(())
+    }
+
+    fn mesh(&mut self, node: Node<'a, 'a>) -> Result<(), ModelError> {
+        check_attrs(self.ctx, node, &xml::MESH, false)?;
+        let class = self.class_of(node, 0)?;
+        let el = self.elem(node, class, DKind::Mesh);
+        if let Some(a) = el.attr("builtin") {
+            return Err(el.err_attr(&a, "builtin meshes are not supported"));
+        }
+        let file = el.attr("file");
+        let name = match (el.str("name"), file) {
+            (Some(n), _) => n.to_string(),
+            (None, Some(f)) => {
+                Path::new(f.value).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+            }
+            (None, None) => return Err(el.err("a mesh needs a 'name' (or a 'file' to take it from)")),
+        };
+        let mut verts: Vec<[f64; 3]> = match (el.reals("vertex", 0, usize::MAX)?, file) {
+            (Some(_), Some(f)) => return Err(el.err_attr(&f, "give either 'vertex' or 'file', not both")),
+            (Some(v), None) => {
+                if v.len() % 3 != 0 {
+                    let a = el.attr("vertex").unwrap();
+                    return Err(el.err_attr(&a, format!("{} numbers is not a multiple of 3", v.len())));
+                }
+                v.chunks(3).map(|c| [c[0], c[1], c[2]]).collect()
+            }
+            (None, Some(f)) => {
+                let path = self.mesh_path(f.value);
+                meshfile::read_vertices(&path).map_err(|m| el.err_attr(&f, m))?
+            }
+            (None, None) => return Err(el.err("a mesh needs 'vertex' or 'file'")),
+        };
+        let scale = el.arr::<3>("scale")?.unwrap_or([1.0; 3]);
+        let refpos = el.arr::<3>("refpos")?.unwrap_or([0.0; 3]);
+        let refquat = match el.arr::<4>("refquat")? {
+            Some(q) => frames::normalize_quat(q).map_err(|m| el.err_attr(&el.attr("refquat").unwrap(), m))?,
+            None => [1.0, 0.0, 0.0, 0.0],
+        };
+        // MuJoCo: v' = scale ∘ (refquat⁻¹ · (v − refpos)) (checked against MuJoCo 4.0.0).
+        let inv = [refquat[0], -refquat[1], -refquat[2], -refquat[3]];
+        for v in verts.iter_mut() {
+            let r = frames::quat_rotate(inv, [v[0] - refpos[0], v[1] - refpos[1], v[2] - refpos[2]]);
+            *v = [r[0] * scale[0], r[1] * scale[1], r[2] * scale[2]];
+        }
+        if el.int("maxhullvert")?.is_some_and(|h| h != -1) {
+            self.b.warn(format!("mesh '{name}': maxhullvert ignored, cenic uses the full convex hull"));
+        }
+        if let Some("shell") = el.keyword("inertia", &["convex", "exact", "legacy", "shell"])? {
+            return Err(el.err_attr(&el.attr("inertia").unwrap(), "inertia=\"shell\" is not supported"));
+        }
+        self.src.mesh.push(node);
+        self.b.add_mesh(&name, &verts).map_err(|e| self.map_error(e))?;
+        Ok(())
+    }
+
+    fn mesh_path(&self, file: &str) -> PathBuf {
+        let mut f = PathBuf::from(file);
+        if self.compiler.strippath {
+            f = f.file_name().map(PathBuf::from).unwrap_or(f);
+        }
+        if f.is_absolute() {
+            return f;
+        }
+        match &self.compiler.meshdir {
+            Some(d) if Path::new(d).is_absolute() => Path::new(d).join(f),
+            Some(d) => self.dir.join(d).join(f),
+            None => self.dir.join(f),
+        }
+    }
+
+    fn tendon(&mut self, node: Node<'a, 'a>) -> Result<(), ModelError> {
+        check_attrs(self.ctx, node, &Schema { supported: &[], ignored: &[] }, false)?;
+        for child in elements(node) {
+            match tag(child) {
+                "fixed" => self.fixed_tendon(child)?,
+                "spatial" => return Err(self.ctx.err_node(child, "spatial tendons are not supported")),
+                t => return Err(self.ctx.err_node(child, format!("unknown element <{t}> in <tendon>"))),
+            }
+        }
+        Ok(())
+    }
+
+    fn fixed_tendon(&mut self, node: Node<'a, 'a>) -> Result<(), ModelError> {
+        check_attrs(self.ctx, node, &xml::TENDON_FIXED, false)?;
+        let class = self.class_of(node, 0)?;
+        let el = self.elem(node, class, DKind::Tendon);
+        let range = self.limits(&el, "limited", "range")?;
+        if el.real("armature")?.unwrap_or(0.0) != 0.0 {
+            return Err(el.err_attr(&el.attr("armature").unwrap(), "tendon armature is not supported"));
+        }
+        if el.real("frictionloss")?.unwrap_or(0.0) != 0.0 {
+            self.b.warn(format!("tendon '{}': frictionloss ignored (not modelled)", el.str("name").unwrap_or("")));
+        }
+        let mut joints = vec![];
+        for j in elements(node) {
+            if tag(j) != "joint" {
+                return Err(self.ctx.err_node(j, format!("<{}> in a fixed tendon is not supported", tag(j))));
+            }
+            check_attrs(self.ctx, j, &xml::TENDON_JOINT, false)?;
+            let je = Elem::plain(self.ctx, j);
+            let Some(coef) = je.real("coef")? else { return Err(je.err("missing required attribute 'coef'")) };
+            let ji = self.joint_ref(&je)?;
+            joints.push((ji, coef));
+        }
+        self.src.tendon.push(node);
+        self.b.add_tendon(FixedTendon {
+            name: el.str("name").unwrap_or("").to_string(),
+            joints,
+            range,
+            stiffness: el.nonneg("stiffness")?.unwrap_or(0.0),
+            damping: el.nonneg("damping")?.unwrap_or(0.0),
+        });
+        Ok(())
+    }
+
+    /// The joint named by the `joint` attribute.
+    fn joint_ref(&self, el: &Elem<'c, 'a>) -> Result<usize, ModelError> {
+        let Some(a) = el.attr("joint") else { return Err(el.err("missing required attribute 'joint'")) };
+        self.b.joint_by_name(a.value).ok_or_else(|| el.err_attr(&a, format!("unknown joint \"{}\"", a.value)))
+    }
+
+    /// A range with MuJoCo's `limited` semantics (true, false, or auto:
+    /// limited iff the range is given, when `compiler autolimits` is on).
+    fn limits(&self, el: &Elem<'c, 'a>, limited: &str, range: &str) -> Result<Option<[f64; 2]>, ModelError> {
+        let flag = el.keyword(limited, &["true", "false", "auto"])?.unwrap_or("auto");
+        let r = el.arr::<2>(range)?;
+        let on = match flag {
+            "true" => true,
+            "false" => false,
+            _ if r.is_none() => false,
+            _ if self.compiler.autolimits => true,
+            _ => {
+                return Err(el.err_attr(
+                    &el.attr(range).unwrap(),
+                    format!(
+                        "'{range}' is given but not '{limited}': set compiler autolimits=\"true\" or give '{limited}'"
+                    ),
+                ));
+            }
+        };
+        match (on, r) {
+            (false, _) => Ok(None),
+            (true, Some(r)) => Ok(Some(r)),
+            (true, None) => Err(el.err_attr(&el.attr(limited).unwrap(), format!("{limited}=\"true\" needs '{range}'"))),
+        }
+    }
+
+    fn actuator(&mut self, node: Node<'a, 'a>) -> Result<(), ModelError> {
+        check_attrs(self.ctx, node, &Schema { supported: &[], ignored: &[] }, false)?;
+        for child in elements(node) {
+            let t = tag(child);
+            let schema = match t {
+                "motor" => &xml::MOTOR,
+                "position" => &xml::POSITION,
+                "general" | "velocity" | "intvelocity" | "damper" | "cylinder" | "muscle" | "adhesion" | "plugin" => {
+                    return Err(self.ctx.err_node(
+                        child,
+                        format!("<{t}> actuators are not supported (cenic supports motor and position)"),
+                    ));
+                }
+                _ => return Err(self.ctx.err_node(child, format!("unknown element <{t}> in <actuator>"))),
+            };
+            check_attrs(self.ctx, child, schema, false)?;
+            let class = self.class_of(child, 0)?;
+            let el = self.elem(child, class, DKind::Actuator);
+            for other in ["tendon", "site", "refsite", "jointinparent", "cranksite", "slidersite"] {
+                if let Some(a) = el.attr(other) {
+                    return Err(el.err_attr(&a, "only joint transmissions ('joint') are supported"));
+                }
+            }
+            let joint = self.joint_ref(&el)?;
+            let gear = el.reals("gear", 1, 6)?.map(|g| g[0]).unwrap_or(1.0);
+            let mut ctrl_range = self.limits(&el, "ctrllimited", "ctrlrange")?;
+            let force_range = self.limits(&el, "forcelimited", "forcerange")?;
+            let kind = if t == "motor" {
+                ActuatorKind::Motor { gear, force_range }
+            } else {
+                if gear != 1.0 {
+                    return Err(el.err_attr(&el.attr("gear").unwrap(), "position actuators need gear 1"));
+                }
+                for a in ["dampratio", "timeconst"] {
+                    if el.real(a)?.unwrap_or(0.0) != 0.0 {
+                        return Err(el.err_attr(&el.attr(a).unwrap(), format!("position '{a}' is not supported")));
+                    }
+                }
+                let effort_limit = match force_range {
+                    None => f64::INFINITY,
+                    Some([lo, hi]) if lo == -hi && hi > 0.0 => hi,
+                    Some([lo, hi]) => {
+                        return Err(el.err_attr(
+                            &el.attr("forcerange").unwrap(),
+                            format!("position actuators need a symmetric forcerange [-e, e], got [{lo}, {hi}]"),
+                        ));
+                    }
+                };
+                if let Some(s) = el.nonneg("inheritrange")?.filter(|s| *s > 0.0) {
+                    let Some([lo, hi]) = self.joint_range(joint) else {
+                        return Err(
+                            el.err_attr(&el.attr("inheritrange").unwrap(), "inheritrange needs a limited joint")
+                        );
+                    };
+                    let (c, h) = (0.5 * (lo + hi), 0.5 * (hi - lo) * s);
+                    ctrl_range = Some([c - h, c + h]);
+                }
+                let kp = el.nonneg("kp")?.unwrap_or(1.0);
+                let kd = el.nonneg("kv")?.unwrap_or(0.0);
+                ActuatorKind::Position { kp, kd, effort_limit }
+            };
+            self.src.actuator.push(child);
+            self.b.add_actuator(Actuator { name: el.str("name").unwrap_or("").to_string(), joint, kind, ctrl_range });
+        }
+        Ok(())
+    }
+
+    fn keyframe(&mut self, node: Node<'a, 'a>) -> Result<(), ModelError> {
+        check_attrs(self.ctx, node, &Schema { supported: &[], ignored: &[] }, false)?;
+        for child in elements(node) {
+            if tag(child) != "key" {
+                return Err(self.ctx.err_node(child, format!("unknown element <{}> in <keyframe>", tag(child))));
+            }
+            check_attrs(self.ctx, child, &xml::KEY, false)?;
+            let el = Elem::plain(self.ctx, child);
+            for a in ["act", "mpos", "mquat"] {
+                if el.reals(a, 0, usize::MAX)?.is_some_and(|v| !v.is_empty()) {
+                    return Err(el.err_attr(&el.attr(a).unwrap(), format!("keyframe '{a}' is not supported")));
+                }
+            }
+            let nu = self.b.actuator_count();
+            self.src.key.push(child);
+            self.b.add_keyframe(Keyframe {
+                name: el.str("name").unwrap_or("").to_string(),
+                time: el.real("time")?.unwrap_or(0.0),
+                qpos: el.reals("qpos", 0, usize::MAX)?.unwrap_or_else(|| self.qpos0.clone()),
+                qvel: el.reals("qvel", 0, usize::MAX)?.unwrap_or_else(|| vec![0.0; self.nv]),
+                ctrl: el.reals("ctrl", 0, usize::MAX)?.unwrap_or_else(|| vec![0.0; nu]),
+            });
+        }
+        Ok(())
+    }
+
+    /// Maps a builder validation error to the MJCF element it came from.
+    fn map_error(&self, e: ModelError) -> ModelError {
+        map_error(self.ctx, &self.src, e)
+    }
+
+    /// The range of joint `j` if it is limited.
+    fn joint_range(&self, j: usize) -> Option<[f64; 2]> {
+        self.joint_ranges.get(j).copied().flatten()
+    }
+
+    fn finish(self) -> Result<Model, ModelError> {
+        let Loader { ctx, b, src, contacts, .. } = self;
+        let mut model = b.build().map_err(|e| map_error(ctx, &src, e))?;
+        let (errors, warnings) = contact::assign_materials(&mut model, &contacts);
+        if let Some((gi, msg)) = errors.into_iter().next() {
+            return Err(ctx.err_node(src.geom[gi], msg));
+        }
+        model.warnings.extend(warnings);
+        Ok(model)
+    }
+}
+
+/// Maps a builder validation error ([`ModelError::Invalid`]) to the MJCF
+/// element its entity came from; other errors pass through.
+fn map_error<'a>(ctx: &Ctx<'a>, src: &Sources<'a>, e: ModelError) -> ModelError {
+    let ModelError::Invalid { entity, name, message } = e else { return e };
+    let pick = |v: &[Node<'a, 'a>], i: usize| v.get(i).copied();
+    let node = match entity {
+        Entity::Body(i) => match src.inertial.get(i).copied().flatten() {
+            // Mass and inertia problems of explicit inertials point at <inertial>.
+            Some(n) if message.contains("mass") || message.contains("inertia") => Some(n),
+            _ => pick(&src.body, i),
+        },
+        Entity::Joint(i) => pick(&src.joint, i),
+        Entity::Geom(i) => pick(&src.geom, i),
+        Entity::Site(i) => pick(&src.site, i),
+        Entity::Mesh(i) => pick(&src.mesh, i),
+        Entity::Actuator(i) => pick(&src.actuator, i),
+        Entity::Tendon(i) => pick(&src.tendon, i),
+        Entity::Keyframe(i) => pick(&src.key, i),
+        Entity::Model if name == "option" => src.option,
+        Entity::Model if message.contains("settotalmass") => src.compiler,
+        Entity::Model => None,
+    };
+    ctx.err_node(node.unwrap_or_else(|| ctx.doc.root_element()), message)
+}

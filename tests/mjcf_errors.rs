@@ -1,0 +1,227 @@
+//! Bad MJCF gives a `ModelError` that names the problem and where it is:
+//! file, line, element (with its name) and attribute.
+
+use cenic::model::{Model, ModelError};
+
+/// Loads `xml` as if from "bad.xml" and returns the error and its message.
+fn fail(xml: &str) -> (ModelError, String) {
+    let e = Model::from_mjcf_str_named(xml, "models/bad.xml").expect_err("the model should be rejected");
+    let msg = e.to_string();
+    (e, msg)
+}
+
+/// The error is an MJCF error at `line` on `element`, about `attribute`, and
+/// its message contains every string in `words`.
+fn assert_at(e: &ModelError, msg: &str, line: u32, element: &str, attribute: Option<&str>, words: &[&str]) {
+    match e {
+        ModelError::Mjcf { file, line: l, element: el, attribute: a, .. } => {
+            assert_eq!(file, "models/bad.xml", "{msg}");
+            assert_eq!(*l, line, "{msg}");
+            assert_eq!(el, element, "{msg}");
+            assert_eq!(a.as_deref(), attribute, "{msg}");
+        }
+        other => panic!("expected an MJCF error, got {other:?}"),
+    }
+    assert!(msg.starts_with(&format!("models/bad.xml:{line}:")), "{msg}");
+    for w in words {
+        assert!(msg.contains(w), "message should contain {w:?}: {msg}");
+    }
+}
+
+#[test]
+fn malformed_xml() {
+    let (e, msg) = fail(
+        "<mujoco>
+  <worldbody>
+    <body name=\"a\">
+      <geom size=\"0.1\"/>
+  </worldbody>
+</mujoco>",
+    );
+    assert!(matches!(e, ModelError::Xml { ref file, .. } if file == "models/bad.xml"), "{e:?}");
+    // The close tag </worldbody> on line 5 does not match <body>.
+    assert!(msg.contains("malformed XML") && msg.contains("line 5") && msg.contains("body"), "{msg}");
+}
+
+#[test]
+fn unknown_joint_type() {
+    let (e, msg) = fail(
+        r#"<mujoco>
+  <worldbody>
+    <body name="arm">
+      <joint name="elbow" type="spherical"/>
+      <geom size="0.1"/>
+    </body>
+  </worldbody>
+</mujoco>"#,
+    );
+    assert_at(&e, &msg, 4, "joint name=\"elbow\"", Some("type"), &["unknown joint type \"spherical\""]);
+}
+
+#[test]
+fn negative_mass() {
+    // Explicit inertial: found by the builder's validation, mapped back to the <inertial> line.
+    let (e, msg) = fail(
+        r#"<mujoco>
+  <worldbody>
+    <body name="heavy">
+      <joint/>
+      <inertial pos="0 0 0" mass="-2" diaginertia="1 1 1"/>
+    </body>
+  </worldbody>
+</mujoco>"#,
+    );
+    assert_at(&e, &msg, 5, "inertial", None, &["mass must be positive", "-2"]);
+    // Geom mass: rejected where it is written.
+    let (e, msg) = fail(
+        r#"<mujoco>
+  <worldbody>
+    <body>
+      <joint/>
+      <geom name="g" size="0.1"
+            mass="-1"/>
+    </body>
+  </worldbody>
+</mujoco>"#,
+    );
+    assert_at(&e, &msg, 6, "geom name=\"g\"", Some("mass"), &["≥ 0", "-1"]);
+}
+
+#[test]
+fn inertia_not_positive_definite() {
+    let (e, msg) = fail(
+        r#"<mujoco>
+  <worldbody>
+    <body name="b">
+      <joint/>
+      <inertial pos="0 0 0" mass="1" diaginertia="1 1 3"/>
+    </body>
+  </worldbody>
+</mujoco>"#,
+    );
+    assert_at(&e, &msg, 5, "inertial", None, &["triangle inequality"]);
+    let (e, msg) = fail(
+        r#"<mujoco>
+  <worldbody>
+    <body name="b">
+      <joint/>
+      <inertial pos="0 0 0" mass="1" fullinertia="1 1 1 2 0 0"/>
+    </body>
+  </worldbody>
+</mujoco>"#,
+    );
+    assert_at(&e, &msg, 5, "inertial", Some("fullinertia"), &["not positive definite"]);
+}
+
+#[test]
+fn mesh_with_too_few_vertices() {
+    let (e, msg) = fail(
+        r#"<mujoco>
+  <asset>
+    <mesh name="tri" vertex="0 0 0  1 0 0  0 1 0"/>
+  </asset>
+  <worldbody>
+    <body>
+      <joint/>
+      <geom type="mesh" mesh="tri"/>
+    </body>
+  </worldbody>
+</mujoco>"#,
+    );
+    assert_at(&e, &msg, 3, "mesh name=\"tri\"", None, &["at least 4 vertices", "got 3"]);
+}
+
+#[test]
+fn unknown_element() {
+    let (e, msg) = fail(
+        r#"<mujoco>
+  <worldbody>
+    <body name="b">
+      <joint/>
+      <geom size="0.1"/>
+      <wheel radius="2"/>
+    </body>
+  </worldbody>
+</mujoco>"#,
+    );
+    assert_at(&e, &msg, 6, "wheel", None, &["unknown element <wheel> in <body>"]);
+}
+
+#[test]
+fn unknown_attribute() {
+    let (e, msg) = fail(
+        r#"<mujoco>
+  <worldbody>
+    <body name="b">
+      <joint/>
+      <geom name="ball" size="0.1" colour="red"/>
+    </body>
+  </worldbody>
+</mujoco>"#,
+    );
+    assert_at(&e, &msg, 5, "geom name=\"ball\"", Some("colour"), &["unsupported attribute 'colour'", "friction"]);
+}
+
+#[test]
+fn bad_number() {
+    let (e, msg) = fail(
+        r#"<mujoco>
+  <worldbody>
+    <body name="b">
+      <joint/>
+      <geom name="ball" size="0.1x"/>
+    </body>
+  </worldbody>
+</mujoco>"#,
+    );
+    assert_at(&e, &msg, 5, "geom name=\"ball\"", Some("size"), &["\"0.1x\" is not a number"]);
+    // Wrong count.
+    let (e, msg) = fail("<mujoco>\n<worldbody>\n<body pos=\"1 2\"/>\n</worldbody>\n</mujoco>");
+    assert_at(&e, &msg, 3, "body", Some("pos"), &["expected 3 numbers, got 2"]);
+}
+
+#[test]
+fn more_bad_values_name_their_place() {
+    // Negative size.
+    let (e, msg) = fail(
+        "<mujoco><worldbody>\n<body><joint/><geom type=\"capsule\" size=\"0.1 -1\"/></body>\n</worldbody></mujoco>",
+    );
+    assert_at(&e, &msg, 2, "geom", Some("size"), &["size[1] must be positive"]);
+    // Unknown geom type.
+    let (e, msg) = fail("<mujoco><worldbody>\n\n<geom type=\"torus\" size=\"1\"/>\n</worldbody></mujoco>");
+    assert_at(&e, &msg, 3, "geom", Some("type"), &["unknown geom type \"torus\""]);
+    // Unknown default class.
+    let (e, msg) =
+        fail("<mujoco><worldbody>\n<body><joint class=\"leg\"/><geom size=\"1\"/></body>\n</worldbody></mujoco>");
+    assert_at(&e, &msg, 2, "joint", Some("class"), &["unknown default class \"leg\""]);
+    // Actuator on a joint that does not exist.
+    let (e, msg) = fail(
+        "<mujoco><worldbody><body><joint name=\"a\"/><geom size=\"1\"/></body></worldbody>\n<actuator>\n<motor name=\"m\" joint=\"b\"/>\n</actuator></mujoco>",
+    );
+    assert_at(&e, &msg, 3, "motor name=\"m\"", Some("joint"), &["unknown joint \"b\""]);
+    // A joint that moves nothing: the builder's singular mass matrix, mapped to the joint.
+    let (e, msg) = fail("<mujoco><worldbody><body>\n<joint name=\"idle\"/>\n</body></worldbody></mujoco>");
+    assert_at(&e, &msg, 2, "joint name=\"idle\"", None, &["mass matrix is singular"]);
+    // Keyframe of the wrong length: builder validation mapped to the <key> line.
+    let (e, msg) = fail(
+        "<mujoco><worldbody><body><joint/><geom size=\"1\"/></body></worldbody>\n<keyframe>\n<key name=\"k\" qpos=\"1 2\"/>\n</keyframe></mujoco>",
+    );
+    assert_at(&e, &msg, 3, "key name=\"k\"", None, &["qpos has 2 values", "nq = 1"]);
+    // Errors inside default classes point at the default.
+    let (e, msg) = fail(
+        "<mujoco>\n<default>\n<default class=\"x\">\n<geom friction=\"a\"/>\n</default>\n</default>\n<worldbody><geom class=\"x\" size=\"1\"/></worldbody></mujoco>",
+    );
+    assert_at(&e, &msg, 4, "geom (default class \"x\")", Some("friction"), &["\"a\" is not a number"]);
+    // Unsupported features say so.
+    let (e, msg) = fail("<mujoco><compiler coordinate=\"global\"/><worldbody/></mujoco>");
+    assert_at(&e, &msg, 1, "compiler", Some("coordinate"), &["not supported"]);
+    let (e, msg) = fail("<mujoco><worldbody/><equality>\n<weld body1=\"a\"/></equality></mujoco>");
+    assert_at(&e, &msg, 2, "weld", None, &["not supported"]);
+}
+
+#[test]
+fn missing_file_is_an_io_error() {
+    let e = Model::from_mjcf_file("/nonexistent/robot.xml").unwrap_err();
+    assert!(matches!(e, ModelError::Io { .. }), "{e:?}");
+    assert!(e.to_string().contains("/nonexistent/robot.xml"), "{e}");
+}
