@@ -56,7 +56,7 @@ pub enum ModelError {
     /// An MJCF problem at a known place in the source.
     #[error("{file}:{line}:{column}: <{element}>{}: {message}", attr_suffix(.attribute))]
     Mjcf {
-        /// File name (or "<string>").
+        /// File name (or `<string>` for text).
         file: String,
         /// 1-based line.
         line: u32,
@@ -72,7 +72,7 @@ pub enum ModelError {
     /// The MJCF text is not well-formed XML.
     #[error("{file}: malformed XML: {message}")]
     Xml {
-        /// File name (or "<string>").
+        /// File name (or `<string>` for text).
         file: String,
         /// Parser message, including line and column.
         message: String,
