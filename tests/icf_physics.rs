@@ -242,8 +242,8 @@ fn position_servo_saturates_at_its_effort_limit() {
     eprintln!("acceleration {a} m/s² vs (e − m g)/m = {expected} m/s²");
     // The implicit clamp is exact: the only error is the Newton tolerance.
     assert!((a - expected).abs() < 1e-9 * expected.abs(), "{a} vs {expected}");
-    // And the servo's force at the last solution is the limit itself.
+    // And the servo's impulse at the last solution is the limit itself times h.
     let g = sim.problem.gains[0];
-    let (_, tau, _) = cenic::icf::cost::gain_terms(&g, sim.data.v[0]);
-    assert_eq!(tau, 5.0);
+    let (_, impulse, _) = cenic::icf::cost::gain_terms(&g, sim.problem.h, sim.data.v[0]);
+    assert!((impulse - 5.0 * h).abs() < 1e-15, "{impulse}");
 }

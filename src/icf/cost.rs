@@ -49,25 +49,25 @@ pub fn contact_terms<T: Real>(c: &ContactConstraint<T>, h: T, vc: Vec3<T>) -> (T
     (cost, impulse, hess)
 }
 
-/// Cost, generalized force τ and stiffness −dτ/dv of an implicit gain law
-/// τ(v) = clamp(−K v + b, −e, e): ℓ_a = −∫τ dv (a Huber function of u = b − K v).
+/// Cost, generalized impulse h·τ (N·s or N·m·s) and its stiffness
+/// −d(hτ)/dv of an implicit gain law τ(v) = clamp(−K v + b, −e, e) over a
+/// step of `h` seconds: ℓ_a = −h∫τ dv, a Huber function of u = b − K v.
 #[inline]
-pub fn gain_terms<T: Real>(g: &GainConstraint<T>, v: T) -> (T, T, T) {
+pub fn gain_terms<T: Real>(g: &GainConstraint<T>, h: T, v: T) -> (T, T, T) {
     let e = g.effort;
     if g.gain > T::zero() {
         let u = g.bias - g.gain * v;
         let half = T::c(0.5);
         if u.abs() <= e {
-            (half * u * u / g.gain, u, g.gain)
+            (h * half * u * u / g.gain, h * u, h * g.gain)
         } else {
-            let tau = e.copysign(u);
             // Huber: e|u| − e²/2, continuous with the quadratic part.
-            (if e.is_finite() { (e * u.abs() - half * e * e) / g.gain } else { T::zero() }, tau, T::zero())
+            (h * (e * u.abs() - half * e * e) / g.gain, h * e.copysign(u), T::zero())
         }
     } else {
         // No velocity dependence: a constant (clamped) force.
         let tau = g.bias.max(-e).min(e);
-        (-tau * v, tau, T::zero())
+        (-h * tau * v, h * tau, T::zero())
     }
 }
 
@@ -163,7 +163,7 @@ pub fn evaluate<T: Real>(
         }
     }
     for g in &p.gains {
-        let (lg, tau, k) = gain_terms(g, v[g.dof]);
+        let (lg, tau, k) = gain_terms(g, p.h, v[g.dof]);
         cost += lg;
         grad[g.dof] -= tau;
         if let Some(hh) = hess.as_deref_mut() {
@@ -204,7 +204,7 @@ pub fn line_eval<T: Real>(p: &IcfProblem<T>, v: &[T], w: &[T], alpha: T, work: &
         d2 += u.dot(g * u);
     }
     for g in &p.gains {
-        let (lg, tau, k) = gain_terms(g, v[g.dof] + alpha * w[g.dof]);
+        let (lg, tau, k) = gain_terms(g, p.h, v[g.dof] + alpha * w[g.dof]);
         f += lg;
         d1 -= tau * w[g.dof];
         d2 += k * w[g.dof] * w[g.dof];
