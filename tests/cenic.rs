@@ -158,10 +158,12 @@ fn servo_gripper_holds_a_box() {
 }
 
 /// Acceptance 4: a 1 kg block on a heavy belt oscillating underneath it
-/// (amplitude 0.5 m at 0.6 Hz: peak acceleration 7.1 m/s², above μs g =
-/// 5.9 m/s² only near the turning points) sticks and slides in turn; the
-/// friction force (m × block acceleration) peaks at about μs·N at
-/// break-away and sits at about μd·N while sliding.
+/// (amplitude 0.1 m at 1.25 Hz, ramped in over 2 s: peak acceleration
+/// 6.2 m/s², above μs g = 5.9 m/s² only near the turning points) sticks and
+/// slides in turn — a rigid-Coulomb simulation of the same motion sticks
+/// 24% of the time with ~29 transitions in 6 s; the friction force
+/// (m × block acceleration) peaks at about μs·N at break-away and sits at
+/// about μd·N while sliding.
 #[test]
 fn block_on_oscillating_belt_sticks_and_slips_at_the_friction_levels() {
     let (mus, mud) = (0.6, 0.3);
@@ -192,7 +194,7 @@ fn block_on_oscillating_belt_sticks_and_slips_at_the_friction_levels() {
     let model = Arc::new(b.build().unwrap());
     let mut w = World::<f64>::new(model, cenic(1e-4));
     w.advance(0.2).unwrap();
-    let (amp, omega) = (0.5, 2.0 * std::f64::consts::PI * 0.6);
+    let (amp, omega, ramp) = (0.1, 2.0 * std::f64::consts::PI * 1.25, 2.0);
     let dt = 1e-3;
     let n_normal = 9.81;
     let (mut stick, mut slide) = (0usize, 0usize);
@@ -200,16 +202,18 @@ fn block_on_oscillating_belt_sticks_and_slips_at_the_friction_levels() {
     let mut last_sliding = false;
     let mut slide_forces = vec![];
     let mut peak: f64 = 0.0;
-    for i in 0..6000 {
+    for i in 0..8000 {
         let t = i as f64 * dt;
-        w.sim.ctrl[0] = amp * (omega * t).sin();
-        w.sim.target_velocity[0] = amp * omega * (omega * t).cos();
+        // Amplitude ramp r(t) so the block starts in stick: target r A sin ωt.
+        let (r, dr) = if t < ramp { (t / ramp, 1.0 / ramp) } else { (1.0, 0.0) };
+        w.sim.ctrl[0] = r * amp * (omega * t).sin();
+        w.sim.target_velocity[0] = amp * (r * omega * (omega * t).cos() + dr * (omega * t).sin());
         let vx0 = w.sim.data.v[1];
         w.advance(dt).unwrap();
         let (vb, vx) = (w.sim.data.v[0], w.sim.data.v[1]);
         let force = (vx - vx0) / dt; // m = 1 kg
         let slip = (vx - vb).abs();
-        if i < 300 {
+        if t < ramp {
             continue; // let the motion develop
         }
         peak = peak.max(force.abs());
