@@ -231,6 +231,11 @@ fn block_on_oscillating_belt_sticks_and_slips_at_the_friction_levels() {
         }
         last_sliding = sliding;
     }
+    let (ref_stick, ref_switches) = rigid_coulomb_belt(amp, omega, ramp, 8.0, mus, mud);
+    eprintln!("rigid Coulomb reference: stick {ref_stick:.3} s, {ref_switches} switches");
+    let stick_time = stick as f64 * dt;
+    assert!((stick_time - ref_stick).abs() < 0.15 * ref_stick, "stick time {stick_time} vs {ref_stick}");
+    assert!((switches as f64 - ref_switches as f64).abs() <= 0.15 * ref_switches as f64, "switches {switches}");
     slide_forces.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let median = slide_forces[slide_forces.len() / 2];
     eprintln!(
@@ -327,4 +332,49 @@ fn batch_matches_single_worlds_for_any_thread_count_and_isolates_nan() {
             s => panic!("NaN world not flagged: {s:?}"),
         }
     }
+}
+
+/// Independent reference for the belt test: a rigid block with exact
+/// Coulomb friction (sticks while the belt's acceleration is below μs g,
+/// slides at ±μd g otherwise, re-sticks when velocities meet), integrated
+/// with a 10 µs explicit step. Returns (time stuck after the ramp (s),
+/// stick/slide switches after the ramp).
+fn rigid_coulomb_belt(amp: f64, omega: f64, ramp: f64, t_end: f64, mus: f64, mud: f64) -> (f64, usize) {
+    let g = 9.81;
+    let dt = 1e-5;
+    let (mut vx, mut stick, mut last) = (0.0f64, true, true);
+    let (mut stuck, mut switches) = (0.0, 0);
+    for i in 0..(t_end / dt) as usize {
+        let t = i as f64 * dt;
+        let (r, dr) = if t < ramp { (t / ramp, 1.0 / ramp) } else { (1.0, 0.0) };
+        let (s, c) = (omega * t).sin_cos();
+        let vb = amp * (r * omega * c + dr * s);
+        let ab = amp * (2.0 * dr * omega * c - r * omega * omega * s);
+        if stick && ab.abs() > mus * g {
+            stick = false;
+        }
+        if stick {
+            vx = vb;
+        } else {
+            let rel = vx - vb;
+            let dir = if rel != 0.0 { rel.signum() } else { -ab.signum() };
+            let vn = vx - dir * mud * g * dt;
+            if (vn - vb) * rel <= 0.0 && ab.abs() < mus * g {
+                stick = true;
+                vx = vb;
+            } else {
+                vx = vn;
+            }
+        }
+        if t >= ramp {
+            if stick {
+                stuck += dt;
+            }
+            if stick != last {
+                switches += 1;
+            }
+        }
+        last = stick;
+    }
+    (stuck, switches)
 }
