@@ -41,7 +41,7 @@ fn check_first_order(name: &str, hs: &[f64], errs: &[f64]) {
     let (mx, my) = (lx.iter().sum::<f64>() / n, ly.iter().sum::<f64>() / n);
     let slope = lx.iter().zip(&ly).map(|(x, y)| (x - mx) * (y - my)).sum::<f64>()
         / lx.iter().map(|x| (x - mx) * (x - mx)).sum::<f64>();
-    eprintln!("{name}: h {hs:?}\n  errors {errs:.3e?}\n  observed order {slope:.3}");
+    eprintln!("{name}: h {hs:?}\n  errors {errs:?}\n  observed order {slope:.3}");
     assert!((0.8..=1.25).contains(&slope), "{name}: observed order {slope}");
     for w in errs.windows(2) {
         let r = w[0] / w[1];
