@@ -50,7 +50,7 @@ impl<T: Pod> StorageBuffer<T> {
     /// buffer or binding size limits.
     pub fn new(ctx: &GpuContext, label: &str, len: usize) -> Result<Self, GpuError> {
         let elem = size_of::<T>() as u64;
-        let bytes = (len as u64).checked_mul(elem).unwrap_or(u64::MAX).max(Self::MIN_BYTES).next_multiple_of(4);
+        let bytes = (len as u64).saturating_mul(elem).max(Self::MIN_BYTES).next_multiple_of(4);
         let lim = ctx.limits();
         for (limit, available) in [
             ("max_storage_buffer_binding_size", lim.max_storage_buffer_binding_size),

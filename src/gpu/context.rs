@@ -82,14 +82,15 @@ impl GpuContext {
                 available: available.max_storage_buffers_per_shader_stage as u64,
             });
         }
-        // wgpu's defaults, except what batched worlds need more of: storage
-        // bindings per kernel and buffer sizes (all the adapter offers, as
-        // per-world arrays grow with the number of worlds).
+        // wgpu's most portable limits, raised where batched worlds need more:
+        // storage bindings per kernel and buffer sizes (all the adapter
+        // offers, as per-world arrays grow with the number of worlds).
         let required = wgpu::Limits {
             max_storage_buffers_per_shader_stage: available.max_storage_buffers_per_shader_stage,
             max_storage_buffer_binding_size: available.max_storage_buffer_binding_size,
             max_buffer_size: available.max_buffer_size,
-            ..wgpu::Limits::default()
+            max_compute_workgroups_per_dimension: available.max_compute_workgroups_per_dimension,
+            ..wgpu::Limits::downlevel_defaults()
         };
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {

@@ -18,6 +18,15 @@
 //! (`(nworld, n, width)`), with each world's block laid out like the
 //! matching `Data<f32>` field. Nothing is allocated while stepping.
 //!
+//! Launches: tree recursions run one thread per world; stages independent
+//! per item (geom/site poses, spatial inertias, `integrate_q`) run one thread
+//! per (world, item), whose flat index is the item's index in the
+//! `(nworld, n)` arrays. A later phase (collision, ICF, CENIC) adds a
+//! kernel file to [`shaders::STAGES`], its buffers to `data.wgsl` and to a
+//! [`BufferSource`] (fixed per-world capacities plus an overflow counter
+//! per world, allocated up front), and a wrapper whose kernels it encodes
+//! into the same compute pass as [`GpuDynamics::encode`].
+//!
 //! Nothing here runs unless asked for: creating a [`GpuContext`] is the only
 //! way in, and it returns [`GpuError::NoAdapter`] (never panics) on machines
 //! without a usable adapter. The CPU path does not depend on this module.

@@ -334,9 +334,12 @@ impl PackedModel {
     }
 }
 
-/// Sizes and field offsets (bytes) of the `Gpu*` structs, keyed by the WGSL
-/// struct name, for comparing with the WGSL layout.
-pub fn struct_layouts() -> Vec<(&'static str, usize, Vec<(&'static str, usize)>)> {
+/// (WGSL struct name, size in bytes, [(field, offset in bytes)]) of a `Gpu*` struct.
+pub type StructLayout = (&'static str, usize, Vec<(&'static str, usize)>);
+
+/// Sizes and field offsets of the `Gpu*` structs, keyed by the WGSL struct
+/// name, for comparing with the WGSL layout.
+pub fn struct_layouts() -> Vec<StructLayout> {
     macro_rules! layout {
         ($wgsl:literal, $t:ty, [$($f:ident),* $(,)?]) => {
             ($wgsl, size_of::<$t>(), vec![$((stringify!($f), offset_of!($t, $f))),*])
