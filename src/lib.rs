@@ -10,6 +10,7 @@
 pub mod batch;
 pub mod collision;
 pub mod dynamics;
+pub mod gpu;
 pub mod icf;
 pub mod integrator;
 pub mod math;

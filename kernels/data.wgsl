@@ -1,0 +1,244 @@
+// The binding table: model constants, per-world parameters and per-world
+// state, composed after common.wgsl and before every stage file.
+//
+// WGSL twin of src/dynamics/data.rs (Data<T>) and of the packed model in
+// src/gpu/model.rs. The host binds buffers to these variables by *name*
+// (src/gpu/shaders.rs reflects each entry point with naga and binds only
+// the variables it uses), so a variable's name here must equal the Rust
+// name: a model buffer in src/gpu/model.rs or a `Field` in
+// src/gpu/buffers.rs. Binding numbers only need to be unique.
+//
+// Per-world arrays are world first: (nworld, n, ...) with n the number of
+// bodies, joints, dofs, ... of one world, flat and without padding, so one
+// world's block has the layout of the matching CPU `Data<f32>` field.
+// Later phases (collision, ICF, CENIC) add their buffers here.
+
+/// Sizes of one world (uniform).
+struct Dims {
+    nworld: u32,
+    nbody: u32,
+    njnt: u32,
+    nv: u32,
+    nq: u32,
+    ngeom: u32,
+    nsite: u32,
+    _pad: u32,
+    /// Gravitational acceleration (m/s², world frame); w unused.
+    gravity: vec4f,
+}
+
+/// A body (src/gpu/model.rs GpuBody). Index 0 is the world.
+struct Body {
+    parent: u32,
+    root: u32,
+    jnt_adr: u32,
+    jnt_num: u32,
+    dof_adr: u32,
+    dof_num: u32,
+    weld: u32,
+    _pad: u32,
+    /// Position in the parent frame (m).
+    pos: vec3f,
+    /// Mass (kg).
+    mass: f32,
+    /// Orientation in the parent frame (w, x, y, z).
+    quat: vec4f,
+    /// Centre of mass in the body frame (m).
+    ipos: vec3f,
+    _pad1: f32,
+    /// Principal axes of inertia in the body frame (w, x, y, z).
+    iquat: vec4f,
+    /// Principal moments of inertia (kg·m²).
+    inertia: vec3f,
+    _pad2: f32,
+}
+
+/// A joint (src/gpu/model.rs GpuJoint).
+struct Joint {
+    /// JOINT_FREE, JOINT_BALL, JOINT_HINGE or JOINT_SLIDE.
+    kind: u32,
+    body: u32,
+    qpos_adr: u32,
+    dof_adr: u32,
+    /// Anchor in the body frame (m).
+    pos: vec3f,
+    /// Joint value at the model pose (rad or m).
+    reference: f32,
+    /// Unit axis in the body frame.
+    axis: vec3f,
+    /// Spring stiffness (N·m/rad or N/m).
+    stiffness: f32,
+    /// Spring rest position (rad or m).
+    springref: f32,
+    /// Rotor inertia (kg·m² or kg).
+    armature: f32,
+    /// Viscous damping (N·m·s/rad or N·s/m).
+    damping: f32,
+    /// 1 when `range` applies.
+    limited: u32,
+    /// Position limits (rad or m).
+    range: vec2f,
+    _pad: vec2f,
+}
+
+/// A degree of freedom (src/gpu/model.rs GpuDof).
+struct Dof {
+    body: u32,
+    joint: u32,
+    /// Previous dof on the path to the world, NONE at a tree root.
+    parent: u32,
+    _pad: u32,
+    /// Armature (kg·m² or kg).
+    armature: f32,
+    /// Damping (N·m·s/rad or N·s/m).
+    damping: f32,
+    _pad1: vec2f,
+}
+
+/// A collision geom (src/gpu/model.rs GpuGeom).
+struct Geom {
+    body: u32,
+    /// GeomKind as u32.
+    kind: u32,
+    /// Index into the meshes, NONE when not a mesh.
+    mesh: u32,
+    contype: u32,
+    conaffinity: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+    /// Position in the body frame (m).
+    pos: vec3f,
+    /// Bounding-sphere radius (m); a large finite value for planes.
+    rbound: f32,
+    /// Orientation in the body frame (w, x, y, z).
+    quat: vec4f,
+    /// Shape parameters (m).
+    size: vec3f,
+    /// Contact margin (m).
+    margin: f32,
+    /// Stiffness (N/m; negative = rigid), dissipation (s/m), μs, μd.
+    material: vec4f,
+}
+
+/// A site (src/gpu/model.rs GpuSite).
+struct Site {
+    body: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+    /// Position in the body frame (m).
+    pos: vec3f,
+    _pad3: f32,
+    /// Orientation in the body frame (w, x, y, z).
+    quat: vec4f,
+}
+
+/// Per-world physical parameters (src/gpu/model.rs GpuWorldParams).
+struct WorldParams {
+    /// Multiplies every body mass and inertia.
+    mass_scale: f32,
+    /// Multipliers on contact stiffness, dissipation, μs, μd.
+    stiffness: f32,
+    dissipation: f32,
+    mu_static: f32,
+    mu_dynamic: f32,
+    _pad0: f32,
+    _pad1: f32,
+    _pad2: f32,
+}
+
+// ---------------------------------------------------------------- model (read only)
+
+@group(0) @binding(0) var<uniform> dims: Dims;
+@group(0) @binding(1) var<storage, read> bodies: array<Body>;
+@group(0) @binding(2) var<storage, read> joints: array<Joint>;
+@group(0) @binding(3) var<storage, read> dofs: array<Dof>;
+@group(0) @binding(4) var<storage, read> geoms: array<Geom>;
+@group(0) @binding(5) var<storage, read> sites: array<Site>;
+/// (nworld)
+@group(0) @binding(6) var<storage, read> world_params: array<WorldParams>;
+
+// ---------------------------------------------------------------- state
+
+/// Positions (nworld, nq).
+@group(0) @binding(16) var<storage, read_write> q: array<f32>;
+/// Velocities (nworld, nv).
+@group(0) @binding(17) var<storage, read_write> v: array<f32>;
+/// Step size of each world (nworld; s).
+@group(0) @binding(18) var<storage, read_write> h: array<f32>;
+
+// ---------------------------------------------------------------- kinematics
+
+/// Body frame origins (nworld, nbody; m).
+@group(0) @binding(20) var<storage, read_write> xpos: array<P3>;
+/// Body orientations (nworld, nbody).
+@group(0) @binding(21) var<storage, read_write> xquat: array<vec4f>;
+/// Body rotation matrices (nworld, nbody).
+@group(0) @binding(22) var<storage, read_write> xmat: array<P9>;
+/// Body centres of mass (nworld, nbody; m).
+@group(0) @binding(23) var<storage, read_write> xipos: array<P3>;
+/// Joint anchors (nworld, njnt; m).
+@group(0) @binding(24) var<storage, read_write> xanchor: array<P3>;
+/// Joint axes (nworld, njnt).
+@group(0) @binding(25) var<storage, read_write> xaxis: array<P3>;
+/// Geom positions (nworld, ngeom; m).
+@group(0) @binding(26) var<storage, read_write> geom_xpos: array<P3>;
+/// Geom rotation matrices (nworld, ngeom).
+@group(0) @binding(27) var<storage, read_write> geom_xmat: array<P9>;
+/// Site positions (nworld, nsite; m).
+@group(0) @binding(28) var<storage, read_write> site_xpos: array<P3>;
+/// Site orientations (nworld, nsite).
+@group(0) @binding(29) var<storage, read_write> site_xquat: array<vec4f>;
+/// Reference point of each body's spatial quantities: its tree root's origin (nworld, nbody; m).
+@group(0) @binding(30) var<storage, read_write> body_ref: array<P3>;
+/// Spatial inertia of each body about body_ref (nworld, nbody).
+@group(0) @binding(31) var<storage, read_write> cinert: array<PInertia>;
+/// Motion subspace of each dof (nworld, nv).
+@group(0) @binding(32) var<storage, read_write> cdof: array<PMotion>;
+/// Body spatial velocities (nworld, nbody).
+@group(0) @binding(33) var<storage, read_write> cvel: array<PMotion>;
+/// Time derivative of cdof (nworld, nv).
+@group(0) @binding(34) var<storage, read_write> cdof_dot: array<PMotion>;
+
+// ---------------------------------------------------------------- dynamics
+
+/// Joint-space mass matrix with armature, row-major (nworld, nv, nv).
+@group(0) @binding(40) var<storage, read_write> mass: array<f32>;
+/// Bias forces (nworld, nv).
+@group(0) @binding(41) var<storage, read_write> bias: array<f32>;
+/// Passive spring forces (nworld, nv).
+@group(0) @binding(42) var<storage, read_write> passive: array<f32>;
+
+// ---------------------------------------------------------------- per-world scratch
+
+/// Composite inertias (nworld, nbody).
+@group(0) @binding(48) var<storage, read_write> crb: array<PInertia>;
+/// Body accelerations of the bias recursion (nworld, nbody).
+@group(0) @binding(49) var<storage, read_write> cacc: array<PMotion>;
+/// Body forces of the bias recursion (nworld, nbody).
+@group(0) @binding(50) var<storage, read_write> cfrc: array<PMotion>;
+
+// ---------------------------------------------------------------- indexing (world first)
+
+fn body_at(w: u32, b: u32) -> u32 {
+    return w * dims.nbody + b;
+}
+fn jnt_at(w: u32, j: u32) -> u32 {
+    return w * dims.njnt + j;
+}
+fn dof_at(w: u32, d: u32) -> u32 {
+    return w * dims.nv + d;
+}
+fn geom_at(w: u32, g: u32) -> u32 {
+    return w * dims.ngeom + g;
+}
+fn site_at(w: u32, s: u32) -> u32 {
+    return w * dims.nsite + s;
+}
+fn q_at(w: u32, i: u32) -> u32 {
+    return w * dims.nq + i;
+}
+fn mass_at(w: u32, i: u32, j: u32) -> u32 {
+    return (w * dims.nv + i) * dims.nv + j;
+}

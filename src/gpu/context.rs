@@ -1,0 +1,266 @@
+//! The wgpu device: adapter selection (honouring wgpu's environment
+//! variables), the limits the kernels need, error capture, and the cache of
+//! compiled shader stages and pipelines shared by everything built on it.
+
+use super::GpuError;
+use super::shaders::{self, StageInfo};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Storage buffers one kernel may bind. Phase-1 kernels use at most 12;
+/// the margin is for later phases. 16 is available on every desktop Vulkan,
+/// Metal and D3D12 adapter (wgpu's own default is 8).
+pub const REQUIRED_STORAGE_BUFFERS_PER_STAGE: u32 = 16;
+
+/// A GPU device and queue with the kernels' limits, plus a cache of
+/// compiled stages and pipelines (created once, reused by every
+/// [`super::GpuDynamics`] on this context). `Send + Sync`: share it with `Arc`.
+pub struct GpuContext {
+    adapter: wgpu::Adapter,
+    info: wgpu::AdapterInfo,
+    /// The device (public for later phases that create their own resources).
+    pub device: wgpu::Device,
+    /// The submission queue.
+    pub queue: wgpu::Queue,
+    limits: wgpu::Limits,
+    /// First error wgpu reported outside an error scope (instead of panicking).
+    uncaptured: Arc<Mutex<Option<String>>>,
+    stages: Mutex<HashMap<&'static str, Arc<CompiledStage>>>,
+    pipelines: Mutex<HashMap<(&'static str, String), Arc<wgpu::ComputePipeline>>>,
+}
+
+/// A composed, validated and compiled kernel file.
+pub(crate) struct CompiledStage {
+    pub(crate) module: wgpu::ShaderModule,
+    pub(crate) info: StageInfo,
+}
+
+impl std::fmt::Debug for GpuContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuContext").field("adapter", &self.describe()).finish_non_exhaustive()
+    }
+}
+
+impl GpuContext {
+    /// Opens the GPU chosen the way wgpu's tools do ([`GpuOptions::from_env`]):
+    /// `WGPU_BACKEND` (e.g. `vulkan`, `metal`, `dx12`) restricts the
+    /// backends, `WGPU_ADAPTER_NAME` picks the first adapter whose name
+    /// contains it (case-insensitive), otherwise `WGPU_POWER_PREF` (`high`,
+    /// `low`, `none`; default high) guides the choice. Returns
+    /// [`GpuError::NoAdapter`] when nothing matches and [`GpuError::Limits`]
+    /// when the adapter is too small.
+    pub fn new() -> Result<Self, GpuError> {
+        Self::with_options(GpuOptions::from_env())
+    }
+
+    /// Opens the GPU chosen by `options`.
+    pub fn with_options(options: GpuOptions) -> Result<Self, GpuError> {
+        pollster::block_on(Self::new_async(options))
+    }
+
+    async fn new_async(options: GpuOptions) -> Result<Self, GpuError> {
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+        desc.backends = options.backends;
+        let backends = desc.backends & wgpu::Instance::enabled_backend_features();
+        if backends.is_empty() {
+            return Err(GpuError::NoAdapter(format!(
+                "none of the requested backends {:?} is built into cenic for this platform (built: {:?})",
+                options.backends,
+                wgpu::Instance::enabled_backend_features()
+            )));
+        }
+        desc.backends = backends;
+        let instance = wgpu::Instance::new(desc);
+        let adapter = select_adapter(&instance, &options, backends).await?;
+        let info = adapter.get_info();
+        let available = adapter.limits();
+        if available.max_storage_buffers_per_shader_stage < REQUIRED_STORAGE_BUFFERS_PER_STAGE {
+            return Err(GpuError::Limits {
+                adapter: info.name.clone(),
+                limit: "max_storage_buffers_per_shader_stage",
+                required: REQUIRED_STORAGE_BUFFERS_PER_STAGE as u64,
+                available: available.max_storage_buffers_per_shader_stage as u64,
+            });
+        }
+        // wgpu's most portable limits, raised where batched worlds need more:
+        // storage bindings per kernel and buffer sizes (all the adapter
+        // offers, as per-world arrays grow with the number of worlds).
+        let required = wgpu::Limits {
+            max_storage_buffers_per_shader_stage: available.max_storage_buffers_per_shader_stage,
+            max_storage_buffer_binding_size: available.max_storage_buffer_binding_size,
+            max_buffer_size: available.max_buffer_size,
+            max_compute_workgroups_per_dimension: available.max_compute_workgroups_per_dimension,
+            ..wgpu::Limits::downlevel_defaults()
+        };
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                label: Some("cenic"),
+                required_features: wgpu::Features::empty(),
+                required_limits: required,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| GpuError::Device(format!("adapter '{}' refused the device request: {e}", info.name)))?;
+        let limits = device.limits();
+        let uncaptured = Arc::new(Mutex::new(None::<String>));
+        let sink = uncaptured.clone();
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            let mut slot = sink.lock().unwrap_or_else(|p| p.into_inner());
+            if slot.is_none() {
+                *slot = Some(e.to_string());
+            }
+        }));
+        Ok(Self {
+            adapter,
+            info,
+            device,
+            queue,
+            limits,
+            uncaptured,
+            stages: Mutex::new(HashMap::new()),
+            pipelines: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Adapter name as the driver reports it (e.g. "llvmpipe (LLVM 15.0.6, 256 bits)"), for benchmark reports.
+    pub fn adapter_name(&self) -> &str {
+        &self.info.name
+    }
+
+    /// Full adapter information (backend, device type, driver).
+    pub fn adapter_info(&self) -> &wgpu::AdapterInfo {
+        &self.info
+    }
+
+    /// One line: name, backend, device type and driver.
+    pub fn describe(&self) -> String {
+        let i = &self.info;
+        format!("{} ({:?}, {:?}, driver {} {})", i.name, i.backend, i.device_type, i.driver, i.driver_info)
+    }
+
+    /// The device's limits (what was granted).
+    pub fn limits(&self) -> &wgpu::Limits {
+        &self.limits
+    }
+
+    /// The adapter.
+    pub fn adapter(&self) -> &wgpu::Adapter {
+        &self.adapter
+    }
+
+    /// Blocks until all submitted work has finished.
+    pub fn wait(&self) -> Result<(), GpuError> {
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| GpuError::Device(format!("waiting for the GPU: {e}")))?;
+        self.check_errors()
+    }
+
+    /// Returns the first error wgpu reported outside an error scope (a
+    /// lost device, an invalid command), if any.
+    pub fn check_errors(&self) -> Result<(), GpuError> {
+        match self.uncaptured.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            Some(e) => Err(GpuError::Device(e.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// The compiled kernel file `stage` (composed, validated by naga,
+    /// compiled by the driver once and cached).
+    pub(crate) fn stage(&self, stage: &'static str) -> Result<Arc<CompiledStage>, GpuError> {
+        let mut cache = self.stages.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = cache.get(stage) {
+            return Ok(s.clone());
+        }
+        let source = shaders::compose(stage)
+            .ok_or_else(|| GpuError::Shader { stage: stage.into(), message: "no such kernel file".into() })?;
+        let info = shaders::reflect(stage, &source)?;
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(stage),
+            source: wgpu::ShaderSource::Wgsl(source.into()),
+        });
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(GpuError::Shader { stage: stage.into(), message: e.to_string() });
+        }
+        let compiled = Arc::new(CompiledStage { module, info });
+        cache.insert(stage, compiled.clone());
+        Ok(compiled)
+    }
+
+    /// The compute pipeline of `stage::entry` (its bind group layout derived
+    /// from the variables the entry point uses), created once and cached.
+    pub(crate) fn pipeline(&self, stage: &'static str, entry: &str) -> Result<Arc<wgpu::ComputePipeline>, GpuError> {
+        let key = (stage, entry.to_string());
+        if let Some(p) = self.pipelines.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+            return Ok(p.clone());
+        }
+        let compiled = self.stage(stage)?;
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(&format!("{stage}::{entry}")),
+            layout: None,
+            module: &compiled.module,
+            entry_point: Some(entry),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(GpuError::Shader { stage: stage.into(), message: format!("entry '{entry}': {e}") });
+        }
+        let pipeline = Arc::new(pipeline);
+        self.pipelines.lock().unwrap_or_else(|p| p.into_inner()).insert(key, pipeline.clone());
+        Ok(pipeline)
+    }
+}
+
+/// How to choose the adapter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuOptions {
+    /// Backends to consider (wgpu's `WGPU_BACKEND`; default: all built in).
+    pub backends: wgpu::Backends,
+    /// Take the first adapter whose name contains this, case-insensitive (`WGPU_ADAPTER_NAME`).
+    pub adapter_name: Option<String>,
+    /// Otherwise prefer by power (`WGPU_POWER_PREF`; default high performance).
+    pub power_preference: wgpu::PowerPreference,
+}
+
+impl GpuOptions {
+    /// Options from wgpu's environment variables `WGPU_BACKEND`,
+    /// `WGPU_ADAPTER_NAME` and `WGPU_POWER_PREF`.
+    pub fn from_env() -> Self {
+        Self {
+            backends: wgpu::Backends::from_env().unwrap_or(wgpu::Backends::all()),
+            adapter_name: std::env::var("WGPU_ADAPTER_NAME").ok().filter(|s| !s.is_empty()),
+            power_preference: wgpu::PowerPreference::from_env().unwrap_or(wgpu::PowerPreference::HighPerformance),
+        }
+    }
+}
+
+/// Picks the adapter named by `WGPU_ADAPTER_NAME`, or the one wgpu prefers
+/// (under `WGPU_POWER_PREF`). Unlike `wgpu::util::initialize_adapter_from_env`,
+/// a name that matches nothing is an error listing the adapters, not a panic.
+async fn select_adapter(
+    instance: &wgpu::Instance,
+    options: &GpuOptions,
+    backends: wgpu::Backends,
+) -> Result<wgpu::Adapter, GpuError> {
+    if let Some(wanted) = &options.adapter_name {
+        let wanted_lc = wanted.to_lowercase();
+        let adapters = instance.enumerate_adapters(backends).await;
+        let names: Vec<String> = adapters.iter().map(|a| a.get_info().name).collect();
+        return adapters.into_iter().find(|a| a.get_info().name.to_lowercase().contains(&wanted_lc)).ok_or_else(|| {
+            GpuError::NoAdapter(format!("WGPU_ADAPTER_NAME='{wanted}' matches none of the adapters {names:?}"))
+        });
+    }
+    match instance
+        .request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: options.power_preference,
+            ..Default::default()
+        })
+        .await
+    {
+        Ok(a) => Ok(a),
+        Err(e) => Err(GpuError::NoAdapter(format!("wgpu found no adapter for backends {backends:?} ({e})"))),
+    }
+}

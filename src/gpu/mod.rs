@@ -1,0 +1,122 @@
+//! GPU path (wgpu + WGSL compute kernels, f32): many worlds of one model
+//! stepped in parallel, with the same stages and names as the CPU path.
+//!
+//! | Rust wrapper | kernel file | CPU twin |
+//! |---|---|---|
+//! | [`kinematics`] | `kernels/kinematics.wgsl` | `src/dynamics/kinematics.rs` |
+//! | [`rnea`] | `kernels/rnea.wgsl` | `src/dynamics/rnea.rs` |
+//! | [`integrate`] | `kernels/integrate.wgsl` | `src/dynamics/integrate.rs` |
+//!
+//! Every kernel file is composed at load time as `common.wgsl` (math
+//! helpers, the twin of `src/math`) + `data.wgsl` (the binding table, the
+//! twin of [`crate::dynamics::Data`]) + the stage file ([`shaders`]).
+//! Buffers are bound to WGSL variables by name, using naga reflection of
+//! each entry point, so a stage only declares what it reads and writes.
+//!
+//! Layout: model constants ([`model`]) are uploaded once; per-world
+//! parameters and state ([`buffers`]) are flat `f32` arrays, world first
+//! (`(nworld, n, width)`), with each world's block laid out like the
+//! matching `Data<f32>` field. Nothing is allocated while stepping.
+//!
+//! Launches: tree recursions run one thread per world; stages independent
+//! per item (geom/site poses, spatial inertias, `integrate_q`) run one thread
+//! per (world, item), whose flat index is the item's index in the
+//! `(nworld, n)` arrays. A later phase (collision, ICF, CENIC) adds a
+//! kernel file to [`shaders::STAGES`], its buffers to `data.wgsl` and to a
+//! [`BufferSource`] (fixed per-world capacities plus an overflow counter
+//! per world, allocated up front), and a wrapper whose kernels it encodes
+//! into the same compute pass as [`GpuDynamics::encode`].
+//!
+//! Nothing here runs unless asked for: creating a [`GpuContext`] is the only
+//! way in, and it returns [`GpuError::NoAdapter`] (never panics) on machines
+//! without a usable adapter. The CPU path does not depend on this module.
+//!
+//! ```no_run
+//! use cenic::gpu::{Field, GpuContext, GpuDynamics, Stage};
+//! use std::sync::Arc;
+//! let model = Arc::new(cenic::scenes::cube_toss());
+//! let ctx = Arc::new(GpuContext::new()?);
+//! let gpu = GpuDynamics::new(ctx, model, 1024)?;
+//! gpu.run(&Stage::FORWARD)?;
+//! let mass = gpu.read(Field::Mass)?; // (nworld, nv, nv)
+//! # Ok::<(), cenic::gpu::GpuError>(())
+//! ```
+
+pub mod buffers;
+pub mod context;
+pub mod dynamics;
+pub mod integrate;
+pub mod kinematics;
+pub mod model;
+pub mod rnea;
+pub mod shaders;
+
+pub use buffers::{BufferSource, Field, GpuData, Readback, StorageBuffer};
+pub use context::{GpuContext, GpuOptions};
+pub use dynamics::{GpuDynamics, Stage};
+pub use model::GpuModel;
+pub use shaders::Kernel;
+/// The wgpu version the GPU path is built on (for `GpuOptions`, encoders and passes).
+pub use wgpu;
+
+/// Threads per workgroup of every kernel (`WORKGROUP_SIZE` in `kernels/common.wgsl`).
+pub const WORKGROUP_SIZE: u32 = 64;
+
+/// Errors of the GPU path. None of them is a panic: a machine without a
+/// usable GPU gets [`GpuError::NoAdapter`] and can keep using the CPU path.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum GpuError {
+    /// No adapter matched (or none exists).
+    #[error(
+        "no GPU adapter: {0}. On Linux without a GPU, install Mesa's software Vulkan driver \
+         (Debian/Ubuntu: `apt-get install mesa-vulkan-drivers`, which provides lavapipe); \
+         WGPU_BACKEND, WGPU_ADAPTER_NAME and WGPU_POWER_PREF select among several adapters"
+    )]
+    NoAdapter(String),
+    /// The adapter cannot provide a limit the kernels need.
+    #[error("GPU adapter '{adapter}' too limited: {limit} is {available}, need {required}")]
+    Limits {
+        /// Adapter name.
+        adapter: String,
+        /// Name of the wgpu limit.
+        limit: &'static str,
+        /// What the kernels need.
+        required: u64,
+        /// What the adapter offers.
+        available: u64,
+    },
+    /// Device creation failed, the device was lost, or wgpu reported an error.
+    #[error("GPU device error: {0}")]
+    Device(String),
+    /// A kernel failed to parse, validate or compile.
+    #[error("kernel '{stage}': {message}")]
+    Shader {
+        /// Stage (kernel file) name.
+        stage: String,
+        /// The compiler's message.
+        message: String,
+    },
+    /// A kernel uses a WGSL variable no buffer is registered for.
+    #[error("kernel '{stage}::{entry}' binds '{name}', which no GPU buffer provides")]
+    Binding {
+        /// Stage (kernel file) name.
+        stage: String,
+        /// Entry point.
+        entry: String,
+        /// WGSL variable name.
+        name: String,
+    },
+    /// A slice of the wrong length was passed in.
+    #[error("{what}: expected {expected} values, got {got}")]
+    Length {
+        /// Which argument.
+        what: &'static str,
+        /// Expected length.
+        expected: usize,
+        /// Actual length.
+        got: usize,
+    },
+    /// Reading a buffer back failed.
+    #[error("GPU readback failed: {0}")]
+    Readback(String),
+}

@@ -1,0 +1,251 @@
+//! Kernel sources, their composition, naga reflection, and [`Kernel`]: one
+//! entry point with its pipeline, its bind group (created once) and its
+//! launch size.
+//!
+//! Each stage file under `kernels/` is composed at load time as
+//! `common.wgsl + data.wgsl + <stage>.wgsl` ([`compose`]). The composed
+//! module is validated by naga ([`reflect`]), which also tells which
+//! `data.wgsl` variables each entry point uses; [`Kernel::new`] binds
+//! exactly those, by name, from the registered [`BufferSource`]s. A later
+//! phase adds a kernel by adding its file to [`STAGES`], its buffers to
+//! `data.wgsl` and to a `BufferSource`, and a thin wrapper that creates its
+//! [`Kernel`]s and encodes them in order.
+
+use super::buffers::BufferSource;
+use super::context::GpuContext;
+use super::{GpuError, WORKGROUP_SIZE};
+use std::sync::Arc;
+
+/// Math helpers (twin of `src/math`), composed first.
+pub const COMMON: &str = include_str!("../../kernels/common.wgsl");
+/// The binding table (twin of `Data`), composed second.
+pub const DATA: &str = include_str!("../../kernels/data.wgsl");
+
+/// Stage files: (name, source). The name is the file stem and the Rust wrapper's module name.
+pub const STAGES: &[(&str, &str)] = &[
+    ("kinematics", include_str!("../../kernels/kinematics.wgsl")),
+    ("rnea", include_str!("../../kernels/rnea.wgsl")),
+    ("integrate", include_str!("../../kernels/integrate.wgsl")),
+];
+
+/// The full WGSL module of stage `name` exactly as the runtime compiles it,
+/// or `None` for an unknown stage.
+pub fn compose(name: &str) -> Option<String> {
+    STAGES.iter().find(|(n, _)| *n == name).map(|(_, src)| compose_source(src))
+}
+
+/// `common.wgsl + data.wgsl + stage`.
+pub fn compose_source(stage_source: &str) -> String {
+    format!("// ---- kernels/common.wgsl\n{COMMON}\n// ---- kernels/data.wgsl\n{DATA}\n// ---- stage\n{stage_source}")
+}
+
+/// How a WGSL variable is bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BindingKind {
+    /// `var<uniform>`.
+    Uniform,
+    /// `var<storage, read>`.
+    StorageRead,
+    /// `var<storage, read_write>`.
+    StorageReadWrite,
+}
+
+/// One resource variable used by an entry point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BindingInfo {
+    /// WGSL variable name (= the buffer's registered name).
+    pub name: String,
+    /// `@group`.
+    pub group: u32,
+    /// `@binding`.
+    pub binding: u32,
+    /// Address space and access.
+    pub kind: BindingKind,
+}
+
+/// A compute entry point and the resources it uses.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EntryInfo {
+    /// Entry point name (= the CPU function it mirrors).
+    pub name: String,
+    /// `@workgroup_size`.
+    pub workgroup_size: [u32; 3],
+    /// Variables the entry point (or a function it calls) uses.
+    pub bindings: Vec<BindingInfo>,
+}
+
+impl EntryInfo {
+    /// Number of storage buffers bound (counts against `max_storage_buffers_per_shader_stage`).
+    pub fn storage_buffers(&self) -> u32 {
+        self.bindings.iter().filter(|b| b.kind != BindingKind::Uniform).count() as u32
+    }
+}
+
+/// A validated kernel file: its compute entry points.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StageInfo {
+    /// Stage name.
+    pub name: String,
+    /// Compute entry points, in file order.
+    pub entries: Vec<EntryInfo>,
+}
+
+/// Parses and validates the composed `source` of stage `stage` with naga
+/// (all validation flags) and lists each entry point's bindings.
+pub fn reflect(stage: &str, source: &str) -> Result<StageInfo, GpuError> {
+    let label = format!("{stage}.wgsl (composed)");
+    let module = naga::front::wgsl::parse_str(source)
+        .map_err(|e| GpuError::Shader { stage: stage.into(), message: e.emit_to_string_with_path(source, &label) })?;
+    let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::default())
+        .validate(&module)
+        .map_err(|e| GpuError::Shader { stage: stage.into(), message: e.emit_to_string_with_path(source, &label) })?;
+    let mut entries = Vec::new();
+    for (i, ep) in module.entry_points.iter().enumerate() {
+        if ep.stage != naga::ShaderStage::Compute {
+            continue;
+        }
+        let uses = info.get_entry_point(i);
+        let mut bindings = Vec::new();
+        for (handle, var) in module.global_variables.iter() {
+            let Some(rb) = &var.binding else { continue };
+            if uses[handle].is_empty() {
+                continue;
+            }
+            let kind = match var.space {
+                naga::AddressSpace::Uniform => BindingKind::Uniform,
+                naga::AddressSpace::Storage { access } if access.contains(naga::StorageAccess::STORE) => {
+                    BindingKind::StorageReadWrite
+                }
+                naga::AddressSpace::Storage { .. } => BindingKind::StorageRead,
+                other => {
+                    return Err(GpuError::Shader {
+                        stage: stage.into(),
+                        message: format!("entry '{}': unsupported resource space {other:?}", ep.name),
+                    });
+                }
+            };
+            let name = var.name.clone().unwrap_or_default();
+            bindings.push(BindingInfo { name, group: rb.group, binding: rb.binding, kind });
+        }
+        bindings.sort_by_key(|b| (b.group, b.binding));
+        entries.push(EntryInfo { name: ep.name.clone(), workgroup_size: ep.workgroup_size, bindings });
+    }
+    Ok(StageInfo { name: stage.into(), entries })
+}
+
+/// Workgroups (x, y) for a 1D launch of `threads` threads, split over y when
+/// x would exceed `max_per_dim` (the kernels' `thread_index` undoes this).
+pub fn dispatch_size(threads: u32, max_per_dim: u32) -> (u32, u32) {
+    let groups = threads.div_ceil(WORKGROUP_SIZE);
+    if groups <= max_per_dim { (groups, 1) } else { (max_per_dim, groups.div_ceil(max_per_dim)) }
+}
+
+/// One compute entry point ready to encode: pipeline (cached on the
+/// context), bind group (created once, over this instance's buffers) and
+/// the number of threads of one launch.
+pub struct Kernel {
+    stage: &'static str,
+    entry: &'static str,
+    pipeline: Arc<wgpu::ComputePipeline>,
+    bind_group: wgpu::BindGroup,
+    workgroups: (u32, u32),
+}
+
+impl std::fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Kernel({}::{}, workgroups {:?})", self.stage, self.entry, self.workgroups)
+    }
+}
+
+impl Kernel {
+    /// Creates the kernel `stage::entry` launched over `threads` threads
+    /// (e.g. nworld, or nworld × nbody), binding each variable it uses to
+    /// the buffer of the same name found first in `sources`.
+    pub fn new(
+        ctx: &GpuContext,
+        stage: &'static str,
+        entry: &'static str,
+        threads: usize,
+        sources: &[&dyn BufferSource],
+    ) -> Result<Self, GpuError> {
+        let compiled = ctx.stage(stage)?;
+        let info = compiled.info.entries.iter().find(|e| e.name == entry).ok_or_else(|| GpuError::Shader {
+            stage: stage.into(),
+            message: format!("no compute entry point '{entry}'"),
+        })?;
+        let limits = ctx.limits();
+        if info.storage_buffers() > limits.max_storage_buffers_per_shader_stage {
+            return Err(GpuError::Limits {
+                adapter: ctx.adapter_name().into(),
+                limit: "max_storage_buffers_per_shader_stage",
+                required: info.storage_buffers() as u64,
+                available: limits.max_storage_buffers_per_shader_stage as u64,
+            });
+        }
+        let threads = u32::try_from(threads).map_err(|_| GpuError::Limits {
+            adapter: ctx.adapter_name().into(),
+            limit: "threads per launch (u32)",
+            required: threads as u64,
+            available: u32::MAX as u64,
+        })?;
+        let workgroups = dispatch_size(threads, limits.max_compute_workgroups_per_dimension);
+        if workgroups.1 > limits.max_compute_workgroups_per_dimension {
+            return Err(GpuError::Limits {
+                adapter: ctx.adapter_name().into(),
+                limit: "max_compute_workgroups_per_dimension",
+                required: workgroups.1 as u64,
+                available: limits.max_compute_workgroups_per_dimension as u64,
+            });
+        }
+        let pipeline = ctx.pipeline(stage, entry)?;
+        let mut entries = Vec::with_capacity(info.bindings.len());
+        for b in &info.bindings {
+            let buffer = sources.iter().find_map(|s| s.buffer(&b.name)).ok_or_else(|| GpuError::Binding {
+                stage: stage.into(),
+                entry: entry.into(),
+                name: b.name.clone(),
+            })?;
+            entries.push(wgpu::BindGroupEntry { binding: b.binding, resource: buffer.as_entire_binding() });
+        }
+        let scope = ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let bind_group = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(entry),
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &entries,
+        });
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(GpuError::Shader { stage: stage.into(), message: format!("binding '{entry}': {e}") });
+        }
+        Ok(Self { stage, entry, pipeline, bind_group, workgroups })
+    }
+
+    /// Records one launch into `pass` (nothing when there are no threads).
+    pub fn encode(&self, pass: &mut wgpu::ComputePass<'_>) {
+        if self.workgroups.0 == 0 {
+            return;
+        }
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, &self.bind_group, &[]);
+        pass.dispatch_workgroups(self.workgroups.0, self.workgroups.1, 1);
+    }
+
+    /// `stage::entry`.
+    pub fn name(&self) -> String {
+        format!("{}::{}", self.stage, self.entry)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dispatch_size_splits_large_launches() {
+        assert_eq!(dispatch_size(0, 65535), (0, 1));
+        assert_eq!(dispatch_size(1, 65535), (1, 1));
+        assert_eq!(dispatch_size(64, 65535), (1, 1));
+        assert_eq!(dispatch_size(65, 65535), (2, 1));
+        let (x, y) = dispatch_size(10_000_000, 65535);
+        assert!(x <= 65535 && (x as u64) * (y as u64) * 64 >= 10_000_000);
+    }
+}

@@ -1,0 +1,117 @@
+//! Every kernel file, composed exactly as the runtime composes it, parses
+//! and validates with naga; its entry points use the common workgroup size;
+//! every variable they bind is provided by a host buffer; and the host's
+//! packed structs and per-world arrays have the WGSL layouts. No GPU needed.
+
+use cenic::gpu::context::REQUIRED_STORAGE_BUFFERS_PER_STAGE;
+use cenic::gpu::model::struct_layouts;
+use cenic::gpu::shaders::{self, STAGES};
+use cenic::gpu::{Field, GpuModel, WORKGROUP_SIZE};
+use naga::{Module, TypeInner};
+use std::collections::HashMap;
+
+fn validate(label: &str, source: &str) -> Module {
+    let module = naga::front::wgsl::parse_str(source)
+        .unwrap_or_else(|e| panic!("{label} does not parse:\n{}", e.emit_to_string_with_path(source, label)));
+    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::default())
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{label} does not validate:\n{}", e.emit_to_string_with_path(source, label)));
+    module
+}
+
+#[test]
+fn every_kernel_file_is_a_stage() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
+    let mut on_disk = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "wgsl") {
+            let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
+            let text = std::fs::read_to_string(&path).unwrap();
+            match stem.as_str() {
+                "common" => assert_eq!(text, shaders::COMMON),
+                "data" => assert_eq!(text, shaders::DATA),
+                _ => {
+                    let (_, src) = STAGES
+                        .iter()
+                        .find(|(n, _)| *n == stem)
+                        .unwrap_or_else(|| panic!("kernels/{stem}.wgsl is not listed in shaders::STAGES"));
+                    assert_eq!(&text, src);
+                    on_disk.push(stem);
+                }
+            }
+        }
+    }
+    assert_eq!(on_disk.len(), STAGES.len(), "a listed stage has no file");
+}
+
+#[test]
+fn composed_stages_validate_and_bind_known_buffers() {
+    let known: Vec<&str> = GpuModel::BUFFER_NAMES.iter().copied().chain(Field::ALL.iter().map(|f| f.name())).collect();
+    for (name, _) in STAGES {
+        let source = shaders::compose(name).unwrap();
+        let module = validate(&format!("{name}.wgsl (composed)"), &source);
+        let computes: Vec<_> = module.entry_points.iter().filter(|e| e.stage == naga::ShaderStage::Compute).collect();
+        assert!(!computes.is_empty(), "{name} has no compute entry point");
+        for ep in computes {
+            assert_eq!(ep.workgroup_size, [WORKGROUP_SIZE, 1, 1], "{name}::{}", ep.name);
+        }
+        // The runtime's own reflection agrees and every binding resolves.
+        let info = shaders::reflect(name, &source).unwrap();
+        for e in &info.entries {
+            assert!(!e.bindings.is_empty(), "{name}::{} binds nothing", e.name);
+            assert!(
+                e.storage_buffers() <= REQUIRED_STORAGE_BUFFERS_PER_STAGE,
+                "{name}::{} binds {} storage buffers",
+                e.name,
+                e.storage_buffers()
+            );
+            for b in &e.bindings {
+                assert!(known.contains(&b.name.as_str()), "{name}::{} binds unknown '{}'", e.name, b.name);
+            }
+            eprintln!("{name}::{}: {} storage buffers", e.name, e.storage_buffers());
+        }
+    }
+}
+
+/// The binding table alone (with the helpers) validates, declares every
+/// host buffer, and each per-world array's element is `width` floats.
+#[test]
+fn binding_table_matches_host_layout() {
+    let module = validate("data.wgsl (composed)", &shaders::compose_source(""));
+    let vars: HashMap<String, &naga::GlobalVariable> =
+        module.global_variables.iter().filter_map(|(_, v)| Some((v.name.clone()?, v))).collect();
+    for name in GpuModel::BUFFER_NAMES {
+        assert!(vars.contains_key(name), "data.wgsl lacks model buffer '{name}'");
+    }
+    // Any model with nv ≠ 1 tells matrix rows from scalars.
+    let model = cenic::scenes::cube_toss();
+    for f in Field::ALL {
+        let var = vars.get(f.name()).unwrap_or_else(|| panic!("data.wgsl lacks field '{}'", f.name()));
+        let TypeInner::Array { stride, .. } = module.types[var.ty].inner else {
+            panic!("'{}' is not an array", f.name())
+        };
+        let (_, width) = f.shape(&model);
+        let floats = if f == Field::Mass { 1 } else { width };
+        assert_eq!(stride as usize, 4 * floats, "element size of '{}'", f.name());
+        assert!(
+            matches!(var.space, naga::AddressSpace::Storage { access } if access.contains(naga::StorageAccess::STORE)),
+            "'{}' must be read_write",
+            f.name()
+        );
+    }
+    // Packed model structs: same size and field offsets as the Rust side.
+    let structs: HashMap<String, &TypeInner> =
+        module.types.iter().filter_map(|(_, t)| Some((t.name.clone()?, &t.inner))).collect();
+    for (name, size, fields) in struct_layouts() {
+        let Some(TypeInner::Struct { members, span }) = structs.get(name) else { panic!("no WGSL struct {name}") };
+        assert_eq!(*span as usize, size, "size of {name}");
+        for (field, offset) in fields {
+            let m = members
+                .iter()
+                .find(|m| m.name.as_deref() == Some(field))
+                .unwrap_or_else(|| panic!("WGSL {name} lacks '{field}'"));
+            assert_eq!(m.offset as usize, offset, "offset of {name}.{field}");
+        }
+    }
+}
