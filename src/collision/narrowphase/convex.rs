@@ -47,7 +47,7 @@ use crate::collision::{ContactPoint, MAX_MANIFOLD, Manifold, Shape};
 use crate::math::{Real, Vec3, v3};
 use convex_manifold::manifold;
 use epa::{Epa, epa_rel_tol, refine};
-use gjk::{GjkStatus, cso_support, gjk};
+use gjk::{GjkStatus, cso_support, gjk, gjk_rel_tol, gjk_resume};
 use support::{bounding_radius, core_radius, support, support_core};
 
 /// Signed distance of two convex shapes with its witnesses.
@@ -79,7 +79,8 @@ impl<T: Real> Separation<T> {
     }
 }
 
-/// Gap (relative to the scale) to which EPA runs before Newton refinement is tried.
+/// Relative gap to which GJK (of the distance) and EPA (of the depth, times
+/// the scale) run before Newton refinement is tried.
 fn coarse_tol<T: Real>() -> T {
     T::c(1e-6)
 }
@@ -103,25 +104,30 @@ pub fn convex_separation<T: Real>(a: &Shape<'_, T>, b: &Shape<'_, T>, cutoff: T)
     let b0 = Shape { pos: b.pos - origin, ..*b };
     let (ra, rb) = (core_radius(a), core_radius(b));
     let scale = (bounding_radius(a) + bounding_radius(b) + b0.pos.norm()).max(T::min_positive_value());
-    let g = gjk(&a0, &b0, cutoff + ra + rb, scale);
+    let tol = epa_rel_tol::<T>() * scale;
+    // Coarse GJK first: on smooth shapes it converges only linearly, and
+    // Newton finishes faster; where Newton cannot (edges, faces), a full GJK.
+    let mut g = gjk(&a0, &b0, cutoff + ra + rb, scale, coarse_tol::<T>().max(gjk_rel_tol::<T>()));
+    let mut refined_sep = None;
+    if g.status == GjkStatus::Separated && g.dist - g.lower > tol {
+        let r = refine(&a0, &b0, g.normal, scale);
+        if r.residual <= refine_tol(tol, scale) && -r.depth >= g.lower {
+            refined_sep = Some(r);
+        } else {
+            g = gjk_resume(&a0, &b0, cutoff + ra + rb, scale, gjk_rel_tol::<T>(), &g);
+        }
+    }
     let (dist, normal, pa, pb, features) = match g.status {
         GjkStatus::Beyond => return None,
-        GjkStatus::Separated => {
-            let (_, pa, pb) = g.simplex.points();
-            let tol = epa_rel_tol::<T>() * scale;
-            // GJK converges linearly on curved shapes and can stall on round-off
-            // (f32): finish with Newton when it left a gap.
-            let r = if g.dist - g.lower > tol { Some(refine(&a0, &b0, g.normal, scale)) } else { None };
-            match r {
-                Some(r) if r.residual <= refine_tol(tol, scale) && -r.depth >= g.lower => {
-                    (-r.depth - ra - rb, r.normal, r.pa, r.pb, r.features)
-                }
-                _ => (g.dist - ra - rb, g.normal, pa, pb, g.simplex.features()),
+        GjkStatus::Separated => match refined_sep {
+            Some(r) => (-r.depth - ra - rb, r.normal, r.pa, r.pb, r.features),
+            None => {
+                let (_, pa, pb) = g.simplex.points();
+                (g.dist - ra - rb, g.normal, pa, pb, g.simplex.features())
             }
-        }
+        },
         GjkStatus::Overlapping => {
             let mut e = Epa::new(&a0, &b0, &g.simplex, scale);
-            let tol = epa_rel_tol::<T>() * scale;
             // Coarse EPA finds the basin of the optimum; where K is smooth there,
             // Newton on the support function finishes quadratically (accepted
             // only when it reaches the optimality condition to `tol`); else EPA goes on.

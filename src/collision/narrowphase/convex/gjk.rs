@@ -252,10 +252,9 @@ pub fn gjk_rel_tol<T: Real>() -> T {
 /// GJK distance between the cores of `a` and `b`. `cutoff` (m): stop with
 /// `Beyond` once the distance is proven larger. `scale` (m): size of the
 /// problem (coordinates relative to A), which sets the absolute tolerances.
-pub fn gjk<T: Real>(a: &Shape<'_, T>, b: &Shape<'_, T>, cutoff: T, scale: T) -> GjkResult<T> {
-    let eps_rel = gjk_rel_tol::<T>();
-    // Below this distance the cores are treated as touching and EPA decides.
-    let touch = T::c(64.0) * T::EPS * scale;
+/// `eps_rel`: relative gap between the upper and lower bound of the distance
+/// at which to stop ([`gjk_rel_tol`] for full accuracy).
+pub fn gjk<T: Real>(a: &Shape<'_, T>, b: &Shape<'_, T>, cutoff: T, scale: T, eps_rel: T) -> GjkResult<T> {
     let mut d = b.pos - a.pos;
     if d.norm2() <= T::min_positive_value() {
         d = Vec3::unit(0);
@@ -264,13 +263,37 @@ pub fn gjk<T: Real>(a: &Shape<'_, T>, b: &Shape<'_, T>, cutoff: T, scale: T) -> 
     s.pts[0] = cso_support(a, b, d);
     s.bary[0] = T::one();
     s.len = 1;
-    let mut v = s.pts[0].w;
+    let start = GjkResult {
+        status: GjkStatus::Separated,
+        simplex: s,
+        dist: s.pts[0].w.norm(),
+        v: s.pts[0].w,
+        normal: Vec3::unit(2),
+        lower: T::neg_infinity(),
+    };
+    gjk_resume(a, b, cutoff, scale, eps_rel, &start)
+}
+
+/// Continues GJK from a `Separated` result `prev` (e.g. a coarse run) to the
+/// relative gap `eps_rel`; arguments as for [`gjk`].
+pub fn gjk_resume<T: Real>(
+    a: &Shape<'_, T>,
+    b: &Shape<'_, T>,
+    cutoff: T,
+    scale: T,
+    eps_rel: T,
+    prev: &GjkResult<T>,
+) -> GjkResult<T> {
+    // Below this distance the cores are treated as touching and EPA decides.
+    let touch = T::c(64.0) * T::EPS * scale;
+    let mut s = prev.simplex;
+    let mut v = prev.v;
     let mut vv = v.norm2();
-    let mut lower = T::neg_infinity();
+    let mut lower = prev.lower;
+    let mut normal = prev.normal;
     let mut best = s;
     let mut best_vv = T::infinity();
     let mut restarts = 0;
-    let mut normal = Vec3::unit(2);
     let overlap = |s: Simplex<T>, v: Vec3<T>| GjkResult {
         status: GjkStatus::Overlapping,
         simplex: s,
