@@ -219,6 +219,40 @@ fn stacked_cylinders_and_capsules_on_flat_faces() {
 }
 
 #[test]
+fn parallel_cylinders_and_capsules_give_line_contacts() {
+    // Two logs side by side (axes along x, offset along y), and a capsule lying along a log.
+    let lying = rot([0., 1., 0.], 1.5707963267948966);
+    let (r, pen) = (0.1, 0.002);
+    let log1 = shape(GeomKind::Cylinder, [r, 0.4, 0.0], [0.0, 0.0, 0.0], lying, None);
+    let log2 = shape(GeomKind::Cylinder, [r, 0.3, 0.0], [0.2, 2.0 * r - pen, 0.0], lying, None);
+    let c = contacts(&log1, &log2);
+    assert_eq!(c.len(), 2, "{c:?}");
+    let mut xs: Vec<f64> = c.iter().map(|p| p.pos.x).collect();
+    xs.sort_by(f64::total_cmp);
+    assert!(close(xs[0], -0.1, 1e-9) && close(xs[1], 0.4, 1e-9), "overlap of the two lines: {xs:?}");
+    for p in &c {
+        assert!(close(p.dist, -pen, 1e-9));
+        assert!(close(p.normal.y, 1.0, 1e-9));
+    }
+    let cap = shape(GeomKind::Capsule, [0.05, 0.2, 0.0], [0.0, 0.0, r + 0.05 - pen], lying, None);
+    let c = contacts(&cap, &log1);
+    assert_eq!(c.len(), 2, "{c:?}");
+    for p in &c {
+        assert!(close(p.dist, -pen, 1e-9));
+        assert!(close(p.pos.x.abs(), 0.2, 1e-9));
+    }
+    // Crossed logs touch at one point.
+    let crossed = shape(
+        GeomKind::Cylinder,
+        [r, 0.3, 0.0],
+        [0.0, 0.0, 2.0 * r - pen],
+        rot([1., 0., 0.], 1.5707963267948966),
+        None,
+    );
+    assert_eq!(contacts(&log1, &crossed).len(), 1);
+}
+
+#[test]
 fn box_resting_on_an_edge_gives_the_edge_ends() {
     // Box rotated 45° about x, its lowest edge along x pressed into a mesh slab.
     let m = box_mesh([1.0, 1.0, 0.1]);

@@ -16,6 +16,9 @@
 //! set does not reach its depth (a curved contact point between polygon
 //! samples). All points carry the GJK/EPA normal.
 //!
+//! Two straight features lying side by side (capsule segments, cylinder side
+//! lines, with no flat face involved) give the two ends of their overlap.
+//!
 //! Feature ids of clipped points: the reference face (box `2·axis + (side >
 //! 0)`, mesh polygon index, cylinder cap 0 = −z, 1 = +z) on the reference
 //! shape; on the incident shape the incident vertex (box corner bits, mesh
@@ -364,6 +367,91 @@ fn select<T: Real>(pts: &[ContactPoint<T>], n: usize) -> ([usize; MAX_MANIFOLD],
     (keep, MAX_MANIFOLD)
 }
 
+/// Straight line of `s` lying across the unit world direction `dir` (its
+/// surface facing `dir`): a capsule's segment shifted by its radius, or a
+/// cylinder's side line; ends and their ids (capsule 0/1, cylinder side
+/// 16/17). None for other shapes or when the axis is not within ~6° of
+/// perpendicular to `dir`.
+fn line_feature<T: Real>(s: &Shape<'_, T>, dir: Vec3<T>) -> Option<(Vec3<T>, Vec3<T>, [u32; 2])> {
+    let u = s.rot.col(2);
+    if u.dot(dir).abs() > T::c(0.1) {
+        return None;
+    }
+    let h = s.size.y;
+    match s.kind {
+        GeomKind::Capsule => {
+            let off = dir * s.size.x;
+            Some((s.pos - u * h + off, s.pos + u * h + off, [0, 1]))
+        }
+        GeomKind::Cylinder => {
+            let e = (dir - u * u.dot(dir)).normalize() * s.size.x;
+            Some((s.pos - u * h + e, s.pos + u * h + e, [16, 17]))
+        }
+        _ => None,
+    }
+}
+
+/// Line contact: two straight features (capsule segment, cylinder side)
+/// lying side by side give the two ends of their overlap; else the single
+/// point. Depths are measured along the GJK/EPA normal and clamped to its φ.
+fn line_line<T: Real>(
+    a: &Shape<'_, T>,
+    b: &Shape<'_, T>,
+    single: ContactPoint<T>,
+    margin: T,
+    scale: T,
+    out: &mut Manifold<T>,
+) {
+    let n = single.normal;
+    let (Some((a0, a1, ia)), Some((b0, b1, ib))) = (line_feature(a, n), line_feature(b, -n)) else {
+        out.push(single);
+        return;
+    };
+    let (da, db) = (a1 - a0, b1 - b0);
+    let (la, lb) = (da.norm2(), db.norm2());
+    // Crossed lines touch at one point; only nearly parallel ones make a line contact.
+    if la <= T::min_positive_value() || lb <= T::min_positive_value() || da.cross(db).norm2() > T::c(1e-2) * la * lb {
+        out.push(single);
+        return;
+    }
+    // Overlap of B's segment projected on A's, in A's parameter.
+    let (sb0, sb1) = ((b0 - a0).dot(da) / la, (b1 - a0).dot(da) / la);
+    let lo = sb0.min(sb1).max(T::zero());
+    let hi = sb0.max(sb1).min(T::one());
+    if !(lo < hi) {
+        out.push(single);
+        return;
+    }
+    let mut min_d = T::infinity();
+    for t in [lo, hi] {
+        let pa = a0 + da * t;
+        let tb = ((pa - b0).dot(db) / lb).max(T::zero()).min(T::one());
+        let pb = b0 + db * tb;
+        let d = (pb - pa).dot(n).max(single.dist);
+        if d < margin {
+            let ida = if t == T::zero() {
+                ia[0]
+            } else if t == T::one() {
+                ia[1]
+            } else {
+                ia[0] | FEATURE_CLIPPED
+            };
+            let idb = if tb == T::zero() {
+                ib[0]
+            } else if tb == T::one() {
+                ib[1]
+            } else {
+                ib[0] | FEATURE_CLIPPED
+            };
+            out.push(ContactPoint { pos: pa + n * (d * T::c(0.5)), normal: n, dist: d, feature: [ida, idb] });
+            min_d = min_d.min(d);
+        }
+    }
+    if out.len == 0 || min_d > single.dist + T::c(2.0) * epa_rel_tol::<T>() * scale {
+        out.push(single);
+    }
+}
+
 /// Writes the contact manifold of `a` and `b` (A < B in kind order) into
 /// `out`, given their signed distance `dist` (m), unit normal `n` (A → B),
 /// the single GJK/EPA contact `single`, and the margin (m). Falls back to
@@ -393,7 +481,7 @@ pub fn manifold<T: Real>(
         (Some(x), None) => (true, &ra, x),
         (None, Some(y)) => (false, &rb, y),
         (None, None) => {
-            out.push(single);
+            line_line(a, b, single, margin, scale, out);
             return;
         }
     };
