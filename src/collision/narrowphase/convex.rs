@@ -45,7 +45,7 @@ pub mod support;
 
 use crate::collision::{ContactPoint, MAX_MANIFOLD, Manifold, Shape};
 use crate::math::{Real, Vec3, v3};
-use convex_manifold::manifold;
+use convex_manifold::{Poly, manifold, projects_inside, reference_face};
 use epa::{Epa, epa_rel_tol, refine};
 use gjk::{GjkStatus, cso_support, gjk, gjk_rel_tol, gjk_resume};
 use support::{bounding_radius, core_radius, support, support_core};
@@ -85,6 +85,41 @@ fn coarse_tol<T: Real>() -> T {
     T::c(1e-6)
 }
 
+/// Exact distance of separated cores whose closest features are a flat face
+/// of one (box face, mesh polygon, cylinder cap within ~8° of the direction
+/// `n` found by a coarse GJK) and any point of the other: if the point of B
+/// deepest along the face normal projects into A's face (or vice versa), the
+/// face plane separates and that point and its projection are the closest
+/// pair, so the distance is the separation along the face normal. Returns
+/// (distance, normal A→B, witnesses on the cores, features) when certified and
+/// at least `lower` (the certified GJK lower bound).
+fn face_separation<T: Real>(
+    a: &Shape<'_, T>,
+    b: &Shape<'_, T>,
+    n: Vec3<T>,
+    lower: T,
+) -> Option<(T, Vec3<T>, Vec3<T>, Vec3<T>, [u32; 2])> {
+    let cos_min = T::c(0.99);
+    let mut poly = Poly::new();
+    // Face of A facing B.
+    if let Some((f, id, _)) = reference_face(a, n, cos_min, &mut poly) {
+        let (pb, fb) = support_core(b, -f);
+        let d = f.dot(pb - poly.p[0]);
+        if d >= lower.max(T::zero()) && projects_inside(&poly, f, pb) {
+            return Some((d, f, pb - f * d, pb, [id, fb]));
+        }
+    }
+    // Face of B facing A.
+    if let Some((f, id, _)) = reference_face(b, -n, cos_min, &mut poly) {
+        let (pa, fa) = support_core(a, -f);
+        let d = f.dot(pa - poly.p[0]);
+        if d >= lower.max(T::zero()) && projects_inside(&poly, f, pa) {
+            return Some((d, -f, pa, pa - f * d, [fa, id]));
+        }
+    }
+    None
+}
+
 /// Largest tangential residual |p(m) − (p(m)·m) m| (m) at which a Newton
 /// refinement counts as converged: the depth error is then about residual² /
 /// (2 × curvature of h_K), far below `tol`; at a kink or flat face of K the
@@ -107,20 +142,25 @@ pub fn convex_separation<T: Real>(a: &Shape<'_, T>, b: &Shape<'_, T>, cutoff: T)
     let tol = epa_rel_tol::<T>() * scale;
     // Coarse GJK first: on smooth shapes it converges only linearly, and
     // Newton finishes faster; where Newton cannot (edges, faces), a full GJK.
-    let mut g = gjk(&a0, &b0, cutoff + ra + rb, scale, coarse_tol::<T>().max(gjk_rel_tol::<T>()));
-    let mut refined_sep = None;
+    let mut g = gjk(&a0, &b0, cutoff + ra + rb, scale, T::c(1e-3).max(gjk_rel_tol::<T>()));
+    let mut exact_sep = None;
     if g.status == GjkStatus::Separated && g.dist - g.lower > tol {
-        let r = refine(&a0, &b0, g.normal, scale);
-        if r.residual <= refine_tol(tol, scale) && -r.depth >= g.lower {
-            refined_sep = Some(r);
-        } else {
-            g = gjk_resume(&a0, &b0, cutoff + ra + rb, scale, gjk_rel_tol::<T>(), &g);
+        // A face contact (flat optimum) is certified exactly; a smooth one is
+        // finished by Newton; else (edges, rims) GJK goes on.
+        exact_sep = face_separation(&a0, &b0, g.normal, g.lower);
+        if exact_sep.is_none() {
+            let r = refine(&a0, &b0, g.normal, scale);
+            if r.residual <= refine_tol(tol, scale) && -r.depth >= g.lower {
+                exact_sep = Some((-r.depth, r.normal, r.pa, r.pb, r.features));
+            } else {
+                g = gjk_resume(&a0, &b0, cutoff + ra + rb, scale, gjk_rel_tol::<T>(), &g);
+            }
         }
     }
     let (dist, normal, pa, pb, features) = match g.status {
         GjkStatus::Beyond => return None,
-        GjkStatus::Separated => match refined_sep {
-            Some(r) => (-r.depth - ra - rb, r.normal, r.pa, r.pb, r.features),
+        GjkStatus::Separated => match exact_sep {
+            Some((d, n, pa, pb, f)) => (d - ra - rb, n, pa, pb, f),
             None => {
                 let (_, pa, pb) = g.simplex.points();
                 (g.dist - ra - rb, g.normal, pa, pb, g.simplex.features())

@@ -55,7 +55,7 @@ pub fn align_tol<T: Real>() -> T {
 }
 
 /// A polygon (or a segment when `n == 2`) in world coordinates with vertex ids.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub struct Poly<T> {
     /// Vertices (m, world).
     pub p: [Vec3<T>; MAX_POLY],
@@ -65,8 +65,15 @@ pub struct Poly<T> {
     pub n: usize,
 }
 
+impl<T: Real> Default for Poly<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl<T: Real> Poly<T> {
-    fn new() -> Self {
+    /// An empty polygon.
+    pub fn new() -> Self {
         Poly { p: [Vec3::zero(); MAX_POLY], id: [0; MAX_POLY], n: 0 }
     }
     #[inline]
@@ -115,13 +122,18 @@ fn cylinder_cap<T: Real>(s: &Shape<'_, T>, top: bool, ex: T, ey: T, poly: &mut P
     }
 }
 
-/// The flat face of `s` whose outward normal is within [`align_tol`] of the
-/// unit world direction `dir`: its polygon (CCW seen from outside), outward
-/// unit normal and face id.
-pub fn reference_face<T: Real>(s: &Shape<'_, T>, dir: Vec3<T>, poly: &mut Poly<T>) -> Option<(Vec3<T>, u32, T)> {
+/// The flat face of `s` whose outward normal is closest to the unit world
+/// direction `dir`, if the cosine of their angle is at least `cos_min`
+/// (`1 − align_tol()` for a reference face): its polygon (CCW seen from
+/// outside), outward unit normal, face id and the cosine.
+pub fn reference_face<T: Real>(
+    s: &Shape<'_, T>,
+    dir: Vec3<T>,
+    cos_min: T,
+    poly: &mut Poly<T>,
+) -> Option<(Vec3<T>, u32, T)> {
     poly.n = 0;
     let dl = s.rot.tmul(dir);
-    let cos_min = T::one() - align_tol::<T>();
     match s.kind {
         GeomKind::Box => {
             let a = dl.abs();
@@ -367,6 +379,16 @@ fn select<T: Real>(pts: &[ContactPoint<T>], n: usize) -> ([usize; MAX_MANIFOLD],
     (keep, MAX_MANIFOLD)
 }
 
+/// True when `p` (m, world) projects into the convex polygon `poly` (CCW about `f`).
+pub fn projects_inside<T: Real>(poly: &Poly<T>, f: Vec3<T>, p: Vec3<T>) -> bool {
+    let mut inside = poly.n >= 3;
+    for i in 0..poly.n {
+        let a = poly.p[i];
+        inside &= f.cross(poly.p[(i + 1) % poly.n] - a).dot(p - a) >= T::zero();
+    }
+    inside
+}
+
 /// Straight line of `s` lying across the unit world direction `dir` (its
 /// surface facing `dir`): a capsule's segment shifted by its radius, or a
 /// cylinder's side line; ends and their ids (capsule 0/1, cylinder side
@@ -467,8 +489,9 @@ pub fn manifold<T: Real>(
     let n = single.normal;
     let mut ra = Poly::new();
     let mut rb = Poly::new();
-    let fa = reference_face(a, n, &mut ra);
-    let fb = reference_face(b, -n, &mut rb);
+    let cos_min = T::one() - align_tol::<T>();
+    let fa = reference_face(a, n, cos_min, &mut ra);
+    let fb = reference_face(b, -n, cos_min, &mut rb);
     // Reference: the better aligned face, A on ties.
     let (ref_is_a, rf, (f, face_id, _)) = match (fa, fb) {
         (Some(x), Some(y)) => {
