@@ -11,6 +11,7 @@ use cenic::collision::{ContactPoint, Manifold, Shape, convex_separation, narrow_
 use cenic::math::{Mat3, Quat, Vec3};
 use cenic::model::{ConvexMesh, GeomKind};
 use common::Rng;
+use std::f64::consts::{FRAC_PI_2, FRAC_PI_4};
 
 const MARGIN: f64 = 0.05;
 
@@ -88,7 +89,7 @@ fn cylinder_standing_on_plane_gives_rim_points() {
 #[test]
 fn cylinder_lying_on_plane_gives_two_points() {
     let (r, h, pen) = (0.25, 0.4, 0.002);
-    let cyl = shape(GeomKind::Cylinder, [r, h, 0.0], [0.0, 0.0, r - pen], rot([1., 0., 0.], 1.5707963267948966), None);
+    let cyl = shape(GeomKind::Cylinder, [r, h, 0.0], [0.0, 0.0, r - pen], rot([1., 0., 0.], FRAC_PI_2), None);
     let c = contacts(&plane(), &cyl);
     assert_eq!(c.len(), 2);
     for p in &c {
@@ -176,8 +177,7 @@ fn cylinder_on_box_standing_and_lying() {
         let d = ((p.pos.x - 0.1).powi(2) + p.pos.y.powi(2)).sqrt();
         assert!(d <= r + 1e-9, "outside the cap");
     }
-    let lying =
-        shape(GeomKind::Cylinder, [r, h, 0.0], [0.0, 0.1, 0.1 + r - pen], rot([1., 0., 0.], 1.5707963267948966), None);
+    let lying = shape(GeomKind::Cylinder, [r, h, 0.0], [0.0, 0.1, 0.1 + r - pen], rot([1., 0., 0.], FRAC_PI_2), None);
     let c = contacts(&table, &lying);
     assert_eq!(c.len(), 2);
     for p in &c {
@@ -196,13 +196,8 @@ fn stacked_cylinders_and_capsules_on_flat_faces() {
         assert!(close(p.dist, -pen, 1e-9));
     }
     // Capsule lying on a cylinder cap and on a mesh face: both ends.
-    let cap = shape(
-        GeomKind::Capsule,
-        [0.05, 0.15, 0.0],
-        [0.0, 0.0, 0.2 + 0.05 - pen],
-        rot([0., 1., 0.], 1.5707963267948966),
-        None,
-    );
+    let cap =
+        shape(GeomKind::Capsule, [0.05, 0.15, 0.0], [0.0, 0.0, 0.2 + 0.05 - pen], rot([0., 1., 0.], FRAC_PI_2), None);
     let c = contacts(&cap, &base);
     assert_eq!(c.len(), 2);
     for p in &c {
@@ -221,7 +216,7 @@ fn stacked_cylinders_and_capsules_on_flat_faces() {
 #[test]
 fn parallel_cylinders_and_capsules_give_line_contacts() {
     // Two logs side by side (axes along x, offset along y), and a capsule lying along a log.
-    let lying = rot([0., 1., 0.], 1.5707963267948966);
+    let lying = rot([0., 1., 0.], FRAC_PI_2);
     let (r, pen) = (0.1, 0.002);
     let log1 = shape(GeomKind::Cylinder, [r, 0.4, 0.0], [0.0, 0.0, 0.0], lying, None);
     let log2 = shape(GeomKind::Cylinder, [r, 0.3, 0.0], [0.2, 2.0 * r - pen, 0.0], lying, None);
@@ -242,13 +237,8 @@ fn parallel_cylinders_and_capsules_give_line_contacts() {
         assert!(close(p.pos.x.abs(), 0.2, 1e-9));
     }
     // Crossed logs touch at one point.
-    let crossed = shape(
-        GeomKind::Cylinder,
-        [r, 0.3, 0.0],
-        [0.0, 0.0, 2.0 * r - pen],
-        rot([1., 0., 0.], 1.5707963267948966),
-        None,
-    );
+    let crossed =
+        shape(GeomKind::Cylinder, [r, 0.3, 0.0], [0.0, 0.0, 2.0 * r - pen], rot([1., 0., 0.], FRAC_PI_2), None);
     assert_eq!(contacts(&log1, &crossed).len(), 1);
 }
 
@@ -263,7 +253,7 @@ fn box_resting_on_an_edge_gives_the_edge_ends() {
         GeomKind::Box,
         [0.3, half, half],
         [0.0, 0.0, half * 2f64.sqrt() - pen],
-        rot([1., 0., 0.], 0.785398163397448),
+        rot([1., 0., 0.], FRAC_PI_4),
         None,
     );
     let c = contacts(&b, &slab);

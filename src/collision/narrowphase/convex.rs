@@ -85,6 +85,10 @@ fn coarse_tol<T: Real>() -> T {
     T::c(1e-6)
 }
 
+/// Signed distance of the cores (m), unit normal A→B, witness points on the
+/// cores (m) and their feature ids.
+type CoreContact<T> = (T, Vec3<T>, Vec3<T>, Vec3<T>, [u32; 2]);
+
 /// Exact distance of separated cores whose closest features are a flat face
 /// of one (box face, mesh polygon, cylinder cap within ~8° of the direction
 /// `n` found by a coarse GJK) and any point of the other: if the point of B
@@ -93,12 +97,7 @@ fn coarse_tol<T: Real>() -> T {
 /// pair, so the distance is the separation along the face normal. Returns
 /// (distance, normal A→B, witnesses on the cores, features) when certified and
 /// at least `lower` (the certified GJK lower bound).
-fn face_separation<T: Real>(
-    a: &Shape<'_, T>,
-    b: &Shape<'_, T>,
-    n: Vec3<T>,
-    lower: T,
-) -> Option<(T, Vec3<T>, Vec3<T>, Vec3<T>, [u32; 2])> {
+fn face_separation<T: Real>(a: &Shape<'_, T>, b: &Shape<'_, T>, n: Vec3<T>, lower: T) -> Option<CoreContact<T>> {
     let cos_min = T::c(0.99);
     let mut poly = Poly::new();
     // Face of A facing B.
