@@ -79,10 +79,18 @@ impl<T: Real> Separation<T> {
     }
 }
 
-/// Relative gap to which GJK (of the distance) and EPA (of the depth, times
-/// the scale) run before Newton refinement is tried.
+/// Gap (relative to the scale) to which EPA runs before Newton refinement is
+/// tried: it only has to find the basin of the optimum (two optima closer
+/// than this in depth may be confused: the depth error is then below it).
 fn coarse_tol<T: Real>() -> T {
     T::c(1e-6)
+}
+
+/// Relative gap of the distance to which GJK runs before the face
+/// certificate and Newton refinement are tried (separated cores: a convex
+/// problem, Newton's basin is the whole hemisphere).
+fn coarse_gjk_tol<T: Real>() -> T {
+    T::c(1e-3)
 }
 
 /// Signed distance of the cores (m), unit normal A→B, witness points on the
@@ -141,7 +149,7 @@ pub fn convex_separation<T: Real>(a: &Shape<'_, T>, b: &Shape<'_, T>, cutoff: T)
     let tol = epa_rel_tol::<T>() * scale;
     // Coarse GJK first: on smooth shapes it converges only linearly, and
     // Newton finishes faster; where Newton cannot (edges, faces), a full GJK.
-    let mut g = gjk(&a0, &b0, cutoff + ra + rb, scale, T::c(1e-3).max(gjk_rel_tol::<T>()));
+    let mut g = gjk(&a0, &b0, cutoff + ra + rb, scale, coarse_gjk_tol::<T>().max(gjk_rel_tol::<T>()));
     let mut exact_sep = None;
     if g.status == GjkStatus::Separated && g.dist - g.lower > tol {
         // A face contact (flat optimum) is certified exactly; a smooth one is
@@ -210,10 +218,19 @@ pub fn convex_separation<T: Real>(a: &Shape<'_, T>, b: &Shape<'_, T>, cutoff: T)
     Some(Separation { dist, normal, pa: pa + normal * ra + origin, pb: pb - normal * rb + origin, features, scale })
 }
 
-/// The generic routine: one GJK/EPA point, or a clipped manifold when flat features meet.
+/// The generic routine: one GJK/EPA point, or a clipped manifold when flat
+/// features meet. Computed relative to A's origin (round-off scales with the
+/// shapes, not with the world coordinates: matters in f32).
 fn convex_contact<T: Real>(a: &Shape<'_, T>, b: &Shape<'_, T>, margin: T, out: &mut Manifold<T>) {
-    if let Some(s) = convex_separation(a, b, margin) {
-        manifold(a, b, s.contact_point(), margin, s.scale, out);
+    let origin = a.pos;
+    let a0 = Shape { pos: Vec3::zero(), ..*a };
+    let b0 = Shape { pos: b.pos - origin, ..*b };
+    if let Some(s) = convex_separation(&a0, &b0, margin) {
+        let start = out.len;
+        manifold(&a0, &b0, s.contact_point(), margin, s.scale, out);
+        for p in &mut out.points[start..out.len] {
+            p.pos += origin;
+        }
     }
 }
 
