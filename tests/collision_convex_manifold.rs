@@ -405,3 +405,31 @@ fn tiny_and_far_shapes_are_handled() {
         assert!((p.dist + 0.005).abs() < 1e-5, "f32 φ {}", p.dist);
     }
 }
+
+#[test]
+fn flat_and_thin_shapes_never_give_nan() {
+    // Zero-thickness sizes (a disk-like ellipsoid, a cylinder of zero height,
+    // a capsule of zero length) at random poses: contacts must stay finite.
+    let m = box_mesh([0.2, 0.2, 0.005]);
+    let mut rng = Rng::new(3);
+    let degenerate = |k: GeomKind| match k {
+        GeomKind::Ellipsoid => [0.2, 0.1, 0.0],
+        GeomKind::Cylinder => [0.2, 0.0, 0.0],
+        GeomKind::Capsule => [0.1, 0.0, 0.0],
+        GeomKind::Box => [0.2, 0.0, 0.1],
+        k => size_of(k),
+    };
+    for (ka, kb) in KINDS {
+        for i in 0..200 {
+            let qa = rng.quat();
+            let qb = rng.quat();
+            let ra = Quat::new(qa[0], qa[1], qa[2], qa[3]).to_mat3();
+            let rb = Quat::new(qb[0], qb[1], qb[2], qb[3]).to_mat3();
+            let p = [rng.range(-0.3, 0.3), rng.range(-0.3, 0.3), rng.range(-0.3, 0.3)];
+            let (sa, sb) = if i % 2 == 0 { (degenerate(ka), size_of(kb)) } else { (size_of(ka), degenerate(kb)) };
+            let a = shape(ka, sa, [0.0; 3], ra, Some(&m));
+            let b = shape(kb, sb, p, rb, Some(&m));
+            check_finite(&contacts(&a, &b), &format!("{}-{} degenerate", ka.name(), kb.name()));
+        }
+    }
+}
