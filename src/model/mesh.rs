@@ -2,10 +2,29 @@
 //! kept in the geom frame exactly as given (unlike MuJoCo, we do not
 //! re-centre meshes at their centre of mass: the geom frame is the frame
 //! the vertices were written in).
+//!
+//! Besides the triangles, the hull keeps its planar faces as convex polygons
+//! (coplanar triangles merged), which the narrow phase clips to build
+//! face-to-face contact manifolds.
 
 use super::inertia::UnitMassProps;
 use crate::math::{Mat3, Vec3};
 use parry3d_f64::math::Vector3 as PVec;
+use std::collections::HashMap;
+
+/// A planar face of a hull: a convex polygon whose vertex loop is
+/// `ConvexMesh::polygon_vertices[start .. start + count]`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MeshPolygon {
+    /// Outward unit normal in the geom frame.
+    pub normal: [f64; 3],
+    /// Plane offset (m): `normal · x = offset` for points x of the face.
+    pub offset: f64,
+    /// First entry of the vertex loop in `polygon_vertices`.
+    pub start: u32,
+    /// Number of vertices of the loop (≥ 3).
+    pub count: u32,
+}
 
 /// A convex polyhedron: hull vertices and outward-oriented triangles.
 #[derive(Clone, Debug, PartialEq)]
@@ -16,6 +35,11 @@ pub struct ConvexMesh {
     pub vertices: Vec<[f64; 3]>,
     /// Hull triangles (indices into `vertices`), counter-clockwise seen from outside.
     pub faces: Vec<[u32; 3]>,
+    /// Planar faces: coplanar adjacent triangles merged into convex polygons.
+    pub polygons: Vec<MeshPolygon>,
+    /// Vertex loops of `polygons` (indices into `vertices`), concatenated;
+    /// each loop is counter-clockwise seen from outside.
+    pub polygon_vertices: Vec<u32>,
 }
 
 impl ConvexMesh {
@@ -31,8 +55,9 @@ impl ConvexMesh {
         let pts: Vec<PVec> = points.iter().map(|p| PVec::new(p[0], p[1], p[2])).collect();
         let (verts, faces) =
             parry3d_f64::transformation::try_convex_hull(&pts).map_err(|e| format!("convex hull failed: {e:?}"))?;
-        let mesh =
-            ConvexMesh { name: name.to_string(), vertices: verts.iter().map(|v| [v.x, v.y, v.z]).collect(), faces };
+        let vertices: Vec<[f64; 3]> = verts.iter().map(|v| [v.x, v.y, v.z]).collect();
+        let (polygons, polygon_vertices) = merge_coplanar(&vertices, &faces);
+        let mesh = ConvexMesh { name: name.to_string(), vertices, faces, polygons, polygon_vertices };
         let props = mesh.unit_mass_props();
         let extent = points.iter().flat_map(|p| p.iter()).fold(0.0f64, |m, x| m.max(x.abs())).max(f64::MIN_POSITIVE);
         if mesh.faces.len() < 4 || !(props.volume > 1e-12 * extent * extent * extent) {
@@ -76,6 +101,82 @@ impl ConvexMesh {
     }
 }
 
+/// Merges adjacent coplanar hull triangles into convex polygons (flood fill
+/// over shared edges), and returns the polygons and their vertex loops.
+/// Coplanar means: every vertex of the neighbour lies within 1e-9 · extent
+/// of the seed triangle's plane.
+fn merge_coplanar(vertices: &[[f64; 3]], faces: &[[u32; 3]]) -> (Vec<MeshPolygon>, Vec<u32>) {
+    let v = |i: u32| Vec3::from_array(vertices[i as usize]);
+    let extent = vertices.iter().flat_map(|p| p.iter()).fold(0.0f64, |m, x| m.max(x.abs())).max(f64::MIN_POSITIVE);
+    let tol = 1e-9 * extent;
+    // Directed edge → triangle.
+    let mut edge_face: HashMap<(u32, u32), usize> = HashMap::new();
+    for (t, f) in faces.iter().enumerate() {
+        for k in 0..3 {
+            edge_face.insert((f[k], f[(k + 1) % 3]), t);
+        }
+    }
+    let tri_normal = |f: &[u32; 3]| (v(f[1]) - v(f[0])).cross(v(f[2]) - v(f[0]));
+    let mut group = vec![usize::MAX; faces.len()];
+    let mut polygons = Vec::new();
+    let mut loops = Vec::new();
+    for seed in 0..faces.len() {
+        if group[seed] != usize::MAX {
+            continue;
+        }
+        let gid = polygons.len();
+        let n0 = tri_normal(&faces[seed]).normalize();
+        let p0 = v(faces[seed][0]);
+        let mut members = vec![seed];
+        group[seed] = gid;
+        let mut k = 0;
+        while k < members.len() {
+            let f = faces[members[k]];
+            k += 1;
+            for e in 0..3 {
+                let Some(&t) = edge_face.get(&(f[(e + 1) % 3], f[e])) else { continue };
+                if group[t] != usize::MAX {
+                    continue;
+                }
+                let coplanar = faces[t].iter().all(|&i| (v(i) - p0).dot(n0).abs() <= tol);
+                if coplanar && tri_normal(&faces[t]).dot(n0) > 0.0 {
+                    group[t] = gid;
+                    members.push(t);
+                }
+            }
+        }
+        // Boundary edges (whose twin is not in the group), chained into a loop.
+        let mut next: HashMap<u32, u32> = HashMap::new();
+        let mut area_normal = Vec3::zero();
+        for &t in &members {
+            let f = faces[t];
+            area_normal += tri_normal(&f);
+            for e in 0..3 {
+                let (a, b) = (f[e], f[(e + 1) % 3]);
+                let twin_inside = edge_face.get(&(b, a)).is_some_and(|&u| group[u] == gid);
+                if !twin_inside {
+                    next.insert(a, b);
+                }
+            }
+        }
+        let normal = area_normal.normalize();
+        let start = loops.len() as u32;
+        let first = *next.keys().min().unwrap_or(&faces[seed][0]);
+        let mut cur = first;
+        for _ in 0..next.len() {
+            loops.push(cur);
+            match next.get(&cur) {
+                Some(&n) if n != first => cur = n,
+                _ => break,
+            }
+        }
+        let count = loops.len() as u32 - start;
+        let offset = loops[start as usize..].iter().map(|&i| normal.dot(v(i))).fold(f64::MIN, f64::max);
+        polygons.push(MeshPolygon { normal: normal.to_array(), offset, start, count });
+    }
+    (polygons, loops)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,6 +202,18 @@ mod tests {
         assert!((p.inertia.m[1][1] - 6.0 * 10.0 / 12.0).abs() < 1e-10);
         assert!((p.inertia.m[2][2] - 6.0 * 5.0 / 12.0).abs() < 1e-10);
         assert!(p.inertia.m[0][1].abs() < 1e-12);
+        // Six square faces, each a counter-clockwise loop of 4 corners on its plane.
+        assert_eq!(m.polygons.len(), 6);
+        for poly in &m.polygons {
+            assert_eq!(poly.count, 4);
+            let n = Vec3::from_array(poly.normal);
+            let ids = &m.polygon_vertices[poly.start as usize..(poly.start + poly.count) as usize];
+            let pt = |k: usize| Vec3::from_array(m.vertices[ids[k % 4] as usize]);
+            for k in 0..4 {
+                assert!((n.dot(pt(k)) - poly.offset).abs() < 1e-12);
+                assert!((pt(k + 1) - pt(k)).cross(pt(k + 2) - pt(k + 1)).dot(n) > 0.0, "loop is not CCW");
+            }
+        }
     }
 
     #[test]
