@@ -222,13 +222,13 @@ fn reference(a: &G, b: &G, st: &mut Stats) -> Option<Reference> {
     let (cb, rb) = b.core();
     let c = query::contact(&a.pose(), ca.as_ref(), &b.pose(), cb.as_ref(), 10.0).unwrap()?;
     // Penetrating polytope cores: parry's SAT (exact) rather than EPA.
-    if let Some((sep, normal)) = parry_sat(a, b) {
-        if sep <= 0.0 {
-            if (c.dist - sep).abs() > 1e-6 {
-                st.epa_off += 1;
-            }
-            return Some(Reference { dist: sep - ra - rb, normal, lever: 1.0 });
+    if let Some((sep, normal)) = parry_sat(a, b)
+        && sep <= 0.0
+    {
+        if (c.dist - sep).abs() > 1e-6 {
+            st.epa_off += 1;
         }
+        return Some(Reference { dist: sep - ra - rb, normal, lever: 1.0 });
     }
     let core_dist = c.dist;
     if core_dist > 0.0 {
@@ -455,12 +455,12 @@ fn check_pair(ka: GeomKind, kb: GeomKind, seed: u64) -> Stats {
             assert!(ang <= TOL_ANGLE, "{}: normal {:?} vs parry {:?} ({ang:e} rad)", ctx(), deepest.normal, r.normal);
         }
         // parry's own rounded capsule (GJK/EPA on a curved support map).
-        if ka == GeomKind::Capsule || kb == GeomKind::Capsule {
-            if let Ok(Some(c)) = query::contact(&a.pose(), a.parry().as_ref(), &b.pose(), b.parry().as_ref(), 10.0) {
-                let d = (c.dist - r.dist).abs() / scale;
-                st.max_dphi_parry_capsule = st.max_dphi_parry_capsule.max(d);
-                assert!(d <= TOL_PHI_PARRY_CAPSULE, "{}: parry Capsule φ {} vs core {}", ctx(), c.dist, r.dist);
-            }
+        if (ka == GeomKind::Capsule || kb == GeomKind::Capsule)
+            && let Ok(Some(c)) = query::contact(&a.pose(), a.parry().as_ref(), &b.pose(), b.parry().as_ref(), 10.0)
+        {
+            let d = (c.dist - r.dist).abs() / scale;
+            st.max_dphi_parry_capsule = st.max_dphi_parry_capsule.max(d);
+            assert!(d <= TOL_PHI_PARRY_CAPSULE, "{}: parry Capsule φ {} vs core {}", ctx(), c.dist, r.dist);
         }
         // f32 against f64.
         let m32 = run::<f32>(&a, &b, MARGIN);

@@ -103,8 +103,9 @@ impl<T: Real> BroadPhase<T> {
             for j in i + 1..n {
                 let b = self.order[j];
                 let (lob, hib) = (self.lo[b as usize], self.hi[b as usize]);
-                // Sorted by lo on the sweep axis: nothing further can overlap.
-                if !(lob[axis] <= hia[axis]) {
+                // Sorted by lo on the sweep axis: nothing further can overlap
+                // (boxes are finite or empty, never NaN).
+                if lob[axis] > hia[axis] {
                     break;
                 }
                 if aabb_overlap(loa, hia, lob, hib) && model.geoms_can_collide(a as usize, b as usize) {
