@@ -542,3 +542,39 @@ fn fuzz_degenerate_sizes_and_poses_stay_finite() {
         run(&a, &b, margin);
     }
 }
+
+#[test]
+fn resting_contacts_do_not_flicker_under_small_tilts() {
+    // A box resting on a box and a capsule lying on a box face, with small
+    // random tilts (≤ 1e-3 rad), yaws and offsets: the manifold stays a
+    // face manifold (≥ 3 points for the box, 2 for the capsule) with the
+    // face normal, instead of switching to single edge points.
+    let mut seed = 11u64;
+    let mut rnd = move || {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (seed >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let a = shape(GeomKind::Box, v(0.5, 0.4, 0.1), V::zero(), ident());
+    for _ in 0..2000 {
+        let tilt = rot(v(rnd() - 0.5, rnd() - 0.5, 0.0), 1e-3 * rnd());
+        let r = tilt * rot(v(0.0, 0.0, 1.0), 6.3 * rnd());
+        let hb = v(0.05 + 0.2 * rnd(), 0.05 + 0.2 * rnd(), 0.05 + 0.1 * rnd());
+        let off = v(0.6 * (rnd() - 0.5), 0.5 * (rnd() - 0.5), 0.0);
+        let pen = 1e-4 + 1e-3 * rnd();
+        let b = shape(GeomKind::Box, hb, off + v(0.0, 0.0, 0.1 + hb.z - pen), r);
+        let m = run(&a, &b, 0.01);
+        assert!(m.len >= 3, "{} points for a resting box: {:?}", m.len, m.as_slice());
+        // The normal of either box's face (or the exact edge point's), within 0.02 rad of z.
+        assert!(m.as_slice().iter().all(|p| p.normal.z > 0.02f64.cos()), "{:?}", m.as_slice());
+        let c = shape(
+            GeomKind::Capsule,
+            v(0.05, 0.15, 0.0),
+            off + v(0.0, 0.0, 0.15 - pen),
+            r * rot(v(0.0, 1.0, 0.0), std::f64::consts::FRAC_PI_2),
+        );
+        let m = run(&c, &a, 0.01);
+        assert!(m.len >= 2, "capsule lying on a face: {:?}", m.as_slice());
+        assert!(m.as_slice().iter().filter(|p| p.normal.z < -1.0 + 1e-12).count() >= 2, "{:?}", m.as_slice());
+        assert!(m.as_slice().iter().all(|p| p.normal.z < -(0.02f64.cos())), "{:?}", m.as_slice());
+    }
+}

@@ -3,8 +3,13 @@
 //!
 //! For every pair type: ≥ 1000 poses with overlapping and separated cases
 //! both well represented (asserted). Checked per case:
-//! - the deepest reported φ equals parry's signed distance and its normal
-//!   parry's normal (A → B), whenever parry's φ < margin;
+//! - the deepest reported φ equals parry's signed distance, and a point at
+//!   that φ carries parry's normal (A → B), whenever parry's φ < margin.
+//!   Exception, counted as `face_biased`: where the true minimum is an edge
+//!   axis but the routine keeps a face manifold on purpose (box–box within
+//!   0.1 %, or an edge axis within 0.02 rad of a face normal), the exact
+//!   point must be present and the deepest φ must lie between the face-axis
+//!   separation and the exact value;
 //! - nothing is reported when parry's φ ≥ margin, and every reported φ < margin;
 //! - every reported point is consistent: `pos ∓ n·φ/2` lie on the surfaces
 //!   of A and B (parry point projection);
@@ -48,8 +53,8 @@ const TOL_SURFACE: f64 = 1e-9;
 const TOL_PHI_PARRY_CAPSULE: f64 = 1e-3;
 /// f32 against f64: |Δφ| per metre of size. Inputs are rounded to f32
 /// (relative 6e-8) and the routines add a few dozen roundings on values of
-/// size ~2 m, so errors of ~1e-6 m are expected (≤ 1e-6 observed); 2e-5
-/// leaves a 20× margin.
+/// size ~2 m, so errors of ~1e-6 m are expected (≤ 6e-6 observed, for
+/// box–box near the face-bias thresholds); 2e-5 leaves a 3× margin.
 const TOL_PHI_F32: f64 = 2e-5;
 /// f32 normal angle (rad), checked where the normal is well conditioned
 /// (its defining points ≥ 0.02 m apart and no near-tie of features):
@@ -299,10 +304,41 @@ fn off_surface(g: &G, p: Vec3<f64>, feature: u32) -> f64 {
     (pv(proj.point) - p).norm()
 }
 
-/// Separating-axis overlaps of the test-side SAT for box–box: (best face
-/// separation, best edge separation, second-best separation among all
-/// axes). Used only to classify ambiguous cases.
-fn box_box_sat(a: &G, b: &G) -> (f64, f64, f64) {
+/// Test-side separating-axis summary, used only to classify cases: best
+/// separation over face axes and over edge axes (m), the best edge axis,
+/// and the two largest separations over all axes.
+struct Sat {
+    face: f64,
+    edge: f64,
+    edge_axis: Vec3<f64>,
+    first: f64,
+    second: f64,
+}
+
+fn sat_summary(faces: &[Vec3<f64>], edges: &[Vec3<f64>], sep: &dyn Fn(Vec3<f64>) -> f64) -> Sat {
+    let mut all = vec![];
+    let mut face = f64::NEG_INFINITY;
+    for &u in faces {
+        let s = sep(u);
+        face = face.max(s);
+        all.push(s);
+    }
+    let (mut edge, mut edge_axis) = (f64::NEG_INFINITY, Vec3::zero());
+    for &c in edges {
+        if c.norm() > 1e-6 {
+            let s = sep(c.normalize());
+            if s > edge {
+                edge = s;
+                edge_axis = c.normalize();
+            }
+            all.push(s);
+        }
+    }
+    all.sort_by(|p, q| q.total_cmp(p));
+    Sat { face, edge, edge_axis, first: all[0], second: all[1] }
+}
+
+fn box_box_sat(a: &G, b: &G) -> Sat {
     let d = Vec3::from_array(b.pos) - Vec3::from_array(a.pos);
     let ua: Vec<Vec3<f64>> = (0..3).map(|i| a.axis(i)).collect();
     let ub: Vec<Vec3<f64>> = (0..3).map(|i| b.axis(i)).collect();
@@ -311,31 +347,13 @@ fn box_box_sat(a: &G, b: &G) -> (f64, f64, f64) {
         let rb: f64 = (0..3).map(|i| b.size[i] * ub[i].dot(n).abs()).sum();
         d.dot(n).abs() - ra - rb
     };
-    let mut all = vec![];
-    let mut face = f64::NEG_INFINITY;
-    for u in ua.iter().chain(ub.iter()) {
-        let s = sep(*u);
-        face = face.max(s);
-        all.push(s);
-    }
-    let mut edge = f64::NEG_INFINITY;
-    for x in &ua {
-        for y in &ub {
-            let c = x.cross(*y);
-            if c.norm() > 1e-6 {
-                let s = sep(c.normalize());
-                edge = edge.max(s);
-                all.push(s);
-            }
-        }
-    }
-    all.sort_by(|p, q| q.total_cmp(p));
-    (face, edge, all[1])
+    let faces: Vec<Vec3<f64>> = ua.iter().chain(ub.iter()).copied().collect();
+    let edges: Vec<Vec3<f64>> = ua.iter().flat_map(|x| ub.iter().map(move |y| x.cross(*y))).collect();
+    sat_summary(&faces, &edges, &sep)
 }
 
-/// Segment–box SAT (capsule core against a box): the two largest
-/// separations among the 6 axes.
-fn segment_box_sat(cap: &G, bx: &G) -> (f64, f64) {
+/// Capsule core (segment) against a box.
+fn segment_box_sat(cap: &G, bx: &G) -> Sat {
     let u = cap.axis(2);
     let h = cap.size[1];
     let d = Vec3::from_array(cap.pos) - Vec3::from_array(bx.pos);
@@ -344,15 +362,38 @@ fn segment_box_sat(cap: &G, bx: &G) -> (f64, f64) {
         let rb: f64 = (0..3).map(|i| bx.size[i] * ub[i].dot(n).abs()).sum();
         d.dot(n).abs() - rb - h * u.dot(n).abs()
     };
-    let mut all: Vec<f64> = ub.iter().map(|&e| sep(e)).collect();
-    for e in &ub {
-        let c = u.cross(*e);
-        if c.norm() > 1e-6 {
-            all.push(sep(c.normalize()));
+    let edges: Vec<Vec3<f64>> = ub.iter().map(|e| u.cross(*e)).collect();
+    sat_summary(&ub, &edges, &sep)
+}
+
+/// Largest |cos| between `n` and the box's face normals.
+fn face_cos(g: &G, n: Vec3<f64>) -> f64 {
+    (0..3).map(|i| g.axis(i).dot(n).abs()).fold(0.0, f64::max)
+}
+
+/// cos(0.02 rad) with a little slack: the routines keep a face manifold for
+/// edge axes this close to a face normal.
+const FACE_LIKE_COS: f64 = 0.999_800_006_666_578 - 1e-9;
+
+/// Face-bias cases: the true minimum is an edge axis but the routine keeps
+/// a face manifold (edge within 0.1 % of the face overlap for box–box, or
+/// an edge axis within 0.02 rad of a face normal). The exact edge point is
+/// in the manifold, and clipped face points may be deeper, down to the
+/// face-axis separation. Returns that lower bound on the deepest φ (m).
+fn face_bias_lower_bound(a: &G, b: &G, r: &Reference, scale: f64) -> Option<f64> {
+    match (a.kind, b.kind) {
+        (GeomKind::Box, GeomKind::Box) if r.dist < 0.0 => {
+            let s = box_box_sat(a, b);
+            let like = face_cos(a, s.edge_axis).max(face_cos(b, s.edge_axis)) > FACE_LIKE_COS;
+            (s.edge > s.face && (s.edge - s.face <= 1.1e-3 * s.face.abs() + 1e-9 * scale || like))
+                .then_some(s.face - 1e-9 * scale)
         }
+        (GeomKind::Capsule, GeomKind::Box) if r.dist + a.size[0] < 0.0 => {
+            let s = segment_box_sat(a, b);
+            (s.edge > s.face && face_cos(b, s.edge_axis) > FACE_LIKE_COS).then_some(s.face - a.size[0] - 1e-9 * scale)
+        }
+        _ => None,
     }
-    all.sort_by(|p, q| q.total_cmp(p));
-    (all[0], all[1])
 }
 
 #[derive(Default, Debug)]
@@ -361,6 +402,8 @@ struct Stats {
     separated: usize,
     far: usize,
     skipped: usize,
+    /// Face-bias cases (see `face_bias_lower_bound`): φ checked against a range.
+    face_biased: usize,
     f32_normal_skipped: usize,
     max_dphi: f64,
     max_angle: f64,
@@ -413,46 +456,51 @@ fn check_pair(ka: GeomKind, kb: GeomKind, seed: u64) -> Stats {
         }
         // Ambiguous references: normals from nearly coincident points, and SAT near-ties.
         let mut ambiguous = r.lever < 1e-3;
-        let mut phi_ambiguous = false;
         if ka == GeomKind::Box && kb == GeomKind::Box && r.dist < 0.0 {
-            let (face, edge, second) = box_box_sat(&a, &b);
-            let best = face.max(edge);
-            // Face bias band: the routine keeps a face axis within 1e-3 relative.
-            if edge > face && edge - face <= 1.1e-3 * face.abs() + 1e-9 {
-                phi_ambiguous = true;
-            }
-            if best - second < 1e-9 * scale {
-                ambiguous = true;
-            }
+            let s = box_box_sat(&a, &b);
+            ambiguous |= s.first - s.second < 1e-9 * scale;
         }
         if ka == GeomKind::Capsule && kb == GeomKind::Box && r.dist + a.size[0] <= 0.0 {
-            let (first, second) = segment_box_sat(&a, &b);
-            if first - second < 1e-9 * scale {
-                ambiguous = true;
-            }
-        }
-        if phi_ambiguous {
-            st.skipped += 1;
-            continue;
+            let s = segment_box_sat(&a, &b);
+            ambiguous |= s.first - s.second < 1e-9 * scale;
         }
         assert!(m.len > 0, "{}: no contact reported", ctx());
         let deepest = m.as_slice().iter().min_by(|p, q| p.dist.total_cmp(&q.dist)).unwrap();
-        let dphi = (deepest.dist - r.dist).abs();
-        st.max_dphi = st.max_dphi.max(dphi / scale);
-        assert!(
-            dphi <= TOL_PHI * scale,
-            "{}: φ {} vs parry {} (Δ {dphi:e}); manifold {:?}",
-            ctx(),
-            deepest.dist,
-            r.dist,
-            m.as_slice()
-        );
+        let biased = face_bias_lower_bound(&a, &b, &r, scale);
+        if let Some(lower) = biased {
+            // The exact point is reported; clipped face points may be deeper.
+            st.face_biased += 1;
+            assert!(
+                m.as_slice().iter().any(|p| (p.dist - r.dist).abs() <= TOL_PHI * scale),
+                "{}: exact point missing from {:?}",
+                ctx(),
+                m.as_slice()
+            );
+            assert!(deepest.dist >= lower, "{}: φ {} below the face separation {lower}", ctx(), deepest.dist);
+        } else {
+            let dphi = (deepest.dist - r.dist).abs();
+            st.max_dphi = st.max_dphi.max(dphi / scale);
+            assert!(
+                dphi <= TOL_PHI * scale,
+                "{}: φ {} vs parry {} (Δ {dphi:e}); manifold {:?}",
+                ctx(),
+                deepest.dist,
+                r.dist,
+                m.as_slice()
+            );
+        }
         if ambiguous {
             st.skipped += 1;
         } else {
-            let ang = angle(deepest.normal, r.normal);
+            // Some point at the exact φ carries parry's normal.
+            let ang = m
+                .as_slice()
+                .iter()
+                .filter(|p| (p.dist - r.dist).abs() <= TOL_PHI * scale)
+                .map(|p| angle(p.normal, r.normal))
+                .fold(f64::INFINITY, f64::min);
             st.max_angle = st.max_angle.max(ang);
-            assert!(ang <= TOL_ANGLE, "{}: normal {:?} vs parry {:?} ({ang:e} rad)", ctx(), deepest.normal, r.normal);
+            assert!(ang <= TOL_ANGLE, "{}: normals {:?} vs parry {:?} ({ang:e} rad)", ctx(), m.as_slice(), r.normal);
         }
         // parry's own rounded capsule (GJK/EPA on a curved support map).
         if (ka == GeomKind::Capsule || kb == GeomKind::Capsule)
@@ -462,20 +510,28 @@ fn check_pair(ka: GeomKind, kb: GeomKind, seed: u64) -> Stats {
             st.max_dphi_parry_capsule = st.max_dphi_parry_capsule.max(d);
             assert!(d <= TOL_PHI_PARRY_CAPSULE, "{}: parry Capsule φ {} vs core {}", ctx(), c.dist, r.dist);
         }
-        // f32 against f64.
+        // f32 against f64: the deepest φ, and the deepest f32 point matches
+        // some f64 point (φ and normal) where the normal is well conditioned.
         let m32 = run::<f32>(&a, &b, MARGIN);
         if r.dist < MARGIN - 1e-3 {
             assert!(m32.len > 0, "{}: f32 reported nothing", ctx());
             let d32 = m32.as_slice().iter().min_by(|p, q| p.dist.total_cmp(&q.dist)).unwrap();
-            let dphi32 = (d32.dist as f64 - deepest.dist).abs();
-            st.max_dphi_f32 = st.max_dphi_f32.max(dphi32 / scale);
-            assert!(dphi32 <= TOL_PHI_F32 * scale, "{}: f32 φ {} vs f64 {}", ctx(), d32.dist, deepest.dist);
-            if ambiguous || r.lever < 0.02 || near_tie(&a, &b, &r, scale) {
+            if biased.is_none() {
+                let dphi32 = (d32.dist as f64 - deepest.dist).abs();
+                st.max_dphi_f32 = st.max_dphi_f32.max(dphi32 / scale);
+                assert!(dphi32 <= TOL_PHI_F32 * scale, "{}: f32 φ {} vs f64 {}", ctx(), d32.dist, deepest.dist);
+            }
+            if ambiguous || biased.is_some() || r.lever < 0.02 || near_tie(&a, &b, &r, scale) {
                 st.f32_normal_skipped += 1;
             } else {
-                let ang = angle(d32.normal.cast(), deepest.normal);
+                let ang = m
+                    .as_slice()
+                    .iter()
+                    .filter(|p| (p.dist - d32.dist as f64).abs() <= TOL_PHI_F32 * scale)
+                    .map(|p| angle(d32.normal.cast(), p.normal))
+                    .fold(f64::INFINITY, f64::min);
                 st.max_angle_f32 = st.max_angle_f32.max(ang);
-                assert!(ang <= TOL_ANGLE_F32, "{}: f32 normal {:?} vs f64 {:?}", ctx(), d32.normal, deepest.normal);
+                assert!(ang <= TOL_ANGLE_F32, "{}: f32 normal {:?} vs f64 {:?}", ctx(), d32, m.as_slice());
             }
         }
     }
@@ -488,12 +544,12 @@ fn near_tie(a: &G, b: &G, r: &Reference, scale: f64) -> bool {
     let band = 1e-4 * scale;
     match (a.kind, b.kind) {
         (GeomKind::Box, GeomKind::Box) if r.dist < 0.0 => {
-            let (face, edge, second) = box_box_sat(a, b);
-            face.max(edge) - second < band || (edge - face).abs() < 2e-3 * face.abs() + band
+            let s = box_box_sat(a, b);
+            s.first - s.second < band || (s.edge - s.face).abs() < 2e-3 * s.face.abs() + band
         }
         (GeomKind::Capsule, GeomKind::Box) if r.dist + a.size[0] <= 0.0 => {
-            let (first, second) = segment_box_sat(a, b);
-            first - second < band
+            let s = segment_box_sat(a, b);
+            s.first - s.second < band
         }
         (GeomKind::Sphere, GeomKind::Box) if r.dist + a.size[0] <= 0.0 => {
             // Centre inside: the two shallowest faces.
@@ -514,6 +570,7 @@ fn check(ka: GeomKind, kb: GeomKind, seed: u64) {
     assert!(st.separated as f64 >= 0.2 * n, "too few separated cases: {st:?}");
     assert!(st.overlapping + st.separated >= 1000, "fewer than 1000 compared cases: {st:?}");
     assert!(st.skipped as f64 <= 0.02 * n, "too many ambiguous cases skipped: {st:?}");
+    assert!(st.face_biased as f64 <= 0.05 * n, "too many face-bias cases: {st:?}");
     assert!(st.f32_normal_skipped as f64 <= 0.2 * n, "too many f32 normal checks skipped: {st:?}");
 }
 

@@ -3,7 +3,7 @@
 //! boxes.
 
 use super::common::{
-    box_code, box_code_join, box_code_of_point, box_code_states, push_contact, seg_feature, segment_box,
+    FACE_LIKE_COS, box_code, box_code_join, box_code_of_point, box_code_states, push_contact, seg_feature, segment_box,
     segment_segment, sign_of, tie_tol,
 };
 use crate::collision::{MAX_MANIFOLD, Manifold, Shape};
@@ -23,17 +23,20 @@ const EDGE_PARALLEL_EPS: f64 = 1.0;
 ///
 /// SAT over A's 3 face normals, B's 3 and the 9 edge products (early exit
 /// when some axis separates by ≥ margin). The axis of least penetration is
-/// taken, with a bias to face axes (an edge axis must beat the best face
-/// axis by 0.1 % of its overlap).
+/// taken, with a bias to face axes (below).
 /// - Face axis: the incident face of the other box (most anti-parallel) is
 ///   clipped (Sutherland–Hodgman) to the reference face's side planes; each
 ///   clipped point with φ < margin is reported, φ = its height above the
 ///   reference face (m), normal = the reference face normal (up to 8
 ///   points; a box lying on a box gives the corners of the overlap).
 /// - Edge axis: one point at the closest points of the two edges,
-///   φ = the axis overlap (the exact penetration depth). A face axis kept
-///   by the bias whose clipped face misses the SAT witness corner is not
-///   the true minimum; the edge axis is used then.
+///   φ = the axis overlap (the exact penetration depth).
+/// - Face bias: an edge axis within 0.02 rad of a face normal (a box
+///   resting across another's edge, tilted by a hair) or less than 0.1 %
+///   better than the best face keeps the face manifold, and the exact
+///   edge–edge point is added to its clipped points. Clipped points then carry
+///   their local depth along the face normal, which can exceed the true
+///   penetration depth by the (small) difference of the two overlaps.
 /// - Separated boxes (0 ≤ φ < margin): the exact distance from the closest
 ///   points of A's 12 edges against box B and B's 12 edges against box A;
 ///   with a face axis the clipped points are still reported, each with its
@@ -106,7 +109,14 @@ pub fn contact_box_box<T: Real>(a: &Shape<'_, T>, b: &Shape<'_, T>, margin: T, o
             }
         }
     }
-    let use_edge = best_edge > best_face + tol + T::c(FACE_BIAS_REL) * best_face.abs();
+    // A face-like edge axis (within 0.02 rad of a face normal: e.g. a box
+    // resting on another over its edge, tilted by a hair) keeps the face
+    // manifold, with the exact edge point added.
+    let face_like = best_edge > -T::infinity() && {
+        let an = edge.2;
+        an.abs().max_elem().max(cm.tmul(an).abs().max_elem()) > T::c(FACE_LIKE_COS)
+    };
+    let use_edge = !face_like && best_edge > best_face + tol + T::c(FACE_BIAS_REL) * best_face.abs();
     let max_sep = best_face.max(best_edge);
 
     if max_sep > tol {
@@ -126,22 +136,30 @@ pub fn contact_box_box<T: Real>(a: &Shape<'_, T>, b: &Shape<'_, T>, margin: T, o
         return;
     }
     if use_edge {
-        edge_contact(a, b, &cm, edge, best_edge, margin, out);
+        if let Some(e) = edge_contact(a, b, &cm, edge, best_edge, margin) {
+            push_contact(out, e.pa, e.n, e.dist, e.feature);
+        }
         return;
     }
     let mut m = FaceManifold::new();
     let main = m.clip(a, b, face_id, margin);
-    // A face within the bias band whose clip misses the SAT witness is not
-    // the true minimum (which is then an edge axis): use the edge instead.
-    if !m.represents(main, tol) && best_edge > -T::infinity() {
-        edge_contact(a, b, &cm, edge, best_edge, margin, out);
-        return;
+    if best_edge > best_face + tol {
+        // The face was kept by the bias but the true minimum is the edge
+        // axis: its clipped points plus the exact edge–edge point.
+        if let Some(e) = edge_contact(a, b, &cm, edge, best_edge, margin)
+            && m.len < m.pts.len()
+        {
+            m.pts[m.len] = e;
+            m.len += 1;
+        }
+        m.emit(out, None, tol);
+    } else {
+        m.emit(out, main, tol);
     }
-    m.emit(out, main, tol);
 }
 
-/// The single edge–edge point for edge axis `edge = (i, j, axis in A's
-/// frame oriented A → B)` with overlap `sep` (m, = φ).
+/// The edge–edge point for edge axis `edge = (i, j, axis in A's frame
+/// oriented A → B)` with overlap `sep` (m, = φ), when φ < margin.
 fn edge_contact<T: Real>(
     a: &Shape<'_, T>,
     b: &Shape<'_, T>,
@@ -149,10 +167,9 @@ fn edge_contact<T: Real>(
     edge: (usize, usize, Vec3<T>),
     sep: T,
     margin: T,
-    out: &mut Manifold<T>,
-) {
+) -> Option<Cand<T>> {
     if sep >= margin {
-        return;
+        return None;
     }
     let (ha, hb) = (a.size, b.size);
     let (i, j, an) = edge;
@@ -182,7 +199,7 @@ fn edge_contact<T: Real>(
     let (s, t) = segment_segment(ea, ua, ha[i], eb, ub, hb[j]);
     ka[i] = end_state(seg_feature(s, ha[i]));
     kb[j] = end_state(seg_feature(t, hb[j]));
-    push_contact(out, ea + ua * s, n, sep, [box_code(ka), box_code(kb)]);
+    Some(Cand { pa: ea + ua * s, n, dist: sep, feature: [box_code(ka), box_code(kb)] })
 }
 
 /// Per-axis box state for a segment feature (0/1 = −/+ end, 2 = inside).
@@ -403,7 +420,7 @@ impl<T: Real> FaceManifold<T> {
         }
     }
 
-    /// Whether some clipped point is within `tol` of `main`'s φ (or there is no `main`).
+    /// Whether some clipped point is as deep as `main` within `tol` (or there is no `main`).
     fn represents(&self, main: Option<Cand<T>>, tol: T) -> bool {
         match main {
             None => true,
@@ -412,7 +429,7 @@ impl<T: Real> FaceManifold<T> {
     }
 
     /// Writes the points to `out`, adding `main` (the exact deepest pair)
-    /// when no clipped point is within `tol` of its φ, and dropping the
+    /// when no clipped point is as deep (within `tol`), and dropping the
     /// shallowest points beyond [`MAX_MANIFOLD`].
     fn emit(&mut self, out: &mut Manifold<T>, main: Option<Cand<T>>, tol: T) {
         if let Some(mc) = main

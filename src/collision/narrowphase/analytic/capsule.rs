@@ -1,8 +1,8 @@
 //! Capsule (A) against capsule and box (B).
 
 use super::common::{
-    box_code, box_code_of_point, clamp, normalize_or, push_contact, seg_feature, segment_box, segment_segment, sign_of,
-    tie_tol,
+    FACE_LIKE_COS, box_code, box_code_of_point, clamp, normalize_or, push_contact, seg_feature, segment_box,
+    segment_segment, sign_of, tie_tol,
 };
 use crate::collision::{Manifold, Shape};
 use crate::math::{Real, Vec3};
@@ -72,14 +72,16 @@ pub fn contact_capsule_capsule<T: Real>(a: &Shape<'_, T>, b: &Shape<'_, T>, marg
 /// segment–box closest points (convex piecewise-quadratic minimisation),
 /// φ = d − r (m). When it meets the box: separating-axis test over the 3
 /// box face normals and the 3 products u × e_i (exact penetration depth δ of
-/// a segment in a box), φ = −δ − r, ties going to the face axis. When the
-/// contact is against a box face, the segment is clipped to the face's
-/// rectangle and both clipped ends with φ < margin are reported (a capsule
-/// lying on a face gives 2 points); the exact deepest point is added if
-/// neither end represents it (rare, ≤ 3 points). Otherwise 1 point.
-/// Features: `[f_A, code]`: f_A = 0/1 at the capsule's −z/+z end, 2 inside
-/// its segment; code = box feature code of the box witness (Σ k_i·3^i,
-/// k_i = 0 at −h_i, 1 between, 2 at +h_i).
+/// a segment in a box), φ = −δ − r, ties going to the face axis. This exact
+/// point is always reported. When the contact is against a box face, or
+/// face-like (its normal within 0.02 rad of a face normal, e.g. a capsule
+/// lying across a face's edge, tilted by a hair), the segment is also
+/// clipped to the face's rectangle and both clipped ends with φ < margin are
+/// reported with the face normal (a capsule lying on a face gives 2 points);
+/// the exact point is then only added when no clipped end is as deep
+/// (≤ 3 points). Features: `[f_A, code]`: f_A = 0/1 at the capsule's −z/+z
+/// end, 2 inside its segment; code = box feature code of the box witness
+/// (Σ k_i·3^i, k_i = 0 at −h_i, 1 between, 2 at +h_i).
 pub fn contact_capsule_box<T: Real>(a: &Shape<'_, T>, b: &Shape<'_, T>, margin: T, out: &mut Manifold<T>) {
     let (r, hl, h) = (a.size.x, a.size.y, b.size);
     // The capsule's segment in the box frame.
@@ -91,8 +93,21 @@ pub fn contact_capsule_box<T: Real>(a: &Shape<'_, T>, b: &Shape<'_, T>, margin: 
     if d - r >= margin {
         return;
     }
-    // Main contact in the box frame: segment point, normal A → B, φ, box
-    // feature code, and the face (axis, outward sign) when it is a face contact.
+    // Main contact in the box frame (the exact answer): segment point,
+    // normal A → B, φ, box feature code; plus the box face (axis, outward
+    // sign) whose clipped segment is reported too, when the contact is
+    // against a face or face-like (normal within 0.02 rad of a face normal).
+    let face_like = |nl: Vec3<T>| {
+        let a = nl.abs();
+        let i = if a.x >= a.y && a.x >= a.z {
+            0
+        } else if a.y >= a.z {
+            1
+        } else {
+            2
+        };
+        if a[i] > T::c(FACE_LIKE_COS) { Some((i, -sign_of(nl[i]))) } else { None }
+    };
     let (s_main, nl, dist, code, face) = if d > tol {
         let ps = c + u * s;
         let mut k = [1u32; 3];
@@ -109,9 +124,13 @@ pub fn contact_capsule_box<T: Real>(a: &Shape<'_, T>, b: &Shape<'_, T>, margin: 
             nclamped += 1;
             face_axis = i;
         }
-        let face =
-            if nclamped == 1 { Some((face_axis, if k[face_axis] == 2 { T::one() } else { -T::one() })) } else { None };
-        (s, (q - ps) * (T::one() / d), d - r, box_code(k), face)
+        let nl = (q - ps) * (T::one() / d);
+        let face = if nclamped == 1 {
+            Some((face_axis, if k[face_axis] == 2 { T::one() } else { -T::one() }))
+        } else {
+            face_like(nl)
+        };
+        (s, nl, d - r, box_code(k), face)
     } else {
         // Segment meets the box: SAT over face normals and u × e_i.
         let mut best_face = T::infinity();
@@ -139,6 +158,7 @@ pub fn contact_capsule_box<T: Real>(a: &Shape<'_, T>, b: &Shape<'_, T>, margin: 
                 }
             }
         }
+        let sg_face = sign_of(c[face_axis]);
         if best_edge < best_face - tol {
             // Edge axis: the box edge along e_i supporting the outward direction.
             let i = edge_axis;
@@ -152,17 +172,18 @@ pub fn contact_capsule_box<T: Real>(a: &Shape<'_, T>, b: &Shape<'_, T>, margin: 
                 }
             }
             let (se, _) = segment_segment(c, u, hl, ec, Vec3::unit(i), h[i]);
-            (se, -edge_dir, -best_edge - r, box_code(k), None)
+            // A face-like edge axis: also clip against the best face.
+            let face = face_like(-edge_dir).map(|_| (face_axis, sg_face));
+            (se, -edge_dir, -best_edge - r, box_code(k), face)
         } else {
             let i = face_axis;
-            let sg = sign_of(c[i]);
             let mut k = [1u32; 3];
-            k[i] = if sg > T::zero() { 2 } else { 0 };
+            k[i] = if sg_face > T::zero() { 2 } else { 0 };
             // Deepest end along −sg·e_i.
-            let se = -sg * sign_of(u[i]) * hl;
+            let se = -sg_face * sign_of(u[i]) * hl;
             let mut nl = Vec3::zero();
-            nl[i] = -sg;
-            (se, nl, -best_face - r, box_code(k), Some((i, sg)))
+            nl[i] = -sg_face;
+            (se, nl, -best_face - r, box_code(k), Some((i, sg_face)))
         }
     };
     if dist >= margin {
@@ -192,6 +213,10 @@ pub fn contact_capsule_box<T: Real>(a: &Shape<'_, T>, b: &Shape<'_, T>, margin: 
             hi = lo - T::one();
         }
     }
+    // The face's outward normal sg·e_i points at the capsule: A → B is −sg·e_i.
+    let mut nf = Vec3::zero();
+    nf[i] = -sg;
+    let n_face = b.rot * nf;
     let mut deepest = T::infinity();
     if hi >= lo {
         let ends = if hi - lo > tol { 2 } else { 1 };
@@ -202,7 +227,7 @@ pub fn contact_capsule_box<T: Real>(a: &Shape<'_, T>, b: &Shape<'_, T>, margin: 
                 let mut foot = p;
                 foot[i] = sg * h[i];
                 let code_e = box_code_of_point(foot, h, tol);
-                push_contact(out, world(p + nl * r), n, dist_e, [seg_feature(se, hl), code_e]);
+                push_contact(out, world(p + nf * r), n_face, dist_e, [seg_feature(se, hl), code_e]);
                 deepest = deepest.min(dist_e);
             }
         }

@@ -28,6 +28,12 @@ pub(crate) fn tie_tol<T: Real>(scale: T) -> T {
     T::c(64.0) * T::EPS * scale
 }
 
+/// Cosine of 0.02 rad. A contact normal (or an edge–edge axis) within this
+/// angle of a box face normal is "face-like": the routines then also report
+/// the face's clipped manifold, so that a resting contact keeps its support
+/// points under tiny tilts instead of flickering to a single edge point.
+pub(crate) const FACE_LIKE_COS: f64 = 0.999_800_006_666_578;
+
 /// Segment feature id for parameter `s` on a segment of half-length `h`
 /// (parameter measured from the centre): 0 at the −end, 1 at the +end,
 /// 2 strictly inside.
