@@ -26,16 +26,20 @@ pub fn contact_capsule_capsule<T: Real>(a: &Shape<'_, T>, b: &Shape<'_, T>, marg
     let (s, t) = segment_segment(a.pos, ua, ha, b.pos, ub, hb);
     let pa = a.pos + ua * s;
     let d = b.pos + ub * t - pa;
-    let dist = d.norm() - rsum;
+    let len = d.norm();
+    let dist = len - rsum;
     if dist >= margin {
         return;
     }
     let cross = ua.cross(ub);
-    let mut fallback = normalize_or(cross, ua.any_orthonormal());
-    if fallback.dot(b.pos - a.pos) < T::zero() {
-        fallback = -fallback;
-    }
-    let n = normalize_or(d, fallback);
+    let n = if len > T::min_positive_value() {
+        d * (T::one() / len)
+    } else {
+        // Intersecting segments: ±u_A × u_B towards B's centre (any
+        // perpendicular for collinear segments).
+        let f = normalize_or(cross, ua.any_orthonormal());
+        if f.dot(b.pos - a.pos) < T::zero() { -f } else { f }
+    };
     let tol = tie_tol(ha + hb + rsum);
     let par = T::c(PARALLEL_SIN);
     if cross.norm2() < par * par {

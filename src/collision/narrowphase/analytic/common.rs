@@ -98,10 +98,17 @@ pub(crate) fn sign_of<T: Real>(x: T) -> T {
     if x >= T::zero() { T::one() } else { -T::one() }
 }
 
-/// Clamps `x` to `[lo, hi]` (`lo ≤ hi`).
+/// Clamps `x` to `[lo, hi]` (`lo ≤ hi`); plain comparisons (cheaper than
+/// NaN-aware min/max; a NaN input stays NaN).
 #[inline]
 pub(crate) fn clamp<T: Real>(x: T, lo: T, hi: T) -> T {
-    x.max(lo).min(hi)
+    if x < lo {
+        lo
+    } else if x > hi {
+        hi
+    } else {
+        x
+    }
 }
 
 /// Closest points between segments `ca + s·ua`, s ∈ [−ha, ha] and
