@@ -22,7 +22,8 @@ struct Dims {
     nq: u32,
     ngeom: u32,
     nsite: u32,
-    _pad: u32,
+    /// Contact capacity per world (entries of `contacts` per world).
+    ncon: u32,
     /// Gravitational acceleration (m/s², world frame); w unused.
     gravity: vec4f,
 }
@@ -148,6 +149,35 @@ struct WorldParams {
     _pad2: f32,
 }
 
+/// A contact (src/gpu/contact.rs GpuContact), twin of collision::Contact:
+/// geom A's kind comes first; normal from A to B; contact point midway
+/// between the surfaces; the pair's combined material (before the world's
+/// multipliers, which the ICF builder applies, as on the CPU).
+struct Contact {
+    /// Contact point, world (m).
+    pos: vec3f,
+    /// Signed distance φ (m), negative when overlapping.
+    dist: f32,
+    /// Unit normal from A to B.
+    normal: vec3f,
+    /// Combined stiffness (N/m).
+    stiffness: f32,
+    /// Combined Hunt–Crossley dissipation (s/m).
+    dissipation: f32,
+    /// Combined static friction coefficient.
+    mu_static: f32,
+    /// Combined dynamic friction coefficient.
+    mu_dynamic: f32,
+    _pad0: f32,
+    /// Geom ids (A, B).
+    geom: vec2u,
+    /// Body ids (A, B).
+    body: vec2u,
+    /// Feature ids (A, B), see collision::ContactPoint::feature.
+    feature: vec2u,
+    _pad1: vec2u,
+}
+
 // ---------------------------------------------------------------- model (read only)
 
 @group(0) @binding(0) var<uniform> dims: Dims;
@@ -209,6 +239,17 @@ struct WorldParams {
 @group(0) @binding(41) var<storage, read_write> bias: array<f32>;
 /// Passive spring forces (nworld, nv).
 @group(0) @binding(42) var<storage, read_write> passive: array<f32>;
+
+// ---------------------------------------------------------------- collision (bindings 60–79)
+
+/// Contacts (nworld, ncon): the first min(contact_count[w], ncon) entries of
+/// world w are valid.
+@group(0) @binding(60) var<storage, read_write> contacts: array<Contact>;
+/// Contacts found per world (nworld), possibly more than ncon: the excess
+/// is the world's overflow, reported to the host, never dropped silently.
+@group(0) @binding(61) var<storage, read_write> contact_count: array<atomic<u32>>;
+
+// ---------------------------------------------------------------- ICF and CENIC (bindings 80–119)
 
 // ---------------------------------------------------------------- per-world scratch
 

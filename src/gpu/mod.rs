@@ -43,6 +43,7 @@
 //! ```
 
 pub mod buffers;
+pub mod contact;
 pub mod context;
 pub mod dynamics;
 pub mod integrate;

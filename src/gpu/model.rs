@@ -54,8 +54,8 @@ pub struct GpuDims {
     pub ngeom: u32,
     /// Sites.
     pub nsite: u32,
-    /// Padding.
-    pub _pad: u32,
+    /// Contact capacity per world (entries of `contacts` per world).
+    pub ncon: u32,
     /// Gravity (m/s², world frame); w unused.
     pub gravity: [f32; 4],
 }
@@ -346,7 +346,12 @@ pub fn struct_layouts() -> Vec<StructLayout> {
         };
     }
     vec![
-        layout!("Dims", GpuDims, [nworld, nbody, njnt, nv, nq, ngeom, nsite, gravity]),
+        layout!("Dims", GpuDims, [nworld, nbody, njnt, nv, nq, ngeom, nsite, ncon, gravity]),
+        layout!(
+            "Contact",
+            super::contact::GpuContact,
+            [pos, dist, normal, stiffness, dissipation, mu_static, mu_dynamic, geom, body, feature]
+        ),
         layout!(
             "Body",
             GpuBody,
@@ -403,7 +408,7 @@ impl GpuModel {
             nq: model.nq as u32,
             ngeom: model.geoms.len() as u32,
             nsite: model.sites.len() as u32,
-            _pad: 0,
+            ncon: 0,
             gravity: [g[0] as f32, g[1] as f32, g[2] as f32, 0.0],
         };
         let dims_buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
