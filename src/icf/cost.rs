@@ -110,6 +110,23 @@ impl<T: Real> CostWork<T> {
     }
 }
 
+/// A x for the problem's A, using its block-diagonal structure over trees.
+fn matvec_a<T: Real>(p: &IcfProblem<T>, x: &[T], out: &mut [T]) {
+    let n = p.nv;
+    if p.blocks.len() <= 1 {
+        return matvec(&p.a, n, x, out);
+    }
+    for &(s, m) in &p.blocks {
+        for i in s..s + m {
+            let mut acc = T::zero();
+            for j in s..s + m {
+                acc += p.a[i * n + j] * x[j];
+            }
+            out[i] = acc;
+        }
+    }
+}
+
 fn matvec<T: Real>(a: &[T], n: usize, x: &[T], out: &mut [T]) {
     for i in 0..n {
         let row = &a[i * n..(i + 1) * n];
@@ -132,7 +149,7 @@ pub fn evaluate<T: Real>(
 ) -> T {
     let nv = p.nv;
     work.resize(p);
-    matvec(&p.a, nv, v, &mut work.av);
+    matvec_a(p, v, &mut work.av);
     let mut cost = T::zero();
     for i in 0..nv {
         cost += T::c(0.5) * v[i] * work.av[i] - p.r[i] * v[i];
@@ -222,8 +239,8 @@ pub fn line_eval<T: Real>(p: &IcfProblem<T>, v: &[T], w: &[T], alpha: T, work: &
 /// Precomputes A v, A w, J v and J w for line evaluations along v + α w.
 pub fn prepare_line<T: Real>(p: &IcfProblem<T>, v: &[T], w: &[T], work: &mut CostWork<T>) {
     work.resize(p);
-    matvec(&p.a, p.nv, v, &mut work.av);
-    matvec(&p.a, p.nv, w, &mut work.aw);
+    matvec_a(p, v, &mut work.av);
+    matvec_a(p, w, &mut work.aw);
     for (ci, c) in p.contacts.iter().enumerate() {
         work.vc[ci] = p.contact_velocity(c, v);
         work.uc[ci] = p.contact_velocity(c, w);

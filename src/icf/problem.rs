@@ -116,6 +116,11 @@ pub struct IcfProblem<T> {
     pub gains: Vec<GainConstraint<T>>,
     /// Joint limits.
     pub limits: Vec<LimitConstraint<T>>,
+    /// Dof ranges (start, len) of the kinematic trees, contiguous and in
+    /// order; A is block diagonal over them. Empty: treat as one dense block.
+    pub blocks: Vec<(usize, usize)>,
+    /// Tree block of each dof (nv), when `blocks` is not empty.
+    pub dof_block: Vec<usize>,
 
     /// Time step h (s) of the last `set_time_step`.
     pub h: T,
@@ -142,6 +147,8 @@ impl<T: Real> IcfProblem<T> {
             jac_col: Vec::new(),
             gains: Vec::new(),
             limits: Vec::new(),
+            blocks: Vec::new(),
+            dof_block: Vec::new(),
             h: T::zero(),
             a: vec![T::zero(); nv * nv],
             r: vec![T::zero(); nv],
