@@ -27,6 +27,8 @@ pub struct BlockStructure {
     adj: Vec<Vec<usize>>,
     /// Scratch: eliminated flags.
     done: Vec<bool>,
+    /// Scratch: neighbours of the tree being eliminated.
+    nbrs: Vec<usize>,
 }
 
 impl BlockStructure {
@@ -76,13 +78,15 @@ impl BlockStructure {
             self.done[best] = true;
             self.order.push(best);
             self.pos[best] = step;
-            let nbrs: Vec<usize> = self.adj[best].iter().copied().filter(|&x| !self.done[x]).collect();
-            for (i, &a) in nbrs.iter().enumerate() {
-                for &b in &nbrs[i + 1..] {
-                    add_edge(&mut self.adj, a, b);
+            // Reused buffers: no allocation once they have grown (no per-step allocation).
+            self.nbrs.clear();
+            self.nbrs.extend(self.adj[best].iter().copied().filter(|&x| !self.done[x]));
+            for i in 0..self.nbrs.len() {
+                for j in i + 1..self.nbrs.len() {
+                    add_edge(&mut self.adj, self.nbrs[i], self.nbrs[j]);
                 }
             }
-            self.later[best] = nbrs;
+            self.later[best].extend_from_slice(&self.nbrs);
         }
         let pos = &self.pos;
         for l in self.later.iter_mut() {
