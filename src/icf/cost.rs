@@ -110,6 +110,20 @@ impl<T: Real> CostWork<T> {
     }
 }
 
+/// The (at most two) tree blocks a contact's Jacobian spans.
+#[inline]
+pub fn contact_blocks<T: Real>(p: &IcfProblem<T>, c: &super::problem::ContactConstraint<T>) -> (usize, usize) {
+    let first = p.dof_block[p.jac_dof[c.jac_start]];
+    let mut other = first;
+    for e in c.jac_start..c.jac_start + c.jac_len {
+        let b = p.dof_block[p.jac_dof[e]];
+        if b != first {
+            other = b;
+        }
+    }
+    (first, other)
+}
+
 /// A x for the problem's A, using its block-diagonal structure over trees.
 fn matvec_a<T: Real>(p: &IcfProblem<T>, x: &[T], out: &mut [T]) {
     let n = p.nv;
@@ -139,7 +153,10 @@ fn matvec<T: Real>(a: &[T], n: usize, x: &[T], out: &mut [T]) {
 }
 
 /// Evaluates ℓ(v) and writes ∇ℓ into `grad`; when `hess` is given, also
-/// writes the dense Hessian (nv × nv, row-major).
+/// writes the Hessian (nv × nv, row-major). Only its structurally non-zero
+/// blocks are written — the tree blocks of A and the blocks coupling two
+/// trees through a contact; every other entry of the true Hessian is zero,
+/// so pass a zeroed buffer to obtain the full dense matrix.
 pub fn evaluate<T: Real>(
     p: &IcfProblem<T>,
     v: &[T],
@@ -157,7 +174,27 @@ pub fn evaluate<T: Real>(
     }
     let mut hess = hess;
     if let Some(hh) = hess.as_deref_mut() {
-        hh[..nv * nv].copy_from_slice(&p.a);
+        // Only the tree blocks and the blocks that contacts couple are ever
+        // read (by the block-sparse factorization): fill just those.
+        for bi in 0..p.block_count() {
+            let (s, m) = p.block(bi);
+            for i in s..s + m {
+                hh[i * nv + s..i * nv + s + m].copy_from_slice(&p.a[i * nv + s..i * nv + s + m]);
+            }
+        }
+        if p.blocks.len() > 1 {
+            for c in &p.contacts {
+                let (a, b) = contact_blocks(p, c);
+                if a != b {
+                    for (x, y) in [(a, b), (b, a)] {
+                        let ((sx, mx), (sy, my)) = (p.blocks[x], p.blocks[y]);
+                        for i in sx..sx + mx {
+                            hh[i * nv + sy..i * nv + sy + my].iter_mut().for_each(|h| *h = T::zero());
+                        }
+                    }
+                }
+            }
+        }
     }
     for (ci, c) in p.contacts.iter().enumerate() {
         let vc = p.contact_velocity(c, v);

@@ -211,7 +211,11 @@ impl<T: Real> IcfSolver<T> {
         }
         let mut shift = T::zero();
         for attempt in 0..6 {
-            self.factor.copy_from_slice(&self.hess);
+            if self.sparse {
+                self.structure.load(&self.hess, &mut self.factor, nv, &self.blocks);
+            } else {
+                self.factor.copy_from_slice(&self.hess);
+            }
             if shift > T::zero() {
                 for i in 0..nv {
                     let d = self.hess[i * nv + i];

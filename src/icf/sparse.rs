@@ -23,6 +23,8 @@ pub struct BlockStructure {
     /// For each tree: the trees eliminated after it that it is coupled to
     /// (directly or through fill), sorted by elimination position.
     later: Vec<Vec<usize>>,
+    /// Direct (contact) couplings, before fill.
+    direct: Vec<Vec<usize>>,
     /// Scratch adjacency (with fill) during analysis.
     adj: Vec<Vec<usize>>,
     /// Scratch: eliminated flags.
@@ -43,7 +45,9 @@ impl BlockStructure {
         let nb = p.blocks.len();
         self.adj.resize_with(nb, Vec::new);
         self.later.resize_with(nb, Vec::new);
+        self.direct.resize_with(nb, Vec::new);
         self.adj.iter_mut().for_each(|a| a.clear());
+        self.direct.iter_mut().for_each(|a| a.clear());
         self.later.iter_mut().for_each(|a| a.clear());
         self.pos.clear();
         self.pos.resize(nb, 0);
@@ -59,6 +63,7 @@ impl BlockStructure {
                     first = b;
                 } else if b != first {
                     add_edge(&mut self.adj, first, b);
+                    add_edge(&mut self.direct, first, b);
                 }
             }
         }
@@ -91,6 +96,30 @@ impl BlockStructure {
         let pos = &self.pos;
         for l in self.later.iter_mut() {
             l.sort_by_key(|&b| pos[b]);
+        }
+    }
+
+    /// Copies the blocks the factorization reads from the Hessian `src` into
+    /// `dst` (tree blocks and direct couplings) and zeroes the fill blocks;
+    /// nothing else of `dst` is touched.
+    pub fn load<T: Real>(&self, src: &[T], dst: &mut [T], n: usize, blocks: &[(usize, usize)]) {
+        for &k in &self.order {
+            let (sk, nk) = blocks[k];
+            for i in sk..sk + nk {
+                dst[i * n + sk..i * n + sk + nk].copy_from_slice(&src[i * n + sk..i * n + sk + nk]);
+            }
+            for &j in &self.later[k] {
+                let (sj, nj) = blocks[j];
+                let coupled = self.direct[k].contains(&j);
+                for i in sj..sj + nj {
+                    let row = &mut dst[i * n + sk..i * n + sk + nk];
+                    if coupled {
+                        row.copy_from_slice(&src[i * n + sk..i * n + sk + nk]);
+                    } else {
+                        row.iter_mut().for_each(|x| *x = T::zero());
+                    }
+                }
+            }
         }
     }
 
