@@ -249,6 +249,91 @@ struct Contact {
 /// is the world's overflow, reported to the host, never dropped silently.
 @group(0) @binding(61) var<storage, read_write> contact_count: array<atomic<u32>>;
 
+/// Sizes of the collision stage (src/gpu/collision.rs GpuCollisionInfo).
+struct CollisionInfo {
+    /// Entries of `collision_pairs`.
+    npair: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+/// A candidate geom pair (src/gpu/collision.rs GpuCollisionPair), from the
+/// host's filtered list (Model::geoms_can_collide, no plane–plane pairs),
+/// sorted ascending by (min, max) geom index like the CPU broadphase output.
+struct CollisionPair {
+    /// Geom ids (A, B) in narrow-phase order (collision::order_pair: A's kind ≤ B's kind).
+    geom: vec2u,
+    /// Body ids (A, B).
+    body: vec2u,
+    /// Narrow-phase routine: kind(A) · 7 + kind(B).
+    kinds: u32,
+    /// Pair margin (m), collision::pair_margin rounded to f32; the world's skin is added.
+    margin: f32,
+    _pad0: u32,
+    _pad1: u32,
+    /// Combined material (Material::combine, f32): stiffness (N/m; +∞ when
+    /// both geoms are rigid), dissipation (s/m), μs, μd.
+    material: vec4f,
+}
+
+/// Per-geom collision constants (src/gpu/collision.rs GpuCollisionGeom).
+struct CollisionGeom {
+    /// Bounding-volume margin max(Options::margin, Geom::margin) (m).
+    margin: f32,
+    /// Mesh geoms: bounding radius of the hull about the geom origin (m).
+    mesh_radius: f32,
+    /// Mesh geoms: first vertex in `mesh_vertices`, vertex count.
+    vert_adr: u32,
+    vert_num: u32,
+    /// Mesh geoms: centre of the local vertex box (m).
+    local_centre: vec3f,
+    /// Mesh geoms: first polygon in `mesh_polygons`.
+    poly_adr: u32,
+    /// Mesh geoms: half-extents of the local vertex box (m).
+    local_half: vec3f,
+    /// Mesh geoms: polygon count.
+    poly_num: u32,
+}
+
+/// A planar face of a convex mesh (src/gpu/collision.rs GpuMeshPolygon).
+struct MeshPolygon {
+    /// Outward unit normal, geom frame.
+    normal: vec3f,
+    /// First entry of its vertex loop in `mesh_polygon_vertices`.
+    start: u32,
+    /// Number of vertices of the loop.
+    count: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+/// An inflated world AABB (m); empty (lo > hi) for planes and non-finite poses.
+struct Aabb {
+    lo: vec3f,
+    _pad0: f32,
+    hi: vec3f,
+    _pad1: f32,
+}
+
+@group(0) @binding(62) var<uniform> collision_info: CollisionInfo;
+/// Candidate pairs (npair).
+@group(0) @binding(63) var<storage, read> collision_pairs: array<CollisionPair>;
+/// Per geom (ngeom).
+@group(0) @binding(64) var<storage, read> collision_geoms: array<CollisionGeom>;
+/// Hull vertices of every mesh geom, geom frame (m; w unused).
+@group(0) @binding(65) var<storage, read> mesh_vertices: array<vec4f>;
+/// Planar faces of every mesh geom.
+@group(0) @binding(66) var<storage, read> mesh_polygons: array<MeshPolygon>;
+/// Vertex loops of the polygons (mesh-local vertex indices).
+@group(0) @binding(67) var<storage, read> mesh_polygon_vertices: array<u32>;
+/// Extra margin of each world (nworld; m): the speculative contact skin,
+/// added to every pair's margin and bounding volume (Contacts::skin).
+@group(0) @binding(68) var<storage, read> collision_skin: array<f32>;
+/// Bounding volumes (nworld, ngeom), written by `broadphase`.
+@group(0) @binding(69) var<storage, read_write> geom_aabbs: array<Aabb>;
+
 // ---------------------------------------------------------------- ICF and CENIC (bindings 80–119)
 
 // ---------------------------------------------------------------- per-world scratch
