@@ -197,6 +197,19 @@ fn pair_states(model: &Model, nworld: usize, seed: u64) -> States {
 /// origin) on the world when `a` is a plane, else each on its own free body.
 fn pair_model(a: (GeomKind, [f64; 3]), b: (GeomKind, [f64; 3]), margin: f64) -> Model {
     let mut m = ModelBuilder::new(&format!("{}-{}", a.0.name(), b.0.name()));
+    // Meshes: a random hull (mostly triangles) for A, a 12-sided prism
+    // (large polygons) for B.
+    let mut rng = Rng::new(77);
+    let hull: Vec<[f64; 3]> = (0..14).map(|_| [0.1 * rng.normal(), 0.08 * rng.normal(), 0.06 * rng.normal()]).collect();
+    let prism: Vec<[f64; 3]> = (0..24)
+        .map(|i| {
+            let t = std::f64::consts::TAU * (i / 2) as f64 / 12.0;
+            [0.1 * t.cos(), 0.1 * t.sin(), if i % 2 == 0 { -0.07 } else { 0.07 }]
+        })
+        .collect();
+    let mesh_a = m.add_mesh("hull", &hull).unwrap();
+    let mesh_b = m.add_mesh("prism", &prism).unwrap();
+    let mesh = |k: GeomKind, id| (k == GeomKind::Mesh).then_some(id);
     let mat = |k: f64| Material { stiffness: k, dissipation: 5.0, mu_static: 0.6, mu_dynamic: 0.4 };
     if a.0 == GeomKind::Plane {
         m.add_geom(GeomSpec {
@@ -209,11 +222,16 @@ fn pair_model(a: (GeomKind, [f64; 3]), b: (GeomKind, [f64; 3]), margin: f64) -> 
     } else {
         let body = m.add_body(BodySpec::new("a", WORLD, [0.0; 3]));
         m.add_joint(JointSpec::new("ja", JointKind::Free, body));
-        m.add_geom(GeomSpec { material: mat(3e4), margin, ..GeomSpec::new("ga", a.0, a.1, body) });
+        m.add_geom(GeomSpec {
+            material: mat(3e4),
+            margin,
+            mesh: mesh(a.0, mesh_a),
+            ..GeomSpec::new("ga", a.0, a.1, body)
+        });
     }
     let body = m.add_body(BodySpec::new("b", WORLD, [0.0; 3]));
     m.add_joint(JointSpec::new("jb", JointKind::Free, body));
-    m.add_geom(GeomSpec { material: mat(1e5), ..GeomSpec::new("gb", b.0, b.1, body) });
+    m.add_geom(GeomSpec { material: mat(1e5), mesh: mesh(b.0, mesh_b), ..GeomSpec::new("gb", b.0, b.1, body) });
     m.build().unwrap()
 }
 
@@ -332,7 +350,7 @@ fn perturbed_points(model: &Model, d: &Data<f32>, a: usize, b: usize, skin: f32,
         let mut rng = Rng::new(1000 + trial);
         let l = pair_scale(model, &d, a, b);
         for g in [a, b] {
-            if model.geoms[g].kind == GeomKind::Plane && trial % 2 == 0 {
+            if model.geoms[g].kind == GeomKind::Plane && trial.is_multiple_of(2) {
                 continue;
             }
             let dp = rand_dir(&mut rng) * (PERTURB * l * rng.uniform());
@@ -730,4 +748,32 @@ fn kinematics_and_collision_in_one_pass() {
     eprintln!("one pass: {report:?}");
     assert!(report.contacts > 1000);
     assert!((report.near_ties as f64) <= MAX_NEAR_TIE_FRACTION * report.pairs_in_contact as f64, "{report:?}");
+}
+
+#[test]
+fn convex_pairs_parity() {
+    use GeomKind::*;
+    check_pairs(
+        &[
+            (Plane, Cylinder),
+            (Plane, Ellipsoid),
+            (Plane, Mesh),
+            (Sphere, Cylinder),
+            (Sphere, Ellipsoid),
+            (Sphere, Mesh),
+            (Capsule, Cylinder),
+            (Capsule, Ellipsoid),
+            (Capsule, Mesh),
+            (Box, Cylinder),
+            (Box, Ellipsoid),
+            (Box, Mesh),
+            (Cylinder, Cylinder),
+            (Cylinder, Ellipsoid),
+            (Cylinder, Mesh),
+            (Ellipsoid, Ellipsoid),
+            (Ellipsoid, Mesh),
+            (Mesh, Mesh),
+        ],
+        200,
+    );
 }

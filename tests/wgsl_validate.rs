@@ -108,6 +108,8 @@ fn binding_table_matches_host_layout() {
     // Packed model structs: same size and field offsets as the Rust side.
     let structs: HashMap<String, &TypeInner> =
         module.types.iter().filter_map(|(_, t)| Some((t.name.clone()?, &t.inner))).collect();
+    let Some(TypeInner::Struct { span, .. }) = structs.get("EpaScratch") else { panic!("no WGSL struct EpaScratch") };
+    assert_eq!(*span as usize, cenic::gpu::collision::EPA_SCRATCH_BYTES, "size of EpaScratch");
     for (name, size, fields) in struct_layouts().into_iter().chain(cenic::gpu::collision::struct_layouts()) {
         let Some(TypeInner::Struct { members, span }) = structs.get(name) else { panic!("no WGSL struct {name}") };
         assert_eq!(*span as usize, size, "size of {name}");

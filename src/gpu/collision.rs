@@ -4,21 +4,40 @@
 //! Design (determinism first): the candidate pairs are filtered once on the
 //! host ([`Model::geoms_can_collide`], plane–plane pairs dropped) and sorted
 //! ascending by (min, max) geom index, which is the order the CPU broadphase
-//! emits. Per step, `broadphase` computes every (world, geom) bounding volume
-//! (one thread each), then `collide` runs one thread per world over the pair
-//! list: the CPU's bounding-volume predicate, the pair's `contact_<a>_<b>`
-//! routine, and the manifold appended in pair order. The stored contacts are
+//! emits. Per step: `broadphase` computes every (world, geom) bounding
+//! volume; `narrow_phase` (count mode) runs one thread per (pair, world),
+//! pair-major, that applies the CPU's bounding-volume predicate and the
+//! pair's `contact_<a>_<b>` routine and records its number of contacts;
+//! `collide` (one thread per world) turns the counts into each pair's first
+//! contact index, in pair order, and the world's total; `narrow_phase` again
+//! (write mode) recomputes the manifolds that fit and stores them there. The stored contacts are
 //! therefore exactly the prefix that `Contacts::with_capacity(model, ncon)`
 //! keeps on the CPU, in the same order, and the output is bit-identical run
 //! to run (no atomics decide anything). `contact_count[w]` holds every
 //! contact found, so `count − ncon` is the world's overflow.
 //!
-//! Buffers (`kernels/data.wgsl`, bindings 60–69), all created in
+//! Pairs that run GJK/EPA (`narrow_phase_epa`, a separate pipeline created
+//! only for models that have such pairs: it is by far the largest to
+//! compile) need a polytope (an [`EPA_SCRATCH_BYTES`] block of
+//! `collision_scratch`) per thread: they are launched in passes of at most
+//! as many pairs as fit [`EPA_SCRATCH_BUDGET`] bytes of scratch for all
+//! worlds; all other pairs go in one pass.
+//!
+//! One thread per (pair, world) rather than one per world looping over the
+//! pairs also keeps each invocation's loop count small: Mesa's llvmpipe
+//! (lavapipe, what CI runs) silently cuts every loop short once one
+//! invocation group has run 65535 loop iterations in total. The kernels
+//! check that budget and flag the world ([`GpuCollision::check`]).
+//!
+//! Buffers (`kernels/data.wgsl`, bindings 60–74), all created in
 //! [`GpuCollision::new`]: `contacts` (nworld, ncon) and `contact_count`
 //! (nworld) — what the contact solve reads —, `collision_info`,
 //! `collision_pairs`, `collision_geoms`, the mesh hulls (`mesh_vertices`,
 //! `mesh_polygons`, `mesh_polygon_vertices`), the per-world skin
-//! `collision_skin` (m) and the bounding volumes `geom_aabbs`.
+//! `collision_skin` (m), the bounding volumes `geom_aabbs`, the EPA
+//! polytopes `collision_scratch`, the passes (`collision_pass`, a uniform per
+//! pass, and `pass_pairs`), the per-(world, pair) counts and offsets
+//! `pair_contacts`, and the per-world `collision_status`.
 //!
 //! A step encodes, in one compute pass: kinematics
 //! ([`super::GpuDynamics::encode`] with [`super::Stage::Kinematics`]), then
@@ -45,9 +64,30 @@ use std::sync::Arc;
 pub struct GpuCollisionInfo {
     /// Number of candidate pairs.
     pub npair: u32,
+    /// Always 2: bound of the loop that checks the driver's loop budget.
+    pub loop_check: u32,
     /// Padding.
-    pub _pad: [u32; 3],
+    pub _pad: [u32; 2],
 }
+
+/// One narrow-phase pass (WGSL `CollisionPass`, a uniform per pass).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct GpuCollisionPass {
+    /// First entry of the pass in `pass_pairs`.
+    pub start: u32,
+    /// Number of candidate pairs in the pass.
+    pub count: u32,
+    /// 0: count contacts; 1: write them.
+    pub write: u32,
+    /// Padding.
+    pub _pad: u32,
+}
+
+/// `collision_status` bit: the driver's loop budget ran out (Mesa llvmpipe).
+pub const STATUS_LOOP_BUDGET: u32 = 1;
+/// `collision_status` bit: a recomputed manifold disagreed with its count.
+pub const STATUS_RECOMPUTE: u32 = 2;
 
 /// A candidate geom pair (WGSL `CollisionPair`).
 #[repr(C)]
@@ -119,6 +159,24 @@ pub struct GpuAabb {
     pub _pad1: f32,
 }
 
+/// Most bytes of EPA scratch (all worlds) one pass may use; GJK/EPA pairs
+/// are split into passes accordingly (at least one pair per pass).
+pub const EPA_SCRATCH_BUDGET: usize = 128 << 20;
+
+/// Bytes of one GJK/EPA thread's scratch (WGSL `EpaScratch`): the EPA
+/// polytope (68 vertices, 136 faces, 136 free-slot entries, 204 horizon
+/// edges for at most 64 expansions) and the manifold clipping buffers (64
+/// points each).
+pub const EPA_SCRATCH_BYTES: usize = 68 * 32 + 136 * 32 + 136 * 4 + 204 * 8 + 64 * (16 + 4 + 16 + 4 + 48 + 4);
+
+/// Whether the narrow phase of kinds `a ≤ b` runs GJK/EPA (and needs EPA scratch):
+/// pairs with a cylinder, ellipsoid or mesh, except the closed-form plane pairs
+/// and sphere–cylinder.
+pub fn uses_epa(a: GeomKind, b: GeomKind) -> bool {
+    use GeomKind::*;
+    a != Plane && matches!(b, Cylinder | Ellipsoid | Mesh) && (a, b) != (Sphere, Cylinder)
+}
+
 /// Sizes and field offsets of this module's `Gpu*` structs, keyed by WGSL
 /// struct name (checked against naga's layout by `tests/wgsl_validate.rs`).
 pub fn struct_layouts() -> Vec<StructLayout> {
@@ -128,7 +186,8 @@ pub fn struct_layouts() -> Vec<StructLayout> {
         };
     }
     vec![
-        layout!("CollisionInfo", GpuCollisionInfo, [npair]),
+        layout!("CollisionInfo", GpuCollisionInfo, [npair, loop_check]),
+        layout!("CollisionPass", GpuCollisionPass, [start, count, write]),
         layout!("CollisionPair", GpuCollisionPair, [geom, body, kinds, margin, material]),
         layout!(
             "CollisionGeom",
@@ -138,24 +197,6 @@ pub fn struct_layouts() -> Vec<StructLayout> {
         layout!("MeshPolygon", GpuMeshPolygon, [normal, start, count]),
         layout!("Aabb", GpuAabb, [lo, hi]),
     ]
-}
-
-/// Whether the GPU has the narrow-phase routine for kinds `a ≤ b`
-/// (plane–plane never reaches the narrow phase).
-pub fn pair_ported(a: GeomKind, b: GeomKind) -> bool {
-    use GeomKind::*;
-    matches!(
-        (a, b),
-        (Plane, Sphere)
-            | (Plane, Capsule)
-            | (Plane, Box)
-            | (Sphere, Sphere)
-            | (Sphere, Capsule)
-            | (Sphere, Box)
-            | (Capsule, Capsule)
-            | (Capsule, Box)
-            | (Box, Box)
-    )
 }
 
 /// The candidate pairs of `model` as the GPU walks them: every pair the CPU
@@ -251,6 +292,10 @@ struct CollisionBuffers {
     aabbs: StorageBuffer<GpuAabb>,
     contacts: StorageBuffer<GpuContact>,
     counts: StorageBuffer<u32>,
+    scratch: StorageBuffer<u32>,
+    pass_pairs: StorageBuffer<u32>,
+    pair_contacts: StorageBuffer<u32>,
+    status: StorageBuffer<u32>,
 }
 
 impl BufferSource for CollisionBuffers {
@@ -266,6 +311,10 @@ impl BufferSource for CollisionBuffers {
             "mesh_polygon_vertices" => self.mesh_polygon_vertices.buffer(),
             "collision_skin" => self.skin.buffer(),
             "geom_aabbs" => self.aabbs.buffer(),
+            "collision_scratch" => self.scratch.buffer(),
+            "pass_pairs" => self.pass_pairs.buffer(),
+            "pair_contacts" => self.pair_contacts.buffer(),
+            "collision_status" => self.status.buffer(),
             _ => return None,
         })
     }
@@ -281,9 +330,22 @@ pub struct GpuCollision {
     capacity: usize,
     pairs: Vec<GpuCollisionPair>,
     buffers: CollisionBuffers,
+    /// One uniform per pass (kept alive for the kernels' bind groups).
+    _pass_uniforms: Vec<wgpu::Buffer>,
     broadphase: Kernel,
+    /// Per pass: the count launch and the write launch.
+    narrow_phase: Vec<(Kernel, Kernel)>,
     collide: Kernel,
     readback: Readback,
+}
+
+/// Provides one pass's uniform as `collision_pass`.
+struct PassSource<'a>(&'a wgpu::Buffer);
+
+impl BufferSource for PassSource<'_> {
+    fn buffer(&self, name: &str) -> Option<&wgpu::Buffer> {
+        (name == "collision_pass").then_some(self.0)
+    }
 }
 
 impl std::fmt::Debug for GpuCollision {
@@ -302,7 +364,7 @@ impl GpuCollision {
 
     /// WGSL names of the buffers this provides (`contacts` and
     /// `contact_count` are the ones the contact solve binds).
-    pub const BUFFER_NAMES: [&'static str; 10] = [
+    pub const BUFFER_NAMES: [&'static str; 15] = [
         "contacts",
         "contact_count",
         "collision_info",
@@ -313,6 +375,11 @@ impl GpuCollision {
         "mesh_polygon_vertices",
         "collision_skin",
         "geom_aabbs",
+        "collision_scratch",
+        "collision_pass",
+        "pass_pairs",
+        "pair_contacts",
+        "collision_status",
     ];
 
     /// Creates the stage for `nworld` worlds of `model` with `capacity`
@@ -323,15 +390,29 @@ impl GpuCollision {
     /// device (the host copy [`super::GpuModel::dims`] is not updated). The
     /// skin starts at 0 m in every world.
     ///
-    /// Errors: [`GpuError::Shader`] naming the geom pair when the model has a
-    /// pair whose narrow phase is not on the GPU (never silently missing
-    /// contacts), [`GpuError::Limits`] when the buffers do not fit.
+    /// Every geom pair kind has its narrow phase on the GPU. Errors:
+    /// [`GpuError::Limits`] when the buffers do not fit the device,
+    /// [`GpuError::Length`] for zero worlds or a capacity beyond u32 indexing.
     pub fn new(
         ctx: Arc<GpuContext>,
         model: &Model,
         nworld: usize,
         capacity: usize,
         sources: &[&dyn BufferSource],
+    ) -> Result<Self, GpuError> {
+        Self::with_scratch_budget(ctx, model, nworld, capacity, sources, EPA_SCRATCH_BUDGET)
+    }
+
+    /// [`Self::new`] with at most `scratch_budget` bytes of GJK/EPA scratch
+    /// per pass (also capped by the device's storage binding size): fewer
+    /// bytes, more passes; the contacts are the same.
+    pub fn with_scratch_budget(
+        ctx: Arc<GpuContext>,
+        model: &Model,
+        nworld: usize,
+        capacity: usize,
+        sources: &[&dyn BufferSource],
+        scratch_budget: usize,
     ) -> Result<Self, GpuError> {
         if nworld == 0 {
             return Err(GpuError::Length { what: "nworld", expected: 1, got: 0 });
@@ -340,34 +421,41 @@ impl GpuCollision {
             GpuError::Length { what: "contact capacity × nworld (u32)", expected: u32::MAX as usize, got: capacity },
         )?;
         let pairs = candidate_pairs(model);
-        for p in &pairs {
-            let (a, b) = (&model.geoms[p.geom[0] as usize], &model.geoms[p.geom[1] as usize]);
-            if !pair_ported(a.kind, b.kind) {
-                return Err(GpuError::Shader {
-                    stage: Self::STAGE.into(),
-                    message: format!(
-                        "the {}–{} narrow phase is not ported to the GPU (geoms '{}' and '{}' of model '{}' may collide)",
-                        a.kind.name(),
-                        b.kind.name(),
-                        a.name,
-                        b.name,
-                        model.name
-                    ),
-                });
-            }
-        }
+        let npair = pairs.len();
         let (cgeoms, verts, polys, loops) = pack_geoms(model);
+        // Passes: every pair without GJK/EPA in one, the GJK/EPA pairs in
+        // chunks whose scratch (one polytope per thread) fits the budget.
+        let epa = |k: &usize| {
+            uses_epa(model.geoms[pairs[*k].geom[0] as usize].kind, model.geoms[pairs[*k].geom[1] as usize].kind)
+        };
+        let plain: Vec<u32> = (0..npair).filter(|k| !epa(k)).map(|k| k as u32).collect();
+        let with_epa: Vec<u32> = (0..npair).filter(epa).map(|k| k as u32).collect();
+        let budget = scratch_budget.min(ctx.limits().max_storage_buffer_binding_size as usize);
+        let chunk = (budget / (nworld * EPA_SCRATCH_BYTES)).max(1);
+        // (entry point, first entry in pass_pairs, pairs)
+        let mut passes: Vec<(&'static str, usize, usize)> = Vec::new();
+        if !plain.is_empty() {
+            passes.push(("narrow_phase", 0, plain.len()));
+        }
+        for (i, c) in with_epa.chunks(chunk).enumerate() {
+            passes.push(("narrow_phase_epa", plain.len() + i * chunk, c.len()));
+        }
+        let scratch_blocks = nworld * with_epa.len().min(chunk);
+        let pass_pairs: Vec<u32> = plain.into_iter().chain(with_epa).collect();
         let ngeom = model.geoms.len();
-        let info = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("collision_info"),
-            size: size_of::<GpuCollisionInfo>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let npair = pairs.len() as u32;
-        ctx.queue.write_buffer(&info, 0, bytemuck::bytes_of(&GpuCollisionInfo { npair, _pad: [0; 3] }));
+        let uniform = |label: &str, bytes: &[u8]| {
+            let b = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes.len() as u64,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            ctx.queue.write_buffer(&b, 0, bytes);
+            b
+        };
+        let info = GpuCollisionInfo { npair: npair as u32, loop_check: 2, _pad: [0; 2] };
         let buffers = CollisionBuffers {
-            info,
+            info: uniform("collision_info", bytemuck::bytes_of(&info)),
             pairs: StorageBuffer::from_slice(&ctx, "collision_pairs", &pairs)?,
             geoms: StorageBuffer::from_slice(&ctx, "collision_geoms", &cgeoms)?,
             mesh_vertices: StorageBuffer::from_slice(&ctx, "mesh_vertices", &verts)?,
@@ -377,6 +465,10 @@ impl GpuCollision {
             aabbs: StorageBuffer::new(&ctx, "geom_aabbs", nworld * ngeom)?,
             contacts: StorageBuffer::new(&ctx, "contacts", nworld * capacity)?,
             counts: StorageBuffer::new(&ctx, "contact_count", nworld)?,
+            scratch: StorageBuffer::new(&ctx, "collision_scratch", scratch_blocks.max(1) * EPA_SCRATCH_BYTES / 4)?,
+            pass_pairs: StorageBuffer::from_slice(&ctx, "pass_pairs", &pass_pairs)?,
+            pair_contacts: StorageBuffer::new(&ctx, "pair_contacts", nworld * npair)?,
+            status: StorageBuffer::from_slice(&ctx, "collision_status", &vec![0u32; nworld])?,
         };
         // dims.ncon on the device: the capacity the kernels (this stage's and
         // the contact solve's) index `contacts` with.
@@ -386,14 +478,45 @@ impl GpuCollision {
             name: "dims".into(),
         })?;
         ctx.queue.write_buffer(dims, offset_of!(GpuDims, ncon) as u64, bytemuck::bytes_of(&ncon));
-        let mut all: Vec<&dyn BufferSource> = vec![&buffers];
-        all.extend_from_slice(sources);
-        let broadphase = Kernel::new(&ctx, Self::STAGE, "broadphase", nworld * ngeom, &all)?;
-        let collide = Kernel::new(&ctx, Self::STAGE, "collide", nworld, &all)?;
+        let mut pass_uniforms = Vec::new();
+        for &(_, start, count) in &passes {
+            for write in [0, 1] {
+                let p = GpuCollisionPass { start: start as u32, count: count as u32, write, _pad: 0 };
+                pass_uniforms.push(uniform("collision_pass", bytemuck::bytes_of(&p)));
+            }
+        }
+        let kernels = |entry: &'static str, threads: usize, pass: Option<&wgpu::Buffer>| {
+            let own = pass.map(PassSource);
+            let mut all: Vec<&dyn BufferSource> = Vec::new();
+            if let Some(p) = &own {
+                all.push(p);
+            }
+            all.push(&buffers);
+            all.extend_from_slice(sources);
+            Kernel::new(&ctx, Self::STAGE, entry, threads, &all)
+        };
+        let broadphase = kernels("broadphase", nworld * ngeom, None)?;
+        let collide = kernels("collide", nworld, None)?;
+        let mut narrow_phase = Vec::new();
+        for (&(entry, _, count), u) in passes.iter().zip(pass_uniforms.chunks(2)) {
+            narrow_phase
+                .push((kernels(entry, nworld * count, Some(&u[0]))?, kernels(entry, nworld * count, Some(&u[1]))?));
+        }
         let bytes = (nworld * capacity * size_of::<GpuContact>()).max(4 * nworld) as u64;
         let readback = Readback::new(&ctx, bytes.min(Readback::DEFAULT_SIZE));
         ctx.check_errors()?;
-        Ok(Self { ctx, nworld, capacity, pairs, buffers, broadphase, collide, readback })
+        Ok(Self {
+            ctx,
+            nworld,
+            capacity,
+            pairs,
+            buffers,
+            _pass_uniforms: pass_uniforms,
+            broadphase,
+            narrow_phase,
+            collide,
+            readback,
+        })
     }
 
     /// The stage for the worlds of `dynamics` (its model, state and sizes).
@@ -420,11 +543,23 @@ impl GpuCollision {
         &self.pairs
     }
 
-    /// Records the stage into `pass`: bounding volumes, then contacts. Put
-    /// it after kinematics (geom poses) and before anything reading `contacts`.
+    /// Number of narrow-phase passes (one without GJK/EPA pairs, plus the GJK/EPA chunks).
+    pub fn passes(&self) -> usize {
+        self.narrow_phase.len()
+    }
+
+    /// Records the stage into `pass`: bounding volumes, narrow-phase counts,
+    /// offsets and totals, contacts. Put it after kinematics (geom poses) and
+    /// before anything reading `contacts`.
     pub fn encode(&self, pass: &mut wgpu::ComputePass<'_>) {
         self.broadphase.encode(pass);
+        for (count, _) in &self.narrow_phase {
+            count.encode(pass);
+        }
         self.collide.encode(pass);
+        for (_, write) in &self.narrow_phase {
+            write.encode(pass);
+        }
     }
 
     /// Runs the stage alone in one submission (the geom poses must be
@@ -479,7 +614,48 @@ impl GpuCollision {
         };
         self.buffers.contacts.fill(&self.ctx, c)?;
         self.buffers.counts.fill(&self.ctx, junk)?;
+        self.buffers.pair_contacts.fill(&self.ctx, junk)?;
         self.buffers.aabbs.fill(&self.ctx, GpuAabb { lo: [nan; 3], _pad0: nan, hi: [nan; 3], _pad1: nan })
+    }
+
+    /// Per world: the `STATUS_*` bits raised since creation or the last
+    /// [`Self::clear_status`] (0 when all is well).
+    pub fn read_status(&self) -> Result<Vec<u32>, GpuError> {
+        self.buffers.status.read(&self.ctx, &self.readback)
+    }
+
+    /// Clears every world's status bits.
+    pub fn clear_status(&self) -> Result<(), GpuError> {
+        self.buffers.status.fill(&self.ctx, 0)
+    }
+
+    /// Errors when some world's contacts are not trustworthy: the driver cut
+    /// loops short ([`STATUS_LOOP_BUDGET`]: Mesa's llvmpipe allows 65535 loop
+    /// iterations per invocation group, which very large meshes or deep
+    /// GJK/EPA cases can exceed) or a recomputed manifold disagreed with its
+    /// count ([`STATUS_RECOMPUTE`]). The message names the worlds.
+    pub fn check(&self) -> Result<(), GpuError> {
+        let status = self.read_status()?;
+        let bad: Vec<(usize, u32)> =
+            status.iter().enumerate().filter(|(_, s)| **s != 0).map(|(w, s)| (w, *s)).collect();
+        if bad.is_empty() {
+            return Ok(());
+        }
+        let worlds = |bit: u32| -> Vec<usize> { bad.iter().filter(|(_, s)| s & bit != 0).map(|(w, _)| *w).collect() };
+        let mut msg = String::from("collision stage: contacts of some worlds are unreliable:");
+        let budget = worlds(STATUS_LOOP_BUDGET);
+        if !budget.is_empty() {
+            msg += &format!(
+                " the driver ('{}') cut loops short (llvmpipe's 65535-iteration loop budget per invocation \
+                 group) in worlds {budget:?};",
+                self.ctx.adapter_name()
+            );
+        }
+        let recompute = worlds(STATUS_RECOMPUTE);
+        if !recompute.is_empty() {
+            msg += &format!(" a recomputed manifold disagreed with its count in worlds {recompute:?};");
+        }
+        Err(GpuError::Device(msg))
     }
 
     /// Contacts found per world in the last run (nworld): may exceed
@@ -507,8 +683,9 @@ impl GpuCollision {
     }
 
     /// Every world's stored contacts (the first min(count, capacity)), as
-    /// CPU f32 contacts ([`contact_from_gpu`]).
+    /// CPU f32 contacts ([`contact_from_gpu`]), after [`Self::check`].
     pub fn read_contacts(&self) -> Result<Vec<Vec<Contact<f32>>>, GpuError> {
+        self.check()?;
         let counts = self.read_counts()?;
         let raw = self.read_raw()?;
         Ok((0..self.nworld)
