@@ -1139,14 +1139,16 @@ fn contact_box_box(a: Shape, b: Shape, margin: f32) {
 // when they overlap, Newton refinement on smooth optima, a face certificate
 // for separated flat contacts, and clipped manifolds for flat features; the
 // plane pairs and sphere–cylinder are closed-form. Fixed-size arrays and the
-// CPU's iteration caps, except EPA: the CPU allows 128 expansions (≈ 35 KB
-// of polytope in f64), the GPU `EPA_MAX_ITERS` = 64 (≈ 11 KB of private
-// arrays per thread). f32 EPA reaches its tolerance within 64 expansions on
-// polytopes and in all but a few percent of the smooth (ellipsoid) cases;
-// there the GPU stops earlier and takes the CPU's own fallback, Newton
-// refinement from the best direction so far (which converges to the same
-// optimum to round-off when the contact is smooth) or else the best
-// certified direction, i.e. a slightly less converged depth and normal.
+// CPU's iteration caps, except EPA: the CPU allows 128 expansions, the GPU
+// EPA_MAX_ITERS = 64, whose polytope and the clipping buffers (14.6 KB,
+// EpaScratch in data.wgsl) live in a per-thread block of `collision_scratch`.
+// f32 EPA reaches its tolerance within 64 expansions on polytopes and in all
+// but a few percent of the deep overlaps of curved shapes (ellipsoids); there
+// the GPU stops earlier and takes the CPU's own fallback, Newton refinement
+// from the best direction so far (which converges to the same optimum to
+// round-off when the contact is smooth) or else the best certified
+// direction: a slightly less converged depth and a less converged normal
+// (tests/gpu_parity_collision.rs counts and bounds these cases).
 
 // ---------------------------------------------------------------- support functions (convex/support.rs)
 
@@ -1655,10 +1657,10 @@ fn refine(a: Shape, b: Shape, m0: vec3f, scale: f32) -> Refined {
 /// top of this section). EPA_NV, EPA_NF, EPA_NE size `EpaScratch` (data.wgsl).
 const EPA_MAX_ITERS: u32 = 64u;
 
-// The resumable EPA state of the current world; the polytope itself lives
-// in the world's block of `collision_scratch` (large arrays indexed at run
-// time belong in memory, not in private variables: drivers may expand those
-// into select chains, which makes compiling this file take minutes).
+// The resumable EPA state of this invocation; the polytope itself lives in
+// its block of `collision_scratch` (large arrays indexed at run time belong
+// in memory, not in private variables: llvmpipe turned ours into code that
+// took minutes to compile).
 /// Block of `collision_scratch` holding this invocation's polytope.
 var<private> epa_block: u32;
 var<private> epa_nv: u32;
@@ -1677,7 +1679,6 @@ var<private> epa_min_u: f32;
 var<private> epa_min_n: vec3f;
 
 const EPA_ALIVE: u32 = 1u;
-const EPA_VISIBLE: u32 = 2u;
 
 /// Polytope vertex i as a CSO point (w = a − b, exactly as cso_support computes it).
 fn epa_vertex(i: u32) -> CsoPoint {
@@ -1693,9 +1694,6 @@ fn epa_set_vertex(i: u32, p: CsoPoint) {
 }
 fn epa_alive(g: u32) -> bool {
     return (collision_scratch[epa_block].f[g].flags & EPA_ALIVE) != 0u;
-}
-fn epa_visible(g: u32) -> bool {
-    return (collision_scratch[epa_block].f[g].flags & EPA_VISIBLE) != 0u;
 }
 
 /// Polytope::add_face: false when out of capacity or degenerate.
@@ -1852,16 +1850,21 @@ fn epa_run(a: Shape, b: Shape, tol: f32) -> bool {
     }
     let tiny = 64.0 * F32_EPS * epa_scale;
     let tiny_r = 4.0 * F32_EPS * epa_scale;
-    loop {
-        var f = NONE;
-        var fd = F32_BIG;
-        for (var g = 0u; g < epa_nf; g++) {
-            let face = collision_scratch[epa_block].f[g];
-            if ((face.flags & EPA_ALIVE) != 0u && face.d < fd) {
-                fd = face.d;
-                f = g;
-            }
+    // Same expansions as the CPU's, with fewer loop iterations (llvmpipe's
+    // budget, see loop_budget_held): the closest-face scan is fused with the
+    // previous expansion's final scan (the faces are the same), and the flood
+    // fill walks the list of visible faces in slot order instead of every
+    // slot (the others are skipped anyway).
+    var f = NONE;
+    var fd = F32_BIG;
+    for (var g = 0u; g < epa_nf; g++) {
+        let face = collision_scratch[epa_block].f[g];
+        if ((face.flags & EPA_ALIVE) != 0u && face.d < fd) {
+            fd = face.d;
+            f = g;
         }
+    }
+    loop {
         if (f == NONE) {
             epa_done = true;
             break;
@@ -1889,13 +1892,14 @@ fn epa_run(a: Shape, b: Shape, tol: f32) -> bool {
         let qi = epa_nv;
         epa_set_vertex(qi, q);
         epa_nv += 1u;
+        // Faces seen from q (not f), in slot order.
         var nvis = 0u;
         for (var g = 0u; g < epa_nf; g++) {
             let face = collision_scratch[epa_block].f[g];
-            let alive = (face.flags & EPA_ALIVE) != 0u;
-            let vis = alive && g != f && dot3(face.n, q.w - epa_vertex_w(face.idx.x)) > 0.0;
-            collision_scratch[epa_block].f[g].flags = select(0u, EPA_ALIVE, alive) | select(0u, EPA_VISIBLE, vis);
-            nvis += select(0u, 1u, vis);
+            if ((face.flags & EPA_ALIVE) != 0u && g != f && dot3(face.n, q.w - epa_vertex_w(face.idx.x)) > 0.0) {
+                collision_scratch[epa_block].vis[nvis] = g;
+                nvis += 1u;
+            }
         }
         epa_ne = 0u;
         epa_kill(f);
@@ -1908,18 +1912,23 @@ fn epa_run(a: Shape, b: Shape, tol: f32) -> bool {
         var changed = nvis > 0u;
         while (changed && fine) {
             changed = false;
-            for (var g = 0u; g < epa_nf; g++) {
-                if (!epa_visible(g) || !epa_alive(g)) {
+            for (var i = 0u; i < nvis; i++) {
+                let g = collision_scratch[epa_block].vis[i];
+                if (!epa_alive(g)) {
                     continue;
                 }
                 let id = collision_scratch[epa_block].f[g].idx;
+                // The first match decides (the CPU scans on; same result).
                 var touches = false;
-                for (var k = 0u; k < 3u; k++) {
+                for (var k = 0u; k < 3u && !touches; k++) {
                     let x = id[k];
                     let y = id[(k + 1u) % 3u];
                     for (var e = 0u; e < epa_ne; e++) {
                         let edge = collision_scratch[epa_block].edges[e];
-                        touches = touches || (edge.x == y && edge.y == x);
+                        if (edge.x == y && edge.y == x) {
+                            touches = true;
+                            break;
+                        }
                     }
                 }
                 if (touches) {
@@ -1940,10 +1949,22 @@ fn epa_run(a: Shape, b: Shape, tol: f32) -> bool {
             let ok = epa_add_face(edge.x, edge.y, qi, tiny_r);
             fine = fine && ok;
         }
+        // No new face closer than the one expanded (else round-off has taken
+        // over); the same scan finds the next closest face.
+        let fd_prev = fd;
+        f = NONE;
+        fd = F32_BIG;
         if (fine) {
             for (var g = 0u; g < epa_nf; g++) {
-                if (epa_alive(g) && collision_scratch[epa_block].f[g].d < fd - tiny) {
-                    fine = false;
+                let face = collision_scratch[epa_block].f[g];
+                if ((face.flags & EPA_ALIVE) != 0u) {
+                    if (face.d < fd_prev - tiny) {
+                        fine = false;
+                    }
+                    if (face.d < fd) {
+                        fd = face.d;
+                        f = g;
+                    }
                 }
             }
         }

@@ -350,7 +350,7 @@ struct EpaVertex {
 }
 
 /// A face of the EPA polytope: outward unit normal, plane distance (m),
-/// vertex indices, flags (1: alive, 2: seen from the new support point).
+/// vertex indices, flags (1: alive).
 struct EpaFace {
     n: vec3f,
     d: f32,
@@ -379,6 +379,8 @@ struct EpaScratch {
     free: array<u32, EPA_NF>,
     /// Horizon edges.
     edges: array<vec2u, EPA_NE>,
+    /// Slots of the faces seen from the new support point, ascending.
+    vis: array<u32, EPA_NF>,
     /// Clipped polygon and its vertex ids; ping-pong buffer.
     clip_out: array<vec3f, MAX_CLIP>,
     clip_ids: array<u32, MAX_CLIP>,

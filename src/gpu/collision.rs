@@ -165,9 +165,9 @@ pub const EPA_SCRATCH_BUDGET: usize = 128 << 20;
 
 /// Bytes of one GJK/EPA thread's scratch (WGSL `EpaScratch`): the EPA
 /// polytope (68 vertices, 136 faces, 136 free-slot entries, 204 horizon
-/// edges for at most 64 expansions) and the manifold clipping buffers (64
-/// points each).
-pub const EPA_SCRATCH_BYTES: usize = 68 * 32 + 136 * 32 + 136 * 4 + 204 * 8 + 64 * (16 + 4 + 16 + 4 + 48 + 4);
+/// edges, 136 visible-face entries, for at most 64 expansions) and the
+/// manifold clipping buffers (64 points each).
+pub const EPA_SCRATCH_BYTES: usize = 68 * 32 + 136 * 32 + 136 * 4 + 204 * 8 + 136 * 4 + 64 * (16 + 4 + 16 + 4 + 48 + 4);
 
 /// Whether the narrow phase of kinds `a ≤ b` runs GJK/EPA (and needs EPA scratch):
 /// pairs with a cylinder, ellipsoid or mesh, except the closed-form plane pairs
