@@ -387,8 +387,9 @@ impl GpuCollision {
     /// (`dims`, `geoms`, `geom_xpos`, `geom_xmat`) from `sources` (a
     /// [`super::GpuModel`] and [`super::GpuData`] of the same model and
     /// `nworld`). Writes `capacity` into the `dims` uniform's `ncon` on the
-    /// device (the host copy [`super::GpuModel::dims`] is not updated). The
-    /// skin starts at 0 m in every world.
+    /// device (the host copy [`super::GpuModel::dims`] is not updated), so
+    /// create one `GpuCollision` per `dims` buffer. The skin starts at 0 m in
+    /// every world.
     ///
     /// Every geom pair kind has its narrow phase on the GPU. Errors:
     /// [`GpuError::Limits`] when the buffers do not fit the device,
