@@ -6,7 +6,7 @@
 use cenic::gpu::context::REQUIRED_STORAGE_BUFFERS_PER_STAGE;
 use cenic::gpu::model::struct_layouts;
 use cenic::gpu::shaders::{self, STAGES};
-use cenic::gpu::{Field, GpuModel, WORKGROUP_SIZE};
+use cenic::gpu::{Field, GpuCollision, GpuModel, WORKGROUP_SIZE};
 use naga::{Module, TypeInner};
 use std::collections::HashMap;
 
@@ -47,7 +47,12 @@ fn every_kernel_file_is_a_stage() {
 
 #[test]
 fn composed_stages_validate_and_bind_known_buffers() {
-    let known: Vec<&str> = GpuModel::BUFFER_NAMES.iter().copied().chain(Field::ALL.iter().map(|f| f.name())).collect();
+    let known: Vec<&str> = GpuModel::BUFFER_NAMES
+        .iter()
+        .copied()
+        .chain(Field::ALL.iter().map(|f| f.name()))
+        .chain(GpuCollision::BUFFER_NAMES)
+        .collect();
     for (name, _) in STAGES {
         let source = shaders::compose(name).unwrap();
         let module = validate(&format!("{name}.wgsl (composed)"), &source);
@@ -81,8 +86,8 @@ fn binding_table_matches_host_layout() {
     let module = validate("data.wgsl (composed)", &shaders::compose_source(""));
     let vars: HashMap<String, &naga::GlobalVariable> =
         module.global_variables.iter().filter_map(|(_, v)| Some((v.name.clone()?, v))).collect();
-    for name in GpuModel::BUFFER_NAMES {
-        assert!(vars.contains_key(name), "data.wgsl lacks model buffer '{name}'");
+    for name in GpuModel::BUFFER_NAMES.iter().chain(&GpuCollision::BUFFER_NAMES) {
+        assert!(vars.contains_key(*name), "data.wgsl lacks buffer '{name}'");
     }
     // Any model with nv ≠ 1 tells matrix rows from scalars.
     let model = cenic::scenes::cube_toss();
@@ -103,7 +108,9 @@ fn binding_table_matches_host_layout() {
     // Packed model structs: same size and field offsets as the Rust side.
     let structs: HashMap<String, &TypeInner> =
         module.types.iter().filter_map(|(_, t)| Some((t.name.clone()?, &t.inner))).collect();
-    for (name, size, fields) in struct_layouts() {
+    let Some(TypeInner::Struct { span, .. }) = structs.get("EpaScratch") else { panic!("no WGSL struct EpaScratch") };
+    assert_eq!(*span as usize, cenic::gpu::collision::EPA_SCRATCH_BYTES, "size of EpaScratch");
+    for (name, size, fields) in struct_layouts().into_iter().chain(cenic::gpu::collision::struct_layouts()) {
         let Some(TypeInner::Struct { members, span }) = structs.get(name) else { panic!("no WGSL struct {name}") };
         assert_eq!(*span as usize, size, "size of {name}");
         for (field, offset) in fields {

@@ -6,6 +6,7 @@
 //! | [`kinematics`] | `kernels/kinematics.wgsl` | `src/dynamics/kinematics.rs` |
 //! | [`rnea`] | `kernels/rnea.wgsl` | `src/dynamics/rnea.rs` |
 //! | [`integrate`] | `kernels/integrate.wgsl` | `src/dynamics/integrate.rs` |
+//! | [`collision`] | `kernels/collision.wgsl` | `src/collision/` |
 //!
 //! Every kernel file is composed at load time as `common.wgsl` (math
 //! helpers, the twin of `src/math`) + `data.wgsl` (the binding table, the
@@ -43,6 +44,7 @@
 //! ```
 
 pub mod buffers;
+pub mod collision;
 pub mod contact;
 pub mod context;
 pub mod dynamics;
@@ -53,6 +55,7 @@ pub mod rnea;
 pub mod shaders;
 
 pub use buffers::{BufferSource, Field, GpuData, Readback, StorageBuffer};
+pub use collision::GpuCollision;
 pub use context::{GpuContext, GpuOptions};
 pub use dynamics::{GpuDynamics, Stage};
 pub use model::GpuModel;

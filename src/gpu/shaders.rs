@@ -26,6 +26,7 @@ pub const STAGES: &[(&str, &str)] = &[
     ("kinematics", include_str!("../../kernels/kinematics.wgsl")),
     ("rnea", include_str!("../../kernels/rnea.wgsl")),
     ("integrate", include_str!("../../kernels/integrate.wgsl")),
+    ("collision", include_str!("../../kernels/collision.wgsl")),
 ];
 
 /// The full WGSL module of stage `name` exactly as the runtime compiles it,
