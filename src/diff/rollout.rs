@@ -15,7 +15,7 @@ use std::time::Instant;
 /// Inputs seeded per dual-number pass of the Jacobian computation (the `N`
 /// of [`super::Dual`]). A solve with nz = nq + nv + nc + nθ inputs costs
 /// ⌈nz / LANES⌉ geometry passes in `Dual<LANES>`.
-pub const LANES: usize = 8;
+pub const LANES: usize = 4;
 
 /// A differentiable rollout of one model: `nsteps` control intervals of
 /// `dt` seconds, controls held constant over each interval, integrated in
