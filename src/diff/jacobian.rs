@@ -253,8 +253,8 @@ impl<const N: usize> Linearizer<N> {
         let nz = self.acc.len() / (nq + self.model.nv);
         let mut start = 0;
         while start < nq {
-            for k in 0..nq {
-                self.qd[k] = if k >= start && k < start + N { Dual::var(q[k], k - start) } else { Dual::cst(q[k]) };
+            for (k, (d, &x)) in self.qd.iter_mut().zip(q).enumerate() {
+                *d = if k >= start && k < start + N { Dual::var(x, k - start) } else { Dual::cst(x) };
             }
             normalize_quaternions(&self.model, &mut self.qd);
             for r in 0..nq {
