@@ -60,12 +60,14 @@ pub struct CenicParams {
     /// Land steps on contact events: when a contact constraint's gap φ is
     /// predicted (at its current normal velocity) to change sign within
     /// the step — a touch-down or a lift-off — the step is shortened to end
-    /// there, so no step contains the kink of the contact force. States
-    /// barely change (the event costs one or two extra steps); gradients
-    /// through contact (see [`crate::diff`]) need it: a kink inside a step
-    /// makes the step's derivative depend on where in the step the event
-    /// falls, an error of order k·h/m per event that error control on the
-    /// state alone does not remove.
+    /// just before it (90 % of the predicted time, repeated
+    /// until the gap is within 10⁻³·accuracy), so the event falls at the
+    /// start of a step and no step contains the kink of the contact force.
+    /// States barely change (an event costs a few short steps); gradients
+    /// through bouncing contacts (see [`crate::diff`]) need it: a kink
+    /// inside a step makes the step's derivative depend on where in the
+    /// step the event falls, an error of order k·h/m per event that error
+    /// control on the state alone does not remove. Off by default.
     pub land_contact_events: bool,
 }
 
