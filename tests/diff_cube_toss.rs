@@ -39,9 +39,9 @@ fn norm(v: impl Iterator<Item = f64>) -> f64 {
 ///   first order, i.e. like √accuracy, and sensitivities through impacts
 ///   converge more slowly than states. Velocity errors dominate them, so
 ///   the error norm weighs velocity errors with τ_v = 0.1 s (instead of the
-///   default 10 ms). Norm-wise errors against the reference below: 10–15%
-///   at accuracy 1e-6, 0.5–6% at 1e-7, 0.1–0.6% at 1e-8 (against FD of a
-///   1e-9 run); with τ_v = 10 ms, 1.3% remained at 3e-8.
+///   default 10 ms). Norm-wise errors against FD of a 1e-9 run: 3–15% at
+///   accuracy 1e-6, 0.4–1.1% at 1e-7, 0.1–0.6% at 1e-8; with τ_v = 10 ms,
+///   up to 1.3% remained at 3e-8.
 /// - The finite-difference reference runs CENIC at 1e-8 (τ_v = 0.1 s). The
 ///   step sequence changes with the inputs, so the function is smooth only
 ///   up to jumps of the order of the accuracy; with steps δ = 1e-4 the FD
