@@ -29,6 +29,7 @@
 
 pub mod batch;
 pub mod collision;
+pub mod diff;
 pub mod dynamics;
 pub mod gpu;
 pub mod icf;

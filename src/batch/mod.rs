@@ -193,7 +193,7 @@ impl<T: Real> Batch for CpuBatch<T> {
         self.check(world)?;
         let sim = &mut self.worlds[world].sim;
         sim.data.mass_scale = T::c(params.mass_scale);
-        sim.materials = params.materials;
+        sim.materials = params.materials.cast();
         Ok(())
     }
     fn advance(&mut self, dt: f64) -> Result<(), BatchError> {

@@ -210,7 +210,7 @@ fn geom_aabb<T: Real>(
     extra_margin: f64,
 ) -> (Vec3<T>, Vec3<T>) {
     let geom = &model.geoms[g];
-    let s: Vec3<T> = v3(geom.size);
+    let s: Vec3<T> = v3::<T>(geom.size) * data.geom_size_scale[g];
     let r = &data.geom_xmat[g];
     let mut c = data.geom_xpos[g];
     let mut e = Vec3::zero();

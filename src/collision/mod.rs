@@ -37,12 +37,13 @@ pub struct Shape<'a, T> {
 }
 
 impl<'a, T: Real> Shape<'a, T> {
-    /// The shape of geom `g` at its pose in `data`.
+    /// The shape of geom `g` at its pose in `data`, with its size scaled by
+    /// `data.geom_size_scale[g]`.
     pub fn of_geom(model: &'a Model, data: &Data<T>, g: usize) -> Self {
         let geom = &model.geoms[g];
         Shape {
             kind: geom.kind,
-            size: v3(geom.size),
+            size: v3::<T>(geom.size) * data.geom_size_scale[g],
             mesh: geom.mesh.map(|m| &model.meshes[m]),
             pos: data.geom_xpos[g],
             rot: data.geom_xmat[g],

@@ -11,6 +11,12 @@ pub struct Data<T> {
     pub v: Vec<T>,
     /// Multiplies every body mass and inertia (per-world randomisation; 1 by default).
     pub mass_scale: T,
+    /// Per geom (ngeom): multiplies the size parameters of the shape the
+    /// collision stages see (broadphase, narrow phase, impact bounds), for
+    /// randomisation and identification of geometry; 1 by default. Mass
+    /// properties stay as modelled. Mesh geoms ignore it (their vertices are
+    /// used as stored).
+    pub geom_size_scale: Vec<T>,
 
     /// Body frame origins, world (nbody, m).
     pub xpos: Vec<Vec3<T>>,
@@ -67,6 +73,7 @@ impl<T: Real> Data<T> {
             q: model.qpos0.iter().map(|&x| T::c(x)).collect(),
             v: vec![T::zero(); nv],
             mass_scale: T::one(),
+            geom_size_scale: vec![T::one(); model.geoms.len()],
             xpos: vec![Vec3::zero(); nb],
             xquat: vec![Quat::identity(); nb],
             xmat: vec![Mat3::identity(); nb],

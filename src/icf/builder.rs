@@ -8,22 +8,36 @@ use crate::math::{Real, Vec3};
 use crate::model::{ActuatorKind, JointKind, Model};
 
 /// Per-world multipliers on contact materials (1 = as in the model), for
-/// domain randomisation and system identification.
+/// domain randomisation and system identification. The scalar type is
+/// `f64` for settings and the simulator's scalar `T` inside the builder, so
+/// that the multipliers can be differentiated (see [`crate::diff`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct MaterialScale {
+pub struct MaterialScale<T = f64> {
     /// Multiplies every contact stiffness.
-    pub stiffness: f64,
+    pub stiffness: T,
     /// Multiplies every Hunt–Crossley dissipation.
-    pub dissipation: f64,
+    pub dissipation: T,
     /// Multiplies every static friction coefficient.
-    pub mu_static: f64,
+    pub mu_static: T,
     /// Multiplies every dynamic friction coefficient.
-    pub mu_dynamic: f64,
+    pub mu_dynamic: T,
 }
 
-impl Default for MaterialScale {
+impl<T: Real> Default for MaterialScale<T> {
     fn default() -> Self {
-        Self { stiffness: 1.0, dissipation: 1.0, mu_static: 1.0, mu_dynamic: 1.0 }
+        Self { stiffness: T::one(), dissipation: T::one(), mu_static: T::one(), mu_dynamic: T::one() }
+    }
+}
+
+impl<T: Real> MaterialScale<T> {
+    /// Converts the scalar type (through `f64`).
+    pub fn cast<U: Real>(&self) -> MaterialScale<U> {
+        MaterialScale {
+            stiffness: U::c(self.stiffness.f64()),
+            dissipation: U::c(self.dissipation.f64()),
+            mu_static: U::c(self.mu_static.f64()),
+            mu_dynamic: U::c(self.mu_dynamic.f64()),
+        }
     }
 }
 
@@ -77,7 +91,7 @@ impl IcfBuilder {
         data: &Data<T>,
         contacts: &[Contact<T>],
         act: Actuation<'_, T>,
-        materials: &MaterialScale,
+        materials: &MaterialScale<T>,
         problem: &mut IcfProblem<T>,
     ) {
         let nv = model.nv;
@@ -173,10 +187,10 @@ impl IcfBuilder {
             let mut con = ContactConstraint {
                 phi0: c.dist,
                 normal: c.normal,
-                stiffness: T::c(mat.stiffness * materials.stiffness),
-                dissipation: T::c(mat.dissipation * materials.dissipation),
-                mu_static: T::c(mat.mu_static * materials.mu_static),
-                mu_dynamic: T::c(mat.mu_dynamic * materials.mu_dynamic),
+                stiffness: T::c(mat.stiffness) * materials.stiffness,
+                dissipation: T::c(mat.dissipation) * materials.dissipation,
+                mu_static: T::c(mat.mu_static) * materials.mu_static,
+                mu_dynamic: T::c(mat.mu_dynamic) * materials.mu_dynamic,
                 delassus: T::c(w),
                 jac_start: start,
                 jac_len: problem.jac_dof.len() - start,

@@ -19,7 +19,7 @@
 //! was no better than at 1e-3. τ_v = 10 ms (the default) restores steady
 //! convergence at 1–2.5× the steps; τ_v = 0 is pure CENIC.
 
-use super::{Simulator, StepError};
+use super::{Simulator, StepError, Tape};
 use crate::collision::{Manifold, narrow_phase_pair};
 use crate::dynamics;
 use crate::icf::{SolveStats, SolverParams};
@@ -57,6 +57,18 @@ pub struct CenicParams {
     pub conservative_advancement: bool,
     /// Reuse Hessian factorizations inside the Newton solves.
     pub hessian_reuse: bool,
+    /// Land steps on contact events: when a contact constraint's gap φ is
+    /// predicted (at its current normal velocity) to change sign within
+    /// the step — a touch-down or a lift-off — the step is shortened to end
+    /// just before it (90 % of the predicted time, repeated
+    /// until the gap is within 10⁻³·accuracy), so the event falls at the
+    /// start of a step and no step contains the kink of the contact force.
+    /// States barely change (an event costs a few short steps); gradients
+    /// through bouncing contacts (see [`crate::diff`]) need it: a kink
+    /// inside a step makes the step's derivative depend on where in the
+    /// step the event falls, an error of order k·h/m per event that error
+    /// control on the state alone does not remove. Off by default.
+    pub land_contact_events: bool,
 }
 
 impl Default for CenicParams {
@@ -72,6 +84,7 @@ impl Default for CenicParams {
             skin: 1e-3,
             conservative_advancement: true,
             hessian_reuse: false,
+            land_contact_events: false,
         }
     }
 }
@@ -109,6 +122,8 @@ pub struct WorldStats {
     pub accuracy_misses: u64,
     /// Steps shortened by conservative advancement.
     pub impact_limited: u64,
+    /// Steps shortened to land on a contact event ([`CenicParams::land_contact_events`]).
+    pub event_limited: u64,
     /// Contacts that did not fit the contact capacity (summed over geometry passes).
     pub contact_overflow: u64,
 }
@@ -125,6 +140,7 @@ impl Default for WorldStats {
             max_h: 0.0,
             accuracy_misses: 0,
             impact_limited: 0,
+            event_limited: 0,
             contact_overflow: 0,
         }
     }
@@ -152,6 +168,7 @@ impl WorldStats {
         self.max_h = self.max_h.max(o.max_h);
         self.accuracy_misses += o.accuracy_misses;
         self.impact_limited += o.impact_limited;
+        self.event_limited += o.event_limited;
         self.contact_overflow += o.contact_overflow;
     }
 }
@@ -184,6 +201,11 @@ pub struct World<T: Real> {
     pub record_steps: bool,
     /// Accepted steps (when recording).
     pub steps: Vec<StepRecord>,
+    /// When set, the ICF solves behind every accepted state are appended to
+    /// it (for gradients, see [`crate::diff`]).
+    pub tape: Option<Tape>,
+    /// Solves of the step being tried, moved to `tape` when it is accepted.
+    pending: Tape,
     q0: Vec<T>,
     v0: Vec<T>,
     q_full: Vec<T>,
@@ -208,6 +230,8 @@ impl<T: Real> World<T> {
             h_next,
             record_steps: false,
             steps: vec![],
+            tape: None,
+            pending: Tape::new(nq, nv),
             q0: vec![T::zero(); nq],
             v0: vec![T::zero(); nv],
             q_full: vec![T::zero(); nq],
@@ -236,7 +260,15 @@ impl<T: Real> World<T> {
                     let h = h.min(remaining);
                     let params = self.sim.solver_params;
                     self.sim.contacts.skin = 0.0;
+                    if self.tape.is_some() {
+                        self.q0.copy_from_slice(&self.sim.data.q);
+                        self.v0.copy_from_slice(&self.sim.data.v);
+                    }
                     let s = self.sim.step_with(h, &params)?;
+                    if let Some(tape) = &mut self.tape {
+                        let sim = &self.sim;
+                        tape.push(&self.q0, &self.v0, h, 0.0, &sim.data.v, &sim.contacts.list);
+                    }
                     self.stats.add_solve(&s);
                     self.stats.accept(h);
                     self.stats.contact_overflow += self.sim.contacts.overflow as u64;
@@ -270,6 +302,7 @@ impl<T: Real> World<T> {
         self.sim.compute_geometry();
         self.stats.contact_overflow += self.sim.contacts.overflow as u64;
         let contacts_at_start = self.sim.contacts.len();
+        let h_event = if p.land_contact_events { self.event_bound(p) } else { f64::INFINITY };
         let mut h = self.h_next.min(p.max_step).max(p.min_step);
         loop {
             let mut h_try = h.min(remaining);
@@ -281,6 +314,10 @@ impl<T: Real> World<T> {
                     self.stats.impact_limited += 1;
                 }
             }
+            if h_event < h_try {
+                h_try = h_event.max(p.min_step);
+                self.stats.event_limited += 1;
+            }
             match self.try_step(&model, h_try, &solver) {
                 Ok(err) => {
                     let err = err / p.accuracy;
@@ -289,6 +326,9 @@ impl<T: Real> World<T> {
                             self.stats.accuracy_misses += 1;
                         }
                         self.stats.accept(h_try);
+                        if let Some(tape) = &mut self.tape {
+                            tape.append(&self.pending);
+                        }
                         if self.record_steps {
                             self.steps.push(StepRecord {
                                 t: self.sim.time,
@@ -352,6 +392,12 @@ impl<T: Real> World<T> {
         let r = self.sim.solve_velocity(half, &mut v, solver);
         self.v_half = v;
         self.stats.add_solve(&r?);
+        let taping = self.tape.is_some();
+        if taping {
+            self.pending.clear();
+            let c = &self.sim.contacts;
+            self.pending.push(&self.q0, &self.v0, 0.5 * h, c.skin, &self.v_half, &c.list);
+        }
         dynamics::integrate_q(model, &mut self.sim.data.q, &self.v_half, half);
         self.sim.data.v.copy_from_slice(&self.v_half);
         if !self.sim.data.q.iter().chain(self.sim.data.v.iter()).all(|x| x.is_finite()) {
@@ -365,6 +411,10 @@ impl<T: Real> World<T> {
         let r = self.sim.solve_velocity(half, &mut v, solver);
         self.v_half = v;
         self.stats.add_solve(&r?);
+        if taping {
+            let (d, c) = (&self.sim.data, &self.sim.contacts);
+            self.pending.push(&d.q, &d.v, 0.5 * h, c.skin, &self.v_half, &c.list);
+        }
         dynamics::integrate_q(model, &mut self.sim.data.q, &self.v_half, half);
         self.sim.data.v.copy_from_slice(&self.v_half);
         Ok(self.error_norm(model))
@@ -402,6 +452,26 @@ impl<T: Real> World<T> {
         if err.is_nan() { f64::INFINITY } else { err }
     }
 
+    /// Step bound (s) that lands just short of the first contact event
+    /// predicted at the current normal velocities: a constraint with gap
+    /// φ0 > 0 closing (vn0 < 0) touches down after φ0/|vn0|, one with
+    /// φ0 < 0 opening lifts off after |φ0|/vn0. The step covers
+    /// [`EVENT_APPROACH`] of that time, so acceleration cannot carry it past
+    /// the event and the event falls at the start of a later step; gaps
+    /// within the event tolerance (10⁻³·accuracy, m) count as at the
+    /// event. Needs the ICF problem of `compute_geometry` at x0.
+    fn event_bound(&self, p: &CenicParams) -> f64 {
+        let tol = 1e-3 * p.accuracy;
+        let mut t = f64::INFINITY;
+        for c in &self.sim.problem.contacts {
+            let (phi, vn) = (c.phi0.f64(), c.normal.dot(c.vc0).f64());
+            if (phi > tol && vn < 0.0) || (phi < -tol && vn > 0.0) {
+                t = t.min(EVENT_APPROACH * (phi.abs() - tol) / vn.abs());
+            }
+        }
+        t
+    }
+
     /// Largest step (≤ h) during which no two geoms farther apart than the
     /// skin can touch (seed eq. 3): for each such pair, the gap φ shrinks at
     /// most at the approach speed along the normal, n·(v_A − v_B) +
@@ -421,7 +491,8 @@ impl<T: Real> World<T> {
                 return (Vec3::zero(), Vec3::zero(), 0.0);
             }
             let c = dynamics::point_velocity(data, geom.body, data.geom_xpos[gi]).cast();
-            (c, data.cvel[geom.body].ang.cast(), if geom.rbound.is_finite() { geom.rbound } else { 0.0 })
+            let r = if geom.rbound.is_finite() { geom.rbound * data.geom_size_scale[gi].f64() } else { 0.0 };
+            (c, data.cvel[geom.body].ang.cast(), r)
         };
         // Upper bound on any point's speed, for the cheap distance filter.
         let speed = |(v, w, r): (Vec3<f64>, Vec3<f64>, f64)| v.norm() + w.norm() * r;
@@ -479,17 +550,22 @@ impl<T: Real> World<T> {
 /// (planes: the signed height of the other geom's centre).
 fn lower_distance<T: Real>(model: &Model, data: &dynamics::Data<T>, a: usize, b: usize) -> f64 {
     let (ga, gb) = (&model.geoms[a], &model.geoms[b]);
+    let (ra, rb) = (ga.rbound * data.geom_size_scale[a].f64(), gb.rbound * data.geom_size_scale[b].f64());
     let plane_dist = |pl: usize, other: usize, r: f64| {
         let n = data.geom_xmat[pl].col(2);
         n.dot(data.geom_xpos[other] - data.geom_xpos[pl]).f64() - r
     };
     match (ga.kind == GeomKind::Plane, gb.kind == GeomKind::Plane) {
         (true, true) => f64::INFINITY,
-        (true, false) => plane_dist(a, b, gb.rbound),
-        (false, true) => plane_dist(b, a, ga.rbound),
-        (false, false) => (data.geom_xpos[a] - data.geom_xpos[b]).norm().f64() - ga.rbound - gb.rbound,
+        (true, false) => plane_dist(a, b, rb),
+        (false, true) => plane_dist(b, a, ra),
+        (false, false) => (data.geom_xpos[a] - data.geom_xpos[b]).norm().f64() - ra - rb,
     }
 }
+
+/// Fraction of the predicted time to a contact event covered by a landing
+/// step ([`CenicParams::land_contact_events`]).
+pub const EVENT_APPROACH: f64 = 0.9;
 
 /// h'/h from the error ratio err/accuracy: 0.9·(1/err)^½ clamped to [0.1, 5].
 fn step_factor(err_ratio: f64) -> f64 {

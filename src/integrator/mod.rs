@@ -6,8 +6,10 @@
 //! position update q1 = q0 ⊕ h·N(q0)·v1 (symplectic Euler).
 
 mod cenic;
+mod tape;
 
 pub use cenic::{CenicParams, Mode, StepRecord, World, WorldStats};
+pub use tape::{ContactKey, Tape, TapeSolve};
 
 use crate::collision::{Contacts, collide};
 use crate::dynamics::{self, Data};
@@ -46,7 +48,7 @@ pub struct Simulator<T: Real> {
     /// External generalized forces (nv; N or N·m), held constant over steps.
     pub applied: Vec<T>,
     /// Per-world contact material multipliers.
-    pub materials: MaterialScale,
+    pub materials: MaterialScale<T>,
     /// Contact-solve settings.
     pub solver_params: SolverParams,
     /// Simulation time (s).

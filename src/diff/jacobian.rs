@@ -1,0 +1,298 @@
+//! Step and interval Jacobians from a recorded forward pass.
+//!
+//! For one recorded solve the inputs are z = [q0 (nq), v0 (nv), u (nc),
+//! θ (np)] and the outputs x1 = [q1, v1]. The converged velocity satisfies
+//! R(v1; z) = ∇ℓ = 0, so dv1/dz = −H⁻¹ ∂R/∂z with H = ∂R/∂v1 at v1. ∂R/∂z
+//! comes from the generic CPU pipeline run in [`Dual`] numbers at the
+//! recorded state, `N` inputs seeded per pass; H is the value part of the
+//! same evaluation. Then q1 = q0 ⊕ h v1 is differentiated the same way
+//! (seeds on q0 and v1). Solves of one control interval are chained into
+//! [D_x | D_u | D_θ] = ∂x_end/∂[x_start, u, θ].
+
+use super::cfd::{Cfd, add_phantom};
+use super::dual::Dual;
+use super::params::{ControlKind, Param, set_controls, set_params};
+use super::{DiffError, SolveSite};
+use crate::collision::Contacts;
+use crate::dynamics::{integrate_q, normalize_quaternions};
+use crate::icf::cost::{CostWork, evaluate};
+use crate::integrator::{ContactKey, Simulator, Tape};
+use crate::math::{cholesky_factor, cholesky_solve_in_place};
+use crate::model::Model;
+use std::sync::Arc;
+
+/// What a [`Linearizer`] differentiates, shared by all solves of a rollout.
+#[derive(Clone, Debug)]
+pub(crate) struct Setup {
+    pub control: ControlKind,
+    pub params: Vec<Param>,
+    pub cfd: Option<Cfd>,
+}
+
+/// Workspace for Jacobians of one world's solves (allocated once per task).
+pub(crate) struct Linearizer<const N: usize> {
+    model: Arc<Model>,
+    sim: Simulator<Dual<N>>,
+    phantom: Contacts<Dual<N>>,
+    v1: Vec<Dual<N>>,
+    grad: Vec<Dual<N>>,
+    hess: Vec<Dual<N>>,
+    qd: Vec<Dual<N>>,
+    vd: Vec<Dual<N>>,
+    work: CostWork<Dual<N>>,
+    factor: Vec<f64>,
+    /// ∂R/∂z, then dv1/dz (nv × nz, row-major).
+    dv: Vec<f64>,
+    /// ∂q1/∂[q0, v1] (nq × (nq + nv)).
+    dq: Vec<f64>,
+    /// Step Jacobian ∂x1/∂z (nx × nz).
+    step: Vec<f64>,
+    /// Accumulated interval Jacobian and scratch (nx × nz).
+    acc: Vec<f64>,
+    tmp: Vec<f64>,
+    col: Vec<f64>,
+    /// Phantom pairs seen (statistics).
+    pub phantom_pairs: usize,
+}
+
+/// `out = a_x · b + [0 | a_rest]` for nx × nz matrices whose first nx
+/// columns are the state inputs (step `a` applied after `b`).
+fn chain(a: &[f64], b: &[f64], nx: usize, nz: usize, out: &mut [f64]) {
+    for r in 0..nx {
+        for j in 0..nz {
+            let mut s = if j >= nx { a[r * nz + j] } else { 0.0 };
+            for k in 0..nx {
+                s += a[r * nz + k] * b[k * nz + j];
+            }
+            out[r * nz + j] = s;
+        }
+    }
+}
+
+impl<const N: usize> Linearizer<N> {
+    pub fn new(model: Arc<Model>, nc: usize, np: usize) -> Self {
+        let (nq, nv) = (model.nq, model.nv);
+        let nx = nq + nv;
+        let nz = nx + nc + np;
+        Self {
+            sim: Simulator::new(model.clone()),
+            phantom: Contacts::new(&model),
+            v1: vec![Dual::cst(0.0); nv],
+            grad: vec![Dual::cst(0.0); nv],
+            hess: vec![Dual::cst(0.0); nv * nv],
+            qd: vec![Dual::cst(0.0); nq],
+            vd: vec![Dual::cst(0.0); nv],
+            work: CostWork::default(),
+            factor: vec![0.0; nv * nv],
+            dv: vec![0.0; nv * nz],
+            dq: vec![0.0; nq * nx],
+            step: vec![0.0; nx * nz],
+            acc: vec![0.0; nx * nz],
+            tmp: vec![0.0; nx * nz],
+            col: vec![0.0; nv],
+            phantom_pairs: 0,
+            model,
+        }
+    }
+
+    /// Writes ∂x1/∂z of recorded solve `i` into `self.step`.
+    fn solve_jacobian(
+        &mut self,
+        setup: &Setup,
+        tape: &Tape,
+        i: usize,
+        u: &[f64],
+        theta: &[f64],
+        site: SolveSite,
+    ) -> Result<(), DiffError> {
+        let model = self.model.clone();
+        let (nq, nv, nc, np) = (model.nq, model.nv, u.len(), theta.len());
+        let nx = nq + nv;
+        let nz = nx + nc + np;
+        let s = tape.solve(i);
+        let h = Dual::<N>::cst(s.h);
+        for k in 0..nv {
+            self.v1[k] = Dual::cst(s.v1[k]);
+        }
+        // Input j of z as a dual number seeded in slot j − start when inside the chunk.
+        let seed = |j: usize, value: f64, start: usize| {
+            if j >= start && j < start + N { Dual::<N>::var(value, j - start) } else { Dual::cst(value) }
+        };
+        let mut start = 0;
+        while start < nz {
+            let sim = &mut self.sim;
+            for k in 0..nq {
+                sim.data.q[k] = seed(k, s.q0[k], start);
+            }
+            for k in 0..nv {
+                sim.data.v[k] = seed(nq + k, s.v0[k], start);
+            }
+            set_controls(sim, setup.control, u.iter().enumerate().map(|(k, &x)| seed(nx + k, x, start)));
+            set_params(sim, &setup.params, theta.iter().enumerate().map(|(k, &x)| seed(nx + nc + k, x, start)));
+            sim.contacts.skin = s.skin;
+            sim.compute_geometry();
+            if start == 0 {
+                check_contacts(&sim.contacts.list, s.contacts, site)?;
+            }
+            sim.problem.set_time_step(h);
+            let hess = if start == 0 {
+                // evaluate writes only the tree blocks and the contact-coupled
+                // blocks; a dense factorization reads everything, so blocks a
+                // previous step's contacts coupled must not survive.
+                self.hess.fill(Dual::cst(0.0));
+                Some(&mut self.hess[..])
+            } else {
+                None
+            };
+            evaluate(&sim.problem, &self.v1, &mut self.grad, hess, &mut self.work);
+            if let Some(cfd) = &setup.cfd {
+                self.phantom_pairs += add_phantom(cfd, &model, &sim.data, &mut self.phantom, h, &mut self.grad);
+            }
+            for r in 0..nv {
+                for slot in 0..N.min(nz - start) {
+                    self.dv[r * nz + start + slot] = self.grad[r].d[slot];
+                }
+            }
+            if start == 0 {
+                for (f, hh) in self.factor.iter_mut().zip(&self.hess) {
+                    *f = hh.v;
+                }
+                cholesky_factor(&mut self.factor, nv).map_err(|e| DiffError::Hessian { site, pivot: e.pivot })?;
+            }
+            start += N;
+        }
+        // dv1/dz = −H⁻¹ ∂R/∂z, column by column.
+        for j in 0..nz {
+            for r in 0..nv {
+                self.col[r] = self.dv[r * nz + j];
+            }
+            cholesky_solve_in_place(&self.factor, nv, &mut self.col);
+            for r in 0..nv {
+                self.dv[r * nz + j] = -self.col[r];
+            }
+        }
+        // ∂q1/∂[q0, v1] for q1 = q0 ⊕ h v1.
+        let mut start = 0;
+        while start < nx {
+            for k in 0..nq {
+                self.qd[k] = seed(k, s.q0[k], start);
+            }
+            for k in 0..nv {
+                self.vd[k] = seed(nq + k, s.v1[k], start);
+            }
+            integrate_q(&model, &mut self.qd, &self.vd, h);
+            for r in 0..nq {
+                for slot in 0..N.min(nx - start) {
+                    self.dq[r * nx + start + slot] = self.qd[r].d[slot];
+                }
+            }
+            if start == 0 && i + 1 < tape.len() {
+                // The recorded solves must chain exactly: q1 here is the next solve's q0
+                // (the state at an interval end is the next interval's start).
+                let next = tape.solve(i + 1);
+                if (0..nq).any(|k| self.qd[k].v.to_bits() != next.q0[k].to_bits())
+                    || (0..nv).any(|k| s.v1[k].to_bits() != next.v0[k].to_bits())
+                {
+                    return Err(DiffError::Tape { site });
+                }
+            }
+            start += N;
+        }
+        // Step Jacobian: v rows = dv; q rows = ∂q1/∂q0 · E_q + ∂q1/∂v1 · dv.
+        for r in 0..nq {
+            for j in 0..nz {
+                let mut a = if j < nq { self.dq[r * nx + j] } else { 0.0 };
+                for k in 0..nv {
+                    a += self.dq[r * nx + nq + k] * self.dv[k * nz + j];
+                }
+                self.step[r * nz + j] = a;
+            }
+        }
+        self.step[nq * nz..nx * nz].copy_from_slice(&self.dv[..nv * nz]);
+        Ok(())
+    }
+
+    /// The interval Jacobian [D_x | D_u | D_θ] (nx × nz, row-major) of the
+    /// recorded solves `solves` (one control interval), written to `out`.
+    /// `x_raw`, when given, is the user's initial state before quaternion
+    /// normalisation (first interval): D_x then includes the normalisation.
+    #[allow(clippy::too_many_arguments)]
+    pub fn interval(
+        &mut self,
+        setup: &Setup,
+        tape: &Tape,
+        solves: core::ops::Range<usize>,
+        u: &[f64],
+        theta: &[f64],
+        x_raw: Option<&[f64]>,
+        site: SolveSite,
+        out: &mut [f64],
+    ) -> Result<(), DiffError> {
+        let model = self.model.clone();
+        let (nq, nv) = (model.nq, model.nv);
+        let nx = nq + nv;
+        let nz = nx + u.len() + theta.len();
+        self.acc.iter_mut().for_each(|x| *x = 0.0);
+        for k in 0..nx {
+            self.acc[k * nz + k] = 1.0;
+        }
+        if let Some(x) = x_raw {
+            self.normalization(&x[..nq]);
+        }
+        let mut site = site;
+        for i in solves {
+            self.solve_jacobian(setup, tape, i, u, theta, site)?;
+            // acc ← S_x · acc + [0 | S_u | S_θ].
+            chain(&self.step, &self.acc, nx, nz, &mut self.tmp);
+            std::mem::swap(&mut self.acc, &mut self.tmp);
+            site.solve += 1;
+            site.time += tape.solve(i).h;
+        }
+        if let Some(bad) = self.acc.iter().position(|x| !x.is_finite()) {
+            return Err(DiffError::NonFinite { site, entry: bad });
+        }
+        out.copy_from_slice(&self.acc);
+        Ok(())
+    }
+
+    /// Sets the q block of `acc` to ∂normalize(q)/∂q at the raw q.
+    fn normalization(&mut self, q: &[f64]) {
+        let nq = q.len();
+        let nz = self.acc.len() / (nq + self.model.nv);
+        let mut start = 0;
+        while start < nq {
+            for (k, (d, &x)) in self.qd.iter_mut().zip(q).enumerate() {
+                *d = if k >= start && k < start + N { Dual::var(x, k - start) } else { Dual::cst(x) };
+            }
+            normalize_quaternions(&self.model, &mut self.qd);
+            for r in 0..nq {
+                for slot in 0..N.min(nq - start) {
+                    self.acc[r * nz + start + slot] = self.qd[r].d[slot];
+                }
+            }
+            start += N;
+        }
+    }
+}
+
+/// The contacts of the Jacobian pass must be those of the forward solve.
+fn check_contacts<const N: usize>(
+    found: &[crate::collision::Contact<Dual<N>>],
+    recorded: &[ContactKey],
+    site: SolveSite,
+) -> Result<(), DiffError> {
+    let same = found.len() == recorded.len() && found.iter().zip(recorded).all(|(c, k)| ContactKey::of(c) == *k);
+    if same {
+        return Ok(());
+    }
+    let first = found.iter().zip(recorded).position(|(c, k)| ContactKey::of(c) != *k);
+    Err(DiffError::ContactMismatch {
+        site,
+        forward: recorded.len(),
+        jacobian: found.len(),
+        detail: match first {
+            Some(i) => format!("contact {i}: forward {:?}, Jacobian pass {:?}", recorded[i], ContactKey::of(&found[i])),
+            None => "different contact counts".into(),
+        },
+    })
+}

@@ -1,0 +1,414 @@
+//! Differentiable rollouts: the `f64` forward simulation with a tape, the
+//! interval Jacobians, and the burn surrogate graph.
+
+use super::cfd::Cfd;
+use super::jacobian::{Linearizer, Setup};
+use super::params::{ControlKind, Param, set_controls, set_params};
+use super::{DiffError, SolveSite};
+use crate::integrator::{Mode, Tape, World, WorldStats};
+use crate::model::Model;
+use burn::tensor::{Tensor, TensorData};
+use rayon::prelude::*;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Inputs seeded per dual-number pass of the Jacobian computation (the `N`
+/// of [`super::Dual`]). A solve with nz = nq + nv + nc + nθ inputs costs
+/// ⌈nz / LANES⌉ geometry passes in `Dual<LANES>`.
+pub const LANES: usize = 4;
+
+/// A differentiable rollout of one model: `nsteps` control intervals of
+/// `dt` seconds, controls held constant over each interval, integrated in
+/// `mode` (see the [module docs](super)).
+#[derive(Clone, Debug)]
+pub struct DiffRollout {
+    /// The model.
+    pub model: Arc<Model>,
+    /// Fixed-step or CENIC integration inside each interval.
+    pub mode: Mode,
+    /// Control interval (s).
+    pub dt: f64,
+    /// What the controls drive.
+    pub control: ControlKind,
+    /// Differentiable parameters, in the order of the parameter vector.
+    pub params: Vec<Param>,
+    /// Contacts from distance in the backward pass (`None`: off).
+    pub cfd: Option<Cfd>,
+}
+
+/// Timing and counts of a rollout (summed over worlds).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RolloutStats {
+    /// Recorded ICF solves.
+    pub solves: usize,
+    /// Wall time of the forward simulations (s).
+    pub forward_seconds: f64,
+    /// Wall time of the Jacobian pass (s).
+    pub jacobian_seconds: f64,
+    /// Phantom pairs used by contacts from distance.
+    pub phantom_pairs: usize,
+    /// Integration statistics, merged over worlds.
+    pub world: WorldStats,
+}
+
+/// One world's rollout with its interval Jacobians (all row-major `f64`).
+#[derive(Clone, Debug)]
+pub struct Linearization {
+    /// Control intervals.
+    pub nsteps: usize,
+    /// State size nq + nv.
+    pub nx: usize,
+    /// Controls per interval.
+    pub nc: usize,
+    /// Parameters.
+    pub np: usize,
+    /// States x_0 … x_nsteps ((nsteps + 1) × nx); x_0 as given.
+    pub trajectory: Vec<f64>,
+    /// D_x of each interval (nsteps × nx × nx).
+    pub d_x: Vec<f64>,
+    /// D_u of each interval (nsteps × nx × nc).
+    pub d_u: Vec<f64>,
+    /// D_θ of each interval (nsteps × nx × np).
+    pub d_theta: Vec<f64>,
+    /// Timing and counts.
+    pub stats: RolloutStats,
+}
+
+impl Linearization {
+    /// Reverse-mode product with the trajectory cotangent `g` ((nsteps + 1) ×
+    /// nx, ∂L/∂x_k): returns (∂L/∂x_0, ∂L/∂u (nsteps × nc), ∂L/∂θ).
+    pub fn vjp(&self, g: &[f64]) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+        let (nx, nc, np, n) = (self.nx, self.nc, self.np, self.nsteps);
+        assert_eq!(g.len(), (n + 1) * nx, "cotangent length");
+        let mut lam = g[n * nx..].to_vec();
+        let mut gu = vec![0.0; n * nc];
+        let mut gt = vec![0.0; np];
+        let mut next = vec![0.0; nx];
+        for k in (0..n).rev() {
+            let dx = &self.d_x[k * nx * nx..(k + 1) * nx * nx];
+            let du = &self.d_u[k * nx * nc..(k + 1) * nx * nc];
+            let dt = &self.d_theta[k * nx * np..(k + 1) * nx * np];
+            for (j, out) in gu[k * nc..(k + 1) * nc].iter_mut().enumerate() {
+                *out = (0..nx).map(|r| du[r * nc + j] * lam[r]).sum();
+            }
+            for (j, out) in gt.iter_mut().enumerate() {
+                *out += (0..nx).map(|r| dt[r * np + j] * lam[r]).sum::<f64>();
+            }
+            for (j, out) in next.iter_mut().enumerate() {
+                *out = (0..nx).map(|r| dx[r * nx + j] * lam[r]).sum::<f64>() + g[k * nx + j];
+            }
+            std::mem::swap(&mut lam, &mut next);
+        }
+        (lam, gu, gt)
+    }
+}
+
+/// A forward run with its tape.
+struct Forward {
+    trajectory: Vec<f64>,
+    tape: Tape,
+    /// Tape length after each interval.
+    bounds: Vec<usize>,
+    stats: WorldStats,
+    seconds: f64,
+}
+
+impl DiffRollout {
+    /// A rollout of `model` in `mode` with control interval `dt` (s),
+    /// actuator controls, no parameters and contacts from distance off.
+    pub fn new(model: Arc<Model>, mode: Mode, dt: f64) -> Self {
+        Self { model, mode, dt, control: ControlKind::Actuators, params: vec![], cfd: None }
+    }
+
+    /// Sets what the controls drive.
+    pub fn with_control(mut self, control: ControlKind) -> Self {
+        self.control = control;
+        self
+    }
+
+    /// Sets the differentiable parameters (the layout of the parameter vector).
+    pub fn with_params(mut self, params: Vec<Param>) -> Self {
+        self.params = params;
+        self
+    }
+
+    /// Turns contacts from distance on (`Some`) or off.
+    pub fn with_cfd(mut self, cfd: Option<Cfd>) -> Self {
+        self.cfd = cfd;
+        self
+    }
+
+    /// State size nq + nv.
+    pub fn nx(&self) -> usize {
+        self.model.nq + self.model.nv
+    }
+
+    /// Controls per interval.
+    pub fn nc(&self) -> usize {
+        self.control.len(&self.model)
+    }
+
+    /// Number of parameters.
+    pub fn np(&self) -> usize {
+        self.params.len()
+    }
+
+    /// The parameter vector that reproduces the model (all multipliers 1).
+    pub fn nominal_params(&self) -> Vec<f64> {
+        vec![1.0; self.np()]
+    }
+
+    fn validate(&self, x0: usize, u: usize, theta: usize, nworld: usize, nsteps: usize) -> Result<(), DiffError> {
+        let check = |what: &str, expected: usize, got: usize| {
+            if expected == got {
+                Ok(())
+            } else {
+                Err(DiffError::Input(format!("{what}: expected {expected} values, got {got}")))
+            }
+        };
+        if !(self.dt > 0.0 && self.dt.is_finite()) {
+            return Err(DiffError::Input(format!("control interval dt = {} s must be positive", self.dt)));
+        }
+        for p in &self.params {
+            p.validate(&self.model)?;
+        }
+        check("initial states (nworld × (nq + nv))", nworld * self.nx(), x0)?;
+        check("controls (nworld × nsteps × nc)", nworld * nsteps * self.nc(), u)?;
+        check("parameters (nworld × nθ)", nworld * self.np(), theta)
+    }
+
+    fn forward(
+        &self,
+        world: usize,
+        x0: &[f64],
+        u: &[f64],
+        theta: &[f64],
+        nsteps: usize,
+        record: bool,
+    ) -> Result<Forward, DiffError> {
+        let t0 = Instant::now();
+        let (nq, nv, nc) = (self.model.nq, self.model.nv, self.nc());
+        let mut w = World::<f64>::new(self.model.clone(), self.mode.clone());
+        set_params(&mut w.sim, &self.params, theta.iter().copied());
+        w.sim.set_state(&x0[..nq], &x0[nq..]);
+        if record {
+            w.tape = Some(Tape::new(nq, nv));
+        }
+        let mut trajectory = Vec::with_capacity((nsteps + 1) * (nq + nv));
+        trajectory.extend_from_slice(x0);
+        let mut bounds = Vec::with_capacity(nsteps);
+        for k in 0..nsteps {
+            set_controls(&mut w.sim, self.control, u[k * nc..(k + 1) * nc].iter().copied());
+            let time = w.time();
+            w.advance(self.dt).map_err(|source| DiffError::Step { world, interval: k, time, source })?;
+            trajectory.extend_from_slice(&w.sim.data.q);
+            trajectory.extend_from_slice(&w.sim.data.v);
+            bounds.push(w.tape.as_ref().map_or(0, |t| t.len()));
+        }
+        Ok(Forward {
+            trajectory,
+            tape: w.tape.take().unwrap_or_default(),
+            bounds,
+            stats: w.stats,
+            seconds: t0.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// Forward simulation only (`f64`, no tape): the trajectory
+    /// ((nsteps + 1) × nx, x_0 as given) from initial state `x0` (nx),
+    /// controls `u` (nsteps × nc) and parameters `theta` (nθ). This is the
+    /// function whose derivatives [`linearize`](Self::linearize) computes;
+    /// use it for finite differences.
+    pub fn simulate(&self, x0: &[f64], u: &[f64], theta: &[f64], nsteps: usize) -> Result<Vec<f64>, DiffError> {
+        self.validate(x0.len(), u.len(), theta.len(), 1, nsteps)?;
+        Ok(self.forward(0, x0, u, theta, nsteps, false)?.trajectory)
+    }
+
+    /// One world's rollout with interval Jacobians (see [`simulate`](Self::simulate) for the arguments).
+    pub fn linearize(&self, x0: &[f64], u: &[f64], theta: &[f64], nsteps: usize) -> Result<Linearization, DiffError> {
+        Ok(self.linearize_batch(x0, u, theta, 1, nsteps)?.pop().expect("one world"))
+    }
+
+    /// Rollouts of `nworld` worlds with interval Jacobians: `x0` (nworld ×
+    /// nx), `u` (nworld × nsteps × nc), `theta` (nworld × nθ), all
+    /// row-major. Worlds and intervals are processed in parallel (rayon).
+    pub fn linearize_batch(
+        &self,
+        x0: &[f64],
+        u: &[f64],
+        theta: &[f64],
+        nworld: usize,
+        nsteps: usize,
+    ) -> Result<Vec<Linearization>, DiffError> {
+        self.validate(x0.len(), u.len(), theta.len(), nworld, nsteps)?;
+        let (nx, nc, np) = (self.nx(), self.nc(), self.np());
+        let nz = nx + nc + np;
+        let forwards: Vec<Forward> = (0..nworld)
+            .into_par_iter()
+            .map(|w| {
+                let x = &x0[w * nx..(w + 1) * nx];
+                let uw = &u[w * nsteps * nc..(w + 1) * nsteps * nc];
+                let th = &theta[w * np..(w + 1) * np];
+                self.forward(w, x, uw, th, nsteps, true)
+            })
+            .collect::<Result<_, _>>()?;
+        let setup = Setup { control: self.control, params: self.params.clone(), cfd: self.cfd };
+        let t0 = Instant::now();
+        // One task per (world, interval); each chains its own solves.
+        let tasks: Vec<(usize, usize)> = (0..nworld).flat_map(|w| (0..nsteps).map(move |k| (w, k))).collect();
+        let results: Vec<(Vec<f64>, usize)> = tasks
+            .par_iter()
+            .map_init(
+                || Linearizer::<LANES>::new(self.model.clone(), nc, np),
+                |lin, &(w, k)| {
+                    let f = &forwards[w];
+                    let start = if k == 0 { 0 } else { f.bounds[k - 1] };
+                    let site = SolveSite { world: w, interval: k, solve: 0, time: k as f64 * self.dt };
+                    let uk = &u[(w * nsteps + k) * nc..(w * nsteps + k + 1) * nc];
+                    let th = &theta[w * np..(w + 1) * np];
+                    let x_raw = if k == 0 { Some(&x0[w * nx..(w + 1) * nx]) } else { None };
+                    let mut out = vec![0.0; nx * nz];
+                    let before = lin.phantom_pairs;
+                    lin.interval(&setup, &f.tape, start..f.bounds[k], uk, th, x_raw, site, &mut out)?;
+                    Ok((out, lin.phantom_pairs - before))
+                },
+            )
+            .collect::<Result<_, DiffError>>()?;
+        let jac_seconds = t0.elapsed().as_secs_f64();
+        let mut out = Vec::with_capacity(nworld);
+        let mut results = results.into_iter();
+        for f in forwards {
+            let mut lin = Linearization {
+                nsteps,
+                nx,
+                nc,
+                np,
+                d_x: Vec::with_capacity(nsteps * nx * nx),
+                d_u: Vec::with_capacity(nsteps * nx * nc),
+                d_theta: Vec::with_capacity(nsteps * nx * np),
+                trajectory: f.trajectory,
+                stats: RolloutStats {
+                    solves: f.tape.len(),
+                    forward_seconds: f.seconds,
+                    jacobian_seconds: jac_seconds / nworld as f64,
+                    phantom_pairs: 0,
+                    world: f.stats,
+                },
+            };
+            for _ in 0..nsteps {
+                let (m, phantom) = results.next().expect("one result per task");
+                lin.stats.phantom_pairs += phantom;
+                for r in 0..nx {
+                    let row = &m[r * nz..(r + 1) * nz];
+                    lin.d_x.extend_from_slice(&row[..nx]);
+                }
+                for r in 0..nx {
+                    lin.d_u.extend_from_slice(&m[r * nz + nx..r * nz + nx + nc]);
+                }
+                for r in 0..nx {
+                    lin.d_theta.extend_from_slice(&m[r * nz + nx + nc..(r + 1) * nz]);
+                }
+            }
+            out.push(lin);
+        }
+        Ok(out)
+    }
+
+    /// The differentiable rollout on burn tensors: initial states `x0`
+    /// (nworld, nq + nv), controls (nworld, nsteps, nc) or `None` (zero),
+    /// parameters (nworld, nθ) or `None` (nominal, not differentiated).
+    /// Returns the trajectory (nworld, nsteps + 1, nq + nv), x_0 first,
+    /// in `x0`'s dtype and device. Values are the `f64` simulation's
+    /// (rounded to the dtype); gradients flow to every input through the
+    /// interval Jacobians (see the [module docs](super)).
+    pub fn rollout(
+        &self,
+        x0: Tensor<2>,
+        controls: Option<Tensor<3>>,
+        params: Option<Tensor<2>>,
+        nsteps: usize,
+    ) -> Result<Tensor<3>, DiffError> {
+        Ok(self.rollout_with_stats(x0, controls, params, nsteps)?.1)
+    }
+
+    /// [`rollout`](Self::rollout), also returning each world's [`RolloutStats`].
+    pub fn rollout_with_stats(
+        &self,
+        x0: Tensor<2>,
+        controls: Option<Tensor<3>>,
+        params: Option<Tensor<2>>,
+        nsteps: usize,
+    ) -> Result<(Vec<RolloutStats>, Tensor<3>), DiffError> {
+        let (nx, nc, np) = (self.nx(), self.nc(), self.np());
+        let [nworld, nx_in] = x0.dims();
+        let shape_err = |what: &str, got: Vec<usize>, want: Vec<usize>| {
+            DiffError::Input(format!("{what}: expected shape {want:?}, got {got:?}"))
+        };
+        if nx_in != nx {
+            return Err(shape_err("initial states", vec![nworld, nx_in], vec![nworld, nx]));
+        }
+        let device = x0.device();
+        let dtype = x0.dtype();
+        let values = |t: &TensorData| t.iter::<f64>().collect::<Vec<f64>>();
+        let xv = values(&x0.to_data());
+        let uv = match &controls {
+            Some(c) => {
+                if c.dims() != [nworld, nsteps, nc] {
+                    return Err(shape_err("controls", c.dims().to_vec(), vec![nworld, nsteps, nc]));
+                }
+                values(&c.to_data())
+            }
+            None => vec![0.0; nworld * nsteps * nc],
+        };
+        let pv = match &params {
+            Some(p) => {
+                if p.dims() != [nworld, np] {
+                    return Err(shape_err("parameters", p.dims().to_vec(), vec![nworld, np]));
+                }
+                values(&p.to_data())
+            }
+            None => vec![1.0; nworld * np],
+        };
+        let lins = self.linearize_batch(&xv, &uv, &pv, nworld, nsteps)?;
+        let stats = lins.iter().map(|l| l.stats).collect();
+        let opts = (&device, dtype);
+        // Per-interval constants, batched over worlds.
+        let gather = |k: usize, len: usize, pick: &dyn Fn(&Linearization) -> &[f64]| -> Vec<f64> {
+            let mut v = Vec::with_capacity(nworld * len);
+            for l in &lins {
+                v.extend_from_slice(&pick(l)[k * len..(k + 1) * len]);
+            }
+            v
+        };
+        let tensor3 =
+            |v: Vec<f64>, a: usize, b: usize| Tensor::<3>::from_data(TensorData::new(v, [nworld, a, b]), opts);
+        let dparam = params.filter(|_| np > 0).map(|p| p.clone() - p.detach());
+        let controls = controls.filter(|_| nc > 0);
+        let mut x = x0.clone();
+        let mut outs = Vec::with_capacity(nsteps + 1);
+        outs.push(x0);
+        for k in 0..nsteps {
+            let xbar = gather(k + 1, nx, &|l| &l.trajectory);
+            let mut next = Tensor::<2>::from_data(TensorData::new(xbar, [nworld, nx]), opts);
+            let d_x = tensor3(gather(k, nx * nx, &|l| &l.d_x), nx, nx);
+            next = next + bmv(d_x, x.clone() - x.detach());
+            if let Some(c) = &controls {
+                let uk: Tensor<2> = c.clone().slice([0..nworld, k..k + 1, 0..nc]).reshape([nworld, nc]);
+                let d_u = tensor3(gather(k, nx * nc, &|l| &l.d_u), nx, nc);
+                next = next + bmv(d_u, uk.clone() - uk.detach());
+            }
+            if let Some(dp) = &dparam {
+                let d_t = tensor3(gather(k, nx * np, &|l| &l.d_theta), nx, np);
+                next = next + bmv(d_t, dp.clone());
+            }
+            outs.push(next.clone());
+            x = next;
+        }
+        Ok((stats, Tensor::stack(outs, 1)))
+    }
+}
+
+/// Batched matrix–vector product: a (W, n, m) · b (W, m) → (W, n).
+fn bmv(a: Tensor<3>, b: Tensor<2>) -> Tensor<2> {
+    a.matmul(b.unsqueeze_dim::<3>(2)).squeeze_dim::<2>(2)
+}
