@@ -4,6 +4,9 @@
 //! packed structs and per-world arrays have the WGSL layouts. No GPU needed.
 
 use cenic::gpu::context::REQUIRED_STORAGE_BUFFERS_PER_STAGE;
+use cenic::gpu::batch::HostCollision;
+use cenic::gpu::cenic::CenicBuffers;
+use cenic::gpu::icf::IcfBuffers;
 use cenic::gpu::model::struct_layouts;
 use cenic::gpu::shaders::{self, STAGES};
 use cenic::gpu::{Field, GpuModel, WORKGROUP_SIZE};
@@ -47,7 +50,14 @@ fn every_kernel_file_is_a_stage() {
 
 #[test]
 fn composed_stages_validate_and_bind_known_buffers() {
-    let known: Vec<&str> = GpuModel::BUFFER_NAMES.iter().copied().chain(Field::ALL.iter().map(|f| f.name())).collect();
+    let known: Vec<&str> = GpuModel::BUFFER_NAMES
+        .iter()
+        .copied()
+        .chain(Field::ALL.iter().map(|f| f.name()))
+        .chain(HostCollision::BUFFER_NAMES)
+        .chain(IcfBuffers::BUFFER_NAMES)
+        .chain(CenicBuffers::BUFFER_NAMES)
+        .collect();
     for (name, _) in STAGES {
         let source = shaders::compose(name).unwrap();
         let module = validate(&format!("{name}.wgsl (composed)"), &source);
@@ -103,7 +113,11 @@ fn binding_table_matches_host_layout() {
     // Packed model structs: same size and field offsets as the Rust side.
     let structs: HashMap<String, &TypeInner> =
         module.types.iter().filter_map(|(_, t)| Some((t.name.clone()?, &t.inner))).collect();
-    for (name, size, fields) in struct_layouts() {
+    let layouts = struct_layouts()
+        .into_iter()
+        .chain(cenic::gpu::icf::struct_layouts())
+        .chain(cenic::gpu::cenic::struct_layouts());
+    for (name, size, fields) in layouts {
         let Some(TypeInner::Struct { members, span }) = structs.get(name) else { panic!("no WGSL struct {name}") };
         assert_eq!(*span as usize, size, "size of {name}");
         for (field, offset) in fields {

@@ -26,12 +26,28 @@ pub const STAGES: &[(&str, &str)] = &[
     ("kinematics", include_str!("../../kernels/kinematics.wgsl")),
     ("rnea", include_str!("../../kernels/rnea.wgsl")),
     ("integrate", include_str!("../../kernels/integrate.wgsl")),
+    ("icf_builder", include_str!("../../kernels/icf_builder.wgsl")),
+    ("icf_cost", include_str!("../../kernels/icf_cost.wgsl")),
+    ("icf_solver", include_str!("../../kernels/icf_solver.wgsl")),
+    ("cenic", include_str!("../../kernels/cenic.wgsl")),
 ];
+
+/// Stage files composed in front of a stage (after `data.wgsl`), for stages
+/// that call another stage's functions: (stage, [dependencies in order]).
+pub const STAGE_DEPS: &[(&str, &[&str])] = &[("icf_solver", &["icf_cost"])];
 
 /// The full WGSL module of stage `name` exactly as the runtime compiles it,
 /// or `None` for an unknown stage.
 pub fn compose(name: &str) -> Option<String> {
-    STAGES.iter().find(|(n, _)| *n == name).map(|(_, src)| compose_source(src))
+    let (_, src) = STAGES.iter().find(|(n, _)| *n == name)?;
+    let deps = STAGE_DEPS.iter().find(|(n, _)| *n == name).map_or(&[][..], |(_, d)| *d);
+    let mut body = String::new();
+    for d in deps {
+        let (_, dep) = STAGES.iter().find(|(n, _)| n == d)?;
+        body.push_str(&format!("// ---- kernels/{d}.wgsl\n{dep}\n"));
+    }
+    body.push_str(src);
+    Some(compose_source(&body))
 }
 
 /// `common.wgsl + data.wgsl + stage`.
