@@ -283,8 +283,12 @@ struct IcfParams {
     /// 1: reuse factorizations while convergence is predicted within the budget.
     hessian_reuse: u32,
     reuse_target_iterations: u32,
+    /// Loop iterations one icf_solve invocation may run (0xffffffff: no
+    /// limit). Mesa's llvmpipe stops an invocation after 65535 loop
+    /// iterations in total; there the solver pauses before exceeding the
+    /// budget and the host dispatches it again until every solve is done.
+    loop_budget: u32,
     _pad0: u32,
-    _pad1: u32,
 }
 
 /// Per-body constants of the builder.
@@ -361,6 +365,15 @@ struct IcfContact {
     /// Friction regularisation ε (m/s).
     eps: f32,
     _pad: f32,
+    /// Solver scratch at the iterate: the impulse γ on B and G = −dγ/dvc (rows).
+    impulse: vec3f,
+    _pad1: f32,
+    g0: vec3f,
+    _pad2: f32,
+    g1: vec3f,
+    _pad3: f32,
+    g2: vec3f,
+    _pad4: f32,
 }
 
 /// One non-zero Jacobian column of a contact: J[:, dof].
@@ -422,7 +435,15 @@ struct IcfWorld {
     /// 1 while icf_factor holds a usable factorization (Hessian reuse).
     factor_valid: u32,
     converged: u32,
+    /// NEWTON_START (set by icf_set_time_step), NEWTON_RUNNING or NEWTON_DONE:
+    /// a solve may span several icf_solve dispatches.
+    phase: u32,
     _pad0: u32,
+    /// Newton state carried between dispatches: last step norm ‖D⁻¹Δv‖,
+    /// last residual, and ε·max(1, ‖Dr‖).
+    prev_step: f32,
+    prev_residual: f32,
+    tol0: f32,
     _pad1: u32,
 }
 
@@ -555,6 +576,11 @@ struct StepRecord {
 @group(0) @binding(94) var<storage, read_write> icf_factor: array<f32>;
 /// Per-world vectors (nworld, ICF_NVEC, nv), see the VEC_* constants.
 @group(0) @binding(95) var<storage, read_write> icf_vec: array<f32>;
+/// For each dof, the Jacobian entries (c·ndofc + e) acting on it, in contact
+/// order: (nworld, nv, 1 + ncon), entry 0 is the count.
+@group(0) @binding(96) var<storage, read_write> icf_rows: array<u32>;
+/// [0]: unfinished solves (counted by icf_count_unfinished).
+@group(0) @binding(97) var<storage, read_write> icf_counter: array<atomic<u32>>;
 
 // CENIC
 @group(0) @binding(100) var<uniform> cenic_params: CenicParams;
@@ -585,6 +611,10 @@ const SOLVE_NOT_PD: u32 = 2u;
 const SOLVE_STALLED: u32 = 3u;
 const SOLVE_NON_FINITE: u32 = 4u;
 
+const NEWTON_START: u32 = 0u;
+const NEWTON_RUNNING: u32 = 1u;
+const NEWTON_DONE: u32 = 2u;
+
 /// Rows of icf_vec per world.
 const ICF_NVEC: u32 = 9u;
 /// k(q0, v0) = bias − passive + D v0 − motor forces (N, N·m).
@@ -613,6 +643,9 @@ fn con_at(w: u32, c: u32) -> u32 {
 }
 fn jac_at(w: u32, c: u32, e: u32) -> u32 {
     return (w * dims.ncon + c) * icf_dims.ndofc + e;
+}
+fn rows_at(w: u32, i: u32, k: u32) -> u32 {
+    return (w * dims.nv + i) * (dims.ncon + 1u) + k;
 }
 /// True for NaN and ±infinity, from the bits (immune to fast-math assumptions).
 fn non_finite(x: f32) -> bool {

@@ -136,7 +136,39 @@ fn icf_build_contacts(@builtin(global_invocation_id) gid: vec3u, @builtin(num_wo
         0.0,
         0.0,
         0.0,
+        vec3f(0.0),
+        0.0,
+        vec3f(0.0),
+        0.0,
+        vec3f(0.0),
+        0.0,
+        vec3f(0.0),
+        0.0,
     );
+}
+
+/// For each dof, the Jacobian entries acting on it, in contact order (the
+/// solver assembles rows of ∇ℓ and H from them in the CPU's summation
+/// order). Needs icf_build_contacts. One thread per world.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn icf_build_rows(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let w = thread_index(gid, nwg);
+    if (w >= dims.nworld || icf_world[w].solving == 0u) {
+        return;
+    }
+    for (var i = 0u; i < dims.nv; i++) {
+        icf_rows[rows_at(w, i, 0u)] = 0u;
+    }
+    let ncon = icf_world[w].ncon;
+    for (var c = 0u; c < ncon; c++) {
+        let n = icf_con[con_at(w, c)].jac_len;
+        for (var e = 0u; e < n; e++) {
+            let d = icf_jac[jac_at(w, c, e)].dof;
+            let k = icf_rows[rows_at(w, d, 0u)] + 1u;
+            icf_rows[rows_at(w, d, k)] = c * icf_dims.ndofc + e;
+            icf_rows[rows_at(w, d, 0u)] = k;
+        }
+    }
 }
 
 /// σ(x) = x / √(1 + x²).
@@ -156,6 +188,7 @@ fn icf_set_time_step(@builtin(global_invocation_id) gid: vec3u, @builtin(num_wor
     let nv = dims.nv;
     let hw = h[w];
     icf_world[w].h = hw;
+    icf_world[w].phase = NEWTON_START;
     for (var i = 0u; i < nv; i++) {
         for (var j = 0u; j < nv; j++) {
             icf_a[mass_at(w, i, j)] = mass[mass_at(w, i, j)];

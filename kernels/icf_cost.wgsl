@@ -1,7 +1,17 @@
 // Cost ℓ(v), gradient and Hessian of the ICF problem, and the cost along
-// a search line: WGSL twin of src/icf/cost.rs, term by term in the same
-// order. Also composed in front of icf_solver.wgsl (src/gpu/shaders.rs
-// STAGE_DEPS), whose Newton loop calls these functions.
+// a search line: WGSL twin of src/icf/cost.rs. Also composed in front of
+// icf_solver.wgsl (src/gpu/shaders.rs STAGE_DEPS), whose Newton loop
+// calls these functions.
+//
+// One workgroup per world: its WORKGROUP_SIZE threads share the work, each
+// owning the rows i ≡ lid (mod WORKGROUP_SIZE) of the dense arrays and the
+// contacts c ≡ lid. A row of ∇ℓ and H is summed by its owner in the CPU's
+// order (A, then contacts in order, then gains, then limits); scalar sums
+// (ℓ, norms, line-search derivatives) are tree reductions. Values that steer
+// control flow are broadcast with workgroupUniformLoad, so every barrier is
+// reached by the whole workgroup. (Splitting a world over threads also
+// keeps each invocation's loop count small: Mesa's llvmpipe stops any
+// invocation after 65535 loop iterations in total.)
 
 /// normal_potential: (P(vn), γn(vn), g' = −dγn/dvn) of the Hunt–Crossley
 /// impulse γn = h·max(0, fe0 − h k vn)·max(0, 1 − d vn), with the
@@ -78,6 +88,65 @@ fn limit_terms(l: IcfLimit, hw: f32, vd: f32) -> vec3f {
     return vec3f(0.0);
 }
 
+/// Per-thread partial sums of a reduction, and the broadcast slots.
+var<workgroup> wg_red: array<vec4f, WORKGROUP_SIZE>;
+var<workgroup> wg_vec: vec4f;
+var<workgroup> wg_f32: f32;
+var<workgroup> wg_u32: u32;
+
+/// Sum of x over the workgroup (a fixed tree, so the result is
+/// deterministic), the same uniform value in every thread.
+fn wg_sum(lid: u32, x: vec4f) -> vec4f {
+    wg_red[lid] = x;
+    workgroupBarrier();
+    for (var s = WORKGROUP_SIZE / 2u; s > 0u; s = s / 2u) {
+        if (lid < s) {
+            wg_red[lid] = wg_red[lid] + wg_red[lid + s];
+        }
+        workgroupBarrier();
+    }
+    if (lid == 0u) {
+        wg_vec = wg_red[0];
+    }
+    return workgroupUniformLoad(&wg_vec);
+}
+
+/// Largest x over the workgroup, uniform.
+fn wg_max(lid: u32, x: f32) -> f32 {
+    wg_red[lid] = vec4f(x);
+    workgroupBarrier();
+    for (var s = WORKGROUP_SIZE / 2u; s > 0u; s = s / 2u) {
+        if (lid < s) {
+            wg_red[lid] = max(wg_red[lid], wg_red[lid + s]);
+        }
+        workgroupBarrier();
+    }
+    if (lid == 0u) {
+        wg_vec = wg_red[0];
+    }
+    return workgroupUniformLoad(&wg_vec).x;
+}
+
+/// Thread 0's x, as a uniform value.
+fn wg_bcast_u32(lid: u32, x: u32) -> u32 {
+    if (lid == 0u) {
+        wg_u32 = x;
+    }
+    return workgroupUniformLoad(&wg_u32);
+}
+fn wg_bcast_f32(lid: u32, x: f32) -> f32 {
+    if (lid == 0u) {
+        wg_f32 = x;
+    }
+    return workgroupUniformLoad(&wg_f32);
+}
+
+/// Makes every thread's storage writes visible to the workgroup.
+fn wg_sync() {
+    storageBarrier();
+    workgroupBarrier();
+}
+
 /// J x for contact `ci` of world `w`, x = icf_vec row `row`.
 fn contact_velocity(w: u32, ci: u32, row: u32) -> vec3f {
     var out = vec3f(0.0);
@@ -89,150 +158,165 @@ fn contact_velocity(w: u32, ci: u32, row: u32) -> vec3f {
     return out;
 }
 
-/// icf_vec row `dst` = A · row `src`.
-fn icf_matvec(w: u32, src: u32, dst: u32) {
-    let nv = dims.nv;
-    for (var i = 0u; i < nv; i++) {
-        var s = 0.0;
-        for (var j = 0u; j < nv; j++) {
-            s += icf_a[mass_at(w, i, j)] * icf_vec[ivec_at(w, src, j)];
-        }
-        icf_vec[ivec_at(w, dst, i)] = s;
+/// Row i of A times icf_vec row `src`.
+fn a_row_dot(w: u32, i: u32, src: u32) -> f32 {
+    var s = 0.0;
+    for (var j = 0u; j < dims.nv; j++) {
+        s += icf_a[mass_at(w, i, j)] * icf_vec[ivec_at(w, src, j)];
     }
+    return s;
 }
 
-/// evaluate: ℓ at the iterate (row VEC_V), ∇ℓ into row VEC_GRAD and, when
-/// `with_hess`, the dense Hessian into icf_factor. Leaves A v in VEC_AV and
-/// J v in each contact's vc. Returns ℓ.
-fn icf_eval(w: u32, with_hess: bool) -> f32 {
+/// evaluate (cooperative): ℓ at the iterate (row VEC_V), ∇ℓ into row
+/// VEC_GRAD and, when `with_hess`, the dense Hessian into icf_factor (full
+/// rows). Leaves A v in VEC_AV and, per contact, vc, the impulse and G.
+/// `ncon` must be uniform. Returns ℓ (uniform).
+fn icf_eval(w: u32, lid: u32, ncon: u32, with_hess: bool) -> f32 {
     let nv = dims.nv;
     let hw = icf_world[w].h;
-    icf_matvec(w, VEC_V, VEC_AV);
-    var cost = 0.0;
-    for (var i = 0u; i < nv; i++) {
-        let vi = icf_vec[ivec_at(w, VEC_V, i)];
-        let av = icf_vec[ivec_at(w, VEC_AV, i)];
-        let ri = icf_vec[ivec_at(w, VEC_R, i)];
-        cost += 0.5 * vi * av - ri * vi;
-        icf_vec[ivec_at(w, VEC_GRAD, i)] = av - ri;
-    }
-    if (with_hess) {
-        for (var k = 0u; k < nv * nv; k++) {
-            icf_factor[w * nv * nv + k] = icf_a[w * nv * nv + k];
-        }
-    }
-    let ncon = icf_world[w].ncon;
-    for (var ci = 0u; ci < ncon; ci++) {
+    var part = 0.0;
+    for (var ci = lid; ci < ncon; ci += WORKGROUP_SIZE) {
         let at = con_at(w, ci);
         let vc = contact_velocity(w, ci, VEC_V);
+        let ct = contact_terms(icf_con[at], hw, vc);
+        part += ct.cost;
         icf_con[at].vc = vc;
-        let c = icf_con[at];
-        let ct = contact_terms(c, hw, vc);
-        cost += ct.cost;
-        for (var e = 0u; e < c.jac_len; e++) {
-            let j = icf_jac[jac_at(w, ci, e)];
-            icf_vec[ivec_at(w, VEC_GRAD, j.dof)] -= dot3(j.col, ct.impulse);
-        }
+        icf_con[at].impulse = ct.impulse;
+        icf_con[at].g0 = ct.hess.r0;
+        icf_con[at].g1 = ct.hess.r1;
+        icf_con[at].g2 = ct.hess.r2;
+    }
+    wg_sync();
+    for (var i = lid; i < nv; i += WORKGROUP_SIZE) {
+        let av = a_row_dot(w, i, VEC_V);
+        icf_vec[ivec_at(w, VEC_AV, i)] = av;
+        let vi = icf_vec[ivec_at(w, VEC_V, i)];
+        let ri = icf_vec[ivec_at(w, VEC_R, i)];
+        part += 0.5 * vi * av - ri * vi;
+        var g = av - ri;
         if (with_hess) {
-            // Jᵀ G J over the contact's non-zero columns only.
-            for (var e1 = 0u; e1 < c.jac_len; e1++) {
-                let j1 = icf_jac[jac_at(w, ci, e1)];
-                let gj = m3_mul_v(ct.hess, j1.col);
+            for (var j = 0u; j < nv; j++) {
+                icf_factor[mass_at(w, i, j)] = icf_a[mass_at(w, i, j)];
+            }
+        }
+        let nk = icf_rows[rows_at(w, i, 0u)];
+        for (var k = 1u; k <= nk; k++) {
+            let idx = icf_rows[rows_at(w, i, k)];
+            let ci = idx / icf_dims.ndofc;
+            let c = icf_con[con_at(w, ci)];
+            let col = icf_jac[jac_at(w, ci, idx % icf_dims.ndofc)].col;
+            g -= dot3(col, c.impulse);
+            if (with_hess) {
+                let gj = m3_mul_v(M3(c.g0, c.g1, c.g2), col);
                 for (var e2 = 0u; e2 < c.jac_len; e2++) {
                     let j2 = icf_jac[jac_at(w, ci, e2)];
-                    icf_factor[mass_at(w, j1.dof, j2.dof)] += dot3(gj, j2.col);
+                    icf_factor[mass_at(w, i, j2.dof)] += dot3(gj, j2.col);
                 }
             }
         }
-    }
-    for (var gi = 0u; gi < icf_dims.ngain; gi++) {
-        let g = icf_gain[w * icf_dims.ngain + gi];
-        let gt = gain_terms(g, hw, icf_vec[ivec_at(w, VEC_V, g.dof)]);
-        cost += gt.x;
-        icf_vec[ivec_at(w, VEC_GRAD, g.dof)] -= gt.y;
-        if (with_hess) {
-            icf_factor[mass_at(w, g.dof, g.dof)] += gt.z;
+        for (var gi = 0u; gi < icf_dims.ngain; gi++) {
+            let gn = icf_gain[w * icf_dims.ngain + gi];
+            if (gn.dof == i) {
+                let gt = gain_terms(gn, hw, vi);
+                part += gt.x;
+                g -= gt.y;
+                if (with_hess) {
+                    icf_factor[mass_at(w, i, i)] += gt.z;
+                }
+            }
         }
-    }
-    for (var li = 0u; li < icf_dims.nlimit; li++) {
-        let l = icf_limit[w * icf_dims.nlimit + li];
-        let lt = limit_terms(l, hw, icf_vec[ivec_at(w, VEC_V, l.dof)]);
-        cost += lt.x;
-        icf_vec[ivec_at(w, VEC_GRAD, l.dof)] -= l.sign * lt.y;
-        if (with_hess) {
-            icf_factor[mass_at(w, l.dof, l.dof)] += lt.z;
+        for (var li = 0u; li < icf_dims.nlimit; li++) {
+            let l = icf_limit[w * icf_dims.nlimit + li];
+            if (l.dof == i) {
+                let lt = limit_terms(l, hw, vi);
+                part += lt.x;
+                g -= l.sign * lt.y;
+                if (with_hess) {
+                    icf_factor[mass_at(w, i, i)] += lt.z;
+                }
+            }
         }
+        icf_vec[ivec_at(w, VEC_GRAD, i)] = g;
     }
+    let cost = wg_sum(lid, vec4f(part, 0.0, 0.0, 0.0)).x;
+    wg_sync();
     return cost;
 }
 
-/// prepare_line: A v, A w and, per contact, J v and J w for the line v + α w
-/// (v = row VEC_V, w = row VEC_W).
-fn icf_prepare_line(w: u32) {
-    icf_matvec(w, VEC_V, VEC_AV);
-    icf_matvec(w, VEC_W, VEC_AW);
-    let ncon = icf_world[w].ncon;
-    for (var ci = 0u; ci < ncon; ci++) {
-        let at = con_at(w, ci);
-        icf_con[at].vc = contact_velocity(w, ci, VEC_V);
-        icf_con[at].uc = contact_velocity(w, ci, VEC_W);
-    }
-}
-
-/// line_eval: (ℓ(α), ℓ'(α), ℓ''(α)) along v + α w; needs icf_prepare_line.
-fn icf_line_eval(w: u32, alpha: f32) -> vec3f {
-    let nv = dims.nv;
-    let hw = icf_world[w].h;
-    var q0 = 0.0;
-    var q1 = 0.0;
-    var q2 = 0.0;
-    for (var i = 0u; i < nv; i++) {
+/// prepare_line (cooperative): A w into VEC_AW and J w per contact (A v and
+/// J v are still those of the last icf_eval at the same v); returns the
+/// quadratic part's (ℓ, ℓ', ℓ'') coefficients (q0, q1, q2), uniform.
+fn icf_prepare_line(w: u32, lid: u32, ncon: u32) -> vec3f {
+    var q = vec3f(0.0);
+    for (var i = lid; i < dims.nv; i += WORKGROUP_SIZE) {
+        let aw = a_row_dot(w, i, VEC_W);
+        icf_vec[ivec_at(w, VEC_AW, i)] = aw;
         let vi = icf_vec[ivec_at(w, VEC_V, i)];
         let wi = icf_vec[ivec_at(w, VEC_W, i)];
         let av = icf_vec[ivec_at(w, VEC_AV, i)];
         let ri = icf_vec[ivec_at(w, VEC_R, i)];
-        q0 += 0.5 * vi * av - ri * vi;
-        q1 += wi * (av - ri);
-        q2 += wi * icf_vec[ivec_at(w, VEC_AW, i)];
+        q += vec3f(0.5 * vi * av - ri * vi, wi * (av - ri), wi * aw);
     }
-    var f = q0 + alpha * q1 + 0.5 * alpha * alpha * q2;
-    var d1 = q1 + alpha * q2;
-    var d2 = q2;
-    let ncon = icf_world[w].ncon;
-    for (var ci = 0u; ci < ncon; ci++) {
+    for (var ci = lid; ci < ncon; ci += WORKGROUP_SIZE) {
+        icf_con[con_at(w, ci)].uc = contact_velocity(w, ci, VEC_W);
+    }
+    let s = wg_sum(lid, vec4f(q, 0.0));
+    wg_sync();
+    return s.xyz;
+}
+
+/// line_eval (cooperative): (ℓ(α), ℓ'(α), ℓ''(α)) along v + α w, from the
+/// quadratic coefficients `qc` of icf_prepare_line. Uniform result.
+fn icf_line_eval(w: u32, lid: u32, ncon: u32, qc: vec3f, alpha: f32) -> vec3f {
+    let hw = icf_world[w].h;
+    var part = vec3f(0.0);
+    for (var ci = lid; ci < ncon; ci += WORKGROUP_SIZE) {
         let c = icf_con[con_at(w, ci)];
         let ct = contact_terms(c, hw, c.vc + c.uc * alpha);
-        f += ct.cost;
-        d1 -= dot3(ct.impulse, c.uc);
-        d2 += dot3(c.uc, m3_mul_v(ct.hess, c.uc));
+        part += vec3f(ct.cost, -dot3(ct.impulse, c.uc), dot3(c.uc, m3_mul_v(ct.hess, c.uc)));
     }
-    for (var gi = 0u; gi < icf_dims.ngain; gi++) {
+    // Gains and limits: one thread each, in turn.
+    for (var gi = lid; gi < icf_dims.ngain; gi += WORKGROUP_SIZE) {
         let g = icf_gain[w * icf_dims.ngain + gi];
         let wd = icf_vec[ivec_at(w, VEC_W, g.dof)];
         let gt = gain_terms(g, hw, icf_vec[ivec_at(w, VEC_V, g.dof)] + alpha * wd);
-        f += gt.x;
-        d1 -= gt.y * wd;
-        d2 += gt.z * wd * wd;
+        part += vec3f(gt.x, -gt.y * wd, gt.z * wd * wd);
     }
-    for (var li = 0u; li < icf_dims.nlimit; li++) {
+    for (var li = lid; li < icf_dims.nlimit; li += WORKGROUP_SIZE) {
         let l = icf_limit[w * icf_dims.nlimit + li];
         let wd = icf_vec[ivec_at(w, VEC_W, l.dof)];
         let lt = limit_terms(l, hw, icf_vec[ivec_at(w, VEC_V, l.dof)] + alpha * wd);
-        f += lt.x;
-        d1 -= l.sign * lt.y * wd;
-        d2 += lt.z * wd * wd;
+        part += vec3f(lt.x, -l.sign * lt.y * wd, lt.z * wd * wd);
     }
-    return vec3f(f, d1, d2);
+    let s = wg_sum(lid, vec4f(part, 0.0)).xyz;
+    return vec3f(qc.x + alpha * qc.y + 0.5 * alpha * alpha * qc.z, qc.y + alpha * qc.z, qc.z) + s;
+}
+
+/// The world of a cooperative launch (one workgroup per world, the launch
+/// split over y above 65535 workgroups); uniform.
+fn coop_world(wid: vec3u, nwg: vec3u) -> u32 {
+    return wid.x + wid.y * nwg.x;
 }
 
 /// ℓ, ∇ℓ (row VEC_GRAD) and the dense Hessian (icf_factor) at the iterate
-/// in row VEC_V; ℓ into icf_world[w].cost. One thread per world (for
+/// in row VEC_V; ℓ into icf_world[w].cost. One workgroup per world (for
 /// parity tests of the cost; the solver calls icf_eval directly).
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn icf_evaluate(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let w = thread_index(gid, nwg);
-    if (w >= dims.nworld || icf_world[w].solving == 0u) {
+fn icf_evaluate(
+    @builtin(workgroup_id) wid: vec3u,
+    @builtin(num_workgroups) nwg: vec3u,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let w = coop_world(wid, nwg);
+    if (w >= dims.nworld) {
         return;
     }
-    icf_world[w].cost = icf_eval(w, true);
+    if (wg_bcast_u32(lid, icf_world[w].solving) == 0u) {
+        return;
+    }
+    let ncon = wg_bcast_u32(lid, icf_world[w].ncon);
+    let cost = icf_eval(w, lid, ncon, true);
+    if (lid == 0u) {
+        icf_world[w].cost = cost;
+    }
 }

@@ -1,90 +1,142 @@
 // Newton's method on the convex ICF cost with dense Cholesky and an exact
 // line search: WGSL twin of src/icf/solver.rs (IcfSolver::solve). Composed
-// after icf_cost.wgsl. One thread per world runs the whole Newton loop
-// (worlds converge after different iteration counts; the iteration cap
-// bounds the work), on the world's blocks of icf_factor and icf_vec.
+// after icf_cost.wgsl, whose cooperative evaluation it uses: one workgroup
+// per world, rows and contacts split over its threads.
+//
+// A solve may span several dispatches: each pauses before its loop
+// iterations could exceed icf_params.loop_budget (Mesa's llvmpipe stops an
+// invocation after 65535 loop iterations in total; hardware adapters get
+// no budget) and keeps the Newton state (iterate, iteration count, last
+// step and residual) in the world's buffers; the host dispatches again
+// while icf_count_unfinished finds unfinished solves.
 
 /// f32::EPSILON.
 const F32_EPS: f32 = 1.1920929e-7;
 /// Stands for +∞ in the θ test (WGSL may assume no infinities).
 const BIG: f32 = 3.0e38;
 
-/// ‖D x‖ of icf_vec row `row` with D = diag(M)^(−½) (row VEC_SCALE).
-fn scaled_norm(w: u32, row: u32) -> f32 {
+/// ‖D x‖ of icf_vec row `row` with D = diag(M)^(−½) (row VEC_SCALE); uniform.
+fn scaled_norm(w: u32, lid: u32, row: u32) -> f32 {
     var s = 0.0;
-    for (var i = 0u; i < dims.nv; i++) {
+    for (var i = lid; i < dims.nv; i += WORKGROUP_SIZE) {
         let y = icf_vec[ivec_at(w, row, i)] * icf_vec[ivec_at(w, VEC_SCALE, i)];
         s += y * y;
     }
-    return sqrt(s);
+    return sqrt(wg_sum(lid, vec4f(s, 0.0, 0.0, 0.0)).x);
 }
 
-/// In-place Cholesky of the world's icf_factor (math::cholesky_factor).
-/// Returns the failing pivot, or NONE on success.
-fn cholesky_factor(w: u32) -> u32 {
+/// rounding_floor (src/icf/solver.rs): EPS·‖D (|H| |v|)‖, the change of the
+/// gradient a one-ulp change of the iterate can cause, from the Hessian
+/// still unfactored in icf_factor. Below it the residual is rounding noise.
+fn rounding_floor(w: u32, lid: u32) -> f32 {
+    let nv = dims.nv;
+    var sum = 0.0;
+    for (var i = lid; i < nv; i += WORKGROUP_SIZE) {
+        var s = 0.0;
+        for (var j = 0u; j < nv; j++) {
+            s += abs(icf_factor[mass_at(w, i, j)] * icf_vec[ivec_at(w, VEC_V, j)]);
+        }
+        let y = s * icf_vec[ivec_at(w, VEC_SCALE, i)];
+        sum += y * y;
+    }
+    return F32_EPS * sqrt(wg_sum(lid, vec4f(sum, 0.0, 0.0, 0.0)).x);
+}
+
+/// In-place Cholesky of the world's icf_factor (math::cholesky_factor),
+/// right-looking: after column j, each row owner subtracts L_ij L_kj from
+/// its entries (i, k), k ≤ i, so every entry sees the same subtractions in
+/// the same order as the CPU's left-looking loops. Returns the failing
+/// pivot, or NONE (uniform).
+fn cholesky_factor(w: u32, lid: u32) -> u32 {
     let nv = dims.nv;
     for (var j = 0u; j < nv; j++) {
-        var d = icf_factor[mass_at(w, j, j)];
-        for (var k = 0u; k < j; k++) {
-            let l = icf_factor[mass_at(w, j, k)];
-            d -= l * l;
-        }
+        wg_sync();
+        let d = wg_bcast_f32(lid, icf_factor[mass_at(w, j, j)]);
         if (!(d > 0.0) || non_finite(d)) {
             return j;
         }
         let ds = sqrt(d);
-        icf_factor[mass_at(w, j, j)] = ds;
         let inv = 1.0 / ds;
-        for (var i = j + 1u; i < nv; i++) {
-            var s = icf_factor[mass_at(w, i, j)];
-            for (var k = 0u; k < j; k++) {
-                s -= icf_factor[mass_at(w, i, k)] * icf_factor[mass_at(w, j, k)];
+        if (lid == j % WORKGROUP_SIZE) {
+            icf_factor[mass_at(w, j, j)] = ds;
+        }
+        // Owned rows below j, in increasing order.
+        let first = j + 1u + (lid + WORKGROUP_SIZE - (j + 1u) % WORKGROUP_SIZE) % WORKGROUP_SIZE;
+        for (var i = first; i < nv; i += WORKGROUP_SIZE) {
+            icf_factor[mass_at(w, i, j)] = icf_factor[mass_at(w, i, j)] * inv;
+        }
+        wg_sync();
+        for (var i = first; i < nv; i += WORKGROUP_SIZE) {
+            let lij = icf_factor[mass_at(w, i, j)];
+            let row = mass_at(w, i, 0u);
+            var k = j + 1u;
+            // Four entries per iteration (fewer loop iterations, same arithmetic).
+            for (; k + 3u <= i; k += 4u) {
+                icf_factor[row + k] -= lij * icf_factor[mass_at(w, k, j)];
+                icf_factor[row + k + 1u] -= lij * icf_factor[mass_at(w, k + 1u, j)];
+                icf_factor[row + k + 2u] -= lij * icf_factor[mass_at(w, k + 2u, j)];
+                icf_factor[row + k + 3u] -= lij * icf_factor[mass_at(w, k + 3u, j)];
             }
-            icf_factor[mass_at(w, i, j)] = s * inv;
+            for (; k <= i; k++) {
+                icf_factor[row + k] -= lij * icf_factor[mass_at(w, k, j)];
+            }
         }
     }
+    wg_sync();
     return NONE;
 }
 
-/// Solves L Lᵀ x = b in place on icf_vec row `row` (math::cholesky_solve_in_place).
-fn cholesky_solve(w: u32, row: u32) {
+/// Solves L Lᵀ x = b in place on icf_vec row `row`, column by column.
+fn cholesky_solve(w: u32, lid: u32, row: u32) {
     let nv = dims.nv;
-    for (var i = 0u; i < nv; i++) {
-        var s = icf_vec[ivec_at(w, row, i)];
-        for (var k = 0u; k < i; k++) {
-            s -= icf_factor[mass_at(w, i, k)] * icf_vec[ivec_at(w, row, k)];
+    for (var j = 0u; j < nv; j++) {
+        wg_sync();
+        let y = wg_bcast_f32(lid, icf_vec[ivec_at(w, row, j)] / icf_factor[mass_at(w, j, j)]);
+        if (lid == j % WORKGROUP_SIZE) {
+            icf_vec[ivec_at(w, row, j)] = y;
         }
-        icf_vec[ivec_at(w, row, i)] = s / icf_factor[mass_at(w, i, i)];
-    }
-    for (var ii = 0u; ii < nv; ii++) {
-        let i = nv - 1u - ii;
-        var s = icf_vec[ivec_at(w, row, i)];
-        for (var k = i + 1u; k < nv; k++) {
-            s -= icf_factor[mass_at(w, k, i)] * icf_vec[ivec_at(w, row, k)];
+        let first = j + 1u + (lid + WORKGROUP_SIZE - (j + 1u) % WORKGROUP_SIZE) % WORKGROUP_SIZE;
+        for (var i = first; i < nv; i += WORKGROUP_SIZE) {
+            icf_vec[ivec_at(w, row, i)] -= icf_factor[mass_at(w, i, j)] * y;
         }
-        icf_vec[ivec_at(w, row, i)] = s / icf_factor[mass_at(w, i, i)];
     }
+    for (var jj = 0u; jj < nv; jj++) {
+        let j = nv - 1u - jj;
+        wg_sync();
+        let x = wg_bcast_f32(lid, icf_vec[ivec_at(w, row, j)] / icf_factor[mass_at(w, j, j)]);
+        if (lid == j % WORKGROUP_SIZE) {
+            icf_vec[ivec_at(w, row, j)] = x;
+        }
+        for (var i = lid; i < j; i += WORKGROUP_SIZE) {
+            icf_vec[ivec_at(w, row, i)] -= icf_factor[mass_at(w, j, i)] * x;
+        }
+    }
+    wg_sync();
 }
 
-/// IcfSolver::factorize: Hessian at the iterate into icf_factor, then
-/// Cholesky; on failure (rounding in f32) retries with a growing diagonal
-/// shift relative to the diagonal. `assembled`: the Hessian is already in
-/// icf_factor. Returns the failing pivot of the last attempt, or NONE.
-fn icf_factorize(w: u32, assembled: bool) -> u32 {
-    let nv = dims.nv;
+/// IcfSolver::factorize: Cholesky of the Hessian in icf_factor (assembled
+/// there unless `assembled` is false); on failure (rounding in f32) retries
+/// with a growing diagonal shift relative to the diagonal. Returns the
+/// failing pivot of the last attempt, NONE, or PAUSE when another attempt
+/// would exceed the loop budget (uniform).
+fn icf_factorize(w: u32, lid: u32, ncon: u32, assembled: bool, spent: ptr<function, f32>, costs: SolverCosts) -> u32 {
     var shift = 0.0;
     var pivot = NONE;
     for (var attempt = 0u; attempt < 6u; attempt++) {
+        if (attempt > 0u && *spent + costs.attempt > f32(icf_params.loop_budget)) {
+            return PAUSE;
+        }
+        *spent += costs.attempt;
         if (attempt > 0u || !assembled) {
-            icf_eval(w, true);
+            icf_eval(w, lid, ncon, true);
         }
         if (shift > 0.0) {
-            for (var i = 0u; i < nv; i++) {
+            for (var i = lid; i < dims.nv; i += WORKGROUP_SIZE) {
                 let d = icf_factor[mass_at(w, i, i)];
                 icf_factor[mass_at(w, i, i)] = d + shift * max(abs(d), 1.0);
             }
         }
-        pivot = cholesky_factor(w);
+        pivot = cholesky_factor(w, lid);
         if (pivot == NONE) {
             return NONE;
         }
@@ -139,16 +191,17 @@ fn hermite_min(d0: f32, c2: f32, c3: f32) -> f32 {
 
 /// IcfSolver::line_search along row VEC_W from row VEC_V: α = 1 when
 /// ℓ'(1) ≤ 0; otherwise the root of ℓ'(α) in (0, 1) by Newton with bisection
-/// fallback, from the minimiser of the cubic Hermite interpolant. Returns (α, iterations).
-fn line_search(w: u32, max_iter: u32) -> vec2f {
-    icf_prepare_line(w);
-    let e0 = icf_line_eval(w, 0.0);
+/// fallback, from the minimiser of the cubic Hermite interpolant. Returns
+/// (α, iterations), uniform.
+fn line_search(w: u32, lid: u32, ncon: u32, max_iter: u32) -> vec2f {
+    let qc = icf_prepare_line(w, lid, ncon);
+    let e0 = icf_line_eval(w, lid, ncon, qc, 0.0);
     let f0 = e0.x;
     let d0 = e0.y;
     if (!(d0 < 0.0)) {
         return vec2f(0.0, 1.0);
     }
-    let e1 = icf_line_eval(w, 1.0);
+    let e1 = icf_line_eval(w, lid, ncon, qc, 1.0);
     let f1 = e1.x;
     let d1 = e1.y;
     if (d1 <= 0.0) {
@@ -167,7 +220,7 @@ fn line_search(w: u32, max_iter: u32) -> vec2f {
     let tol = abs(d0) * max(1e-10, F32_EPS * 10.0);
     var iters = 2u;
     for (var it = 0u; it < max_iter; it++) {
-        let e = icf_line_eval(w, alpha);
+        let e = icf_line_eval(w, lid, ncon, qc, alpha);
         let d = e.y;
         let dd = e.z;
         iters++;
@@ -192,54 +245,137 @@ fn line_search(w: u32, max_iter: u32) -> vec2f {
     return vec2f(alpha, f32(iters));
 }
 
-fn solve_done(w: u32, status: u32, detail: f32) {
-    icf_world[w].status = status;
-    icf_world[w].detail = detail;
-    icf_world[w].converged = u32(status == SOLVE_OK);
+/// Factorization paused for the loop budget (icf_factorize).
+const PAUSE: u32 = 0xfffffffeu;
+
+/// Upper bounds on one thread's loop iterations (what llvmpipe counts) of
+/// an evaluation, of one factorization attempt (evaluation + Cholesky) and
+/// of a whole Newton iteration, from the world's actual sizes (uniform).
+struct SolverCosts {
+    eval: f32,
+    attempt: f32,
+    iteration: f32,
+}
+
+fn solver_costs(w: u32, lid: u32, ncon: u32) -> SolverCosts {
+    let nv = f32(dims.nv);
+    let r = f32((dims.nv + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE);
+    let c = f32((ncon + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE);
+    let nd = f32(icf_dims.ndofc);
+    let gl = f32(icf_dims.ngain + icf_dims.nlimit);
+    // Jacobian entries on the busiest thread's rows.
+    var mine = 0.0;
+    for (var i = lid; i < dims.nv; i += WORKGROUP_SIZE) {
+        mine += f32(icf_rows[rows_at(w, i, 0u)]);
+    }
+    let lmax = wg_max(lid, mine);
+    let red = 8.0;
+    let eval = c * (1.0 + nd) + r * (3.0 + 2.0 * nv + gl) + lmax * (1.0 + nd) + red;
+    let chol = nv * (4.0 + 2.0 * r) + r * (nv * nv / 8.0 + 4.0 * nv) + r;
+    let solve = 2.0 * nv * (2.0 + r);
+    let nls = f32(icf_params.max_line_search_iterations + 3u);
+    let ls = r * (1.0 + nv) + c * (1.0 + nd) + red + nls * (c + gl + red + 2.0);
+    let iteration = eval + chol + solve + ls + r * (1.0 + nv) + 6.0 * (r + red);
+    return SolverCosts(eval, eval + chol, iteration * 1.25 + 64.0);
+}
+
+/// Ends the solve with `status` (thread 0 writes).
+fn solve_done(w: u32, lid: u32, status: u32, detail: f32, factor_valid: bool) {
+    if (lid == 0u) {
+        icf_world[w].status = status;
+        icf_world[w].detail = detail;
+        icf_world[w].converged = u32(status == SOLVE_OK);
+        icf_world[w].factor_valid = u32(factor_valid);
+        icf_world[w].phase = NEWTON_DONE;
+    }
 }
 
 /// IcfSolver::solve: minimises ℓ from the warm start in row VEC_V, which
 /// receives v1; statistics and the SOLVE_* status into icf_world. One
-/// thread per world.
+/// workgroup per world; resumes a solve started by an earlier dispatch.
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn icf_solve(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let w = thread_index(gid, nwg);
-    if (w >= dims.nworld || icf_world[w].solving == 0u) {
+fn icf_solve(
+    @builtin(workgroup_id) wid: vec3u,
+    @builtin(num_workgroups) nwg: vec3u,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let w = coop_world(wid, nwg);
+    if (w >= dims.nworld) {
+        return;
+    }
+    let phase = wg_bcast_u32(lid, select(icf_world[w].phase, NEWTON_DONE, icf_world[w].solving == 0u));
+    if (phase == NEWTON_DONE) {
         return;
     }
     let nv = dims.nv;
     let prm = icf_params;
-    // The f32 floor of the relative tolerance (1e-6), as on the CPU.
-    let eps = max(prm.tolerance, 1e-6);
-    let tol = eps * max(scaled_norm(w, VEC_R), 1.0);
-    icf_world[w].tolerance = tol;
-    icf_world[w].iterations = 0u;
-    icf_world[w].line_search_iterations = 0u;
-    icf_world[w].factorizations = 0u;
-    icf_world[w].converged = 0u;
+    let ncon = wg_bcast_u32(lid, icf_world[w].ncon);
     let reuse = prm.hessian_reuse != 0u;
-    var factor_valid = reuse && icf_world[w].factor_valid != 0u;
-    var prev_step = BIG;
-    var prev_residual = BIG;
-    for (var iter = 0u; iter < prm.max_iterations; iter++) {
-        // Without a usable factor the Hessian is assembled with the gradient
-        // (one pass); with one, only if the reuse rule asks for a new factor.
-        let assemble = !factor_valid;
-        icf_eval(w, assemble);
-        let gnorm = scaled_norm(w, VEC_GRAD);
-        icf_world[w].residual = gnorm;
+    var iter = 0u;
+    var tol0: f32;
+    var tol: f32;
+    var factor_valid: bool;
+    var prev_step: f32;
+    var prev_residual: f32;
+    if (phase == NEWTON_START) {
+        // The f32 floor of the relative tolerance (1e-6), as on the CPU.
+        tol0 = max(prm.tolerance, 1e-6) * max(scaled_norm(w, lid, VEC_R), 1.0);
+        tol = tol0;
+        factor_valid = reuse && wg_bcast_u32(lid, icf_world[w].factor_valid) != 0u;
+        prev_step = BIG;
+        prev_residual = BIG;
+        if (lid == 0u) {
+            icf_world[w].iterations = 0u;
+            icf_world[w].line_search_iterations = 0u;
+            icf_world[w].factorizations = 0u;
+            icf_world[w].converged = 0u;
+            icf_world[w].tol0 = tol0;
+            icf_world[w].tolerance = tol0;
+            icf_world[w].phase = NEWTON_RUNNING;
+        }
+    } else {
+        iter = wg_bcast_u32(lid, icf_world[w].iterations);
+        tol0 = wg_bcast_f32(lid, icf_world[w].tol0);
+        tol = wg_bcast_f32(lid, icf_world[w].tolerance);
+        factor_valid = wg_bcast_u32(lid, icf_world[w].factor_valid) != 0u;
+        prev_step = wg_bcast_f32(lid, icf_world[w].prev_step);
+        prev_residual = wg_bcast_f32(lid, icf_world[w].prev_residual);
+    }
+    var ls_total = 0u;
+    var factorizations = 0u;
+    let costs = solver_costs(w, lid, ncon);
+    let budget = f32(prm.loop_budget);
+    var spent = 64.0 + 4.0 * f32((nv + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE) + 32.0;
+    let first = iter;
+    for (; iter < prm.max_iterations; iter++) {
+        // Pause before an iteration could exceed the budget (the first one
+        // of a dispatch always runs, so every dispatch makes progress).
+        if (iter > first && spent + costs.iteration > budget) {
+            break;
+        }
+        spent += costs.iteration - costs.attempt;
+        // Without reuse (or a usable factor) the Hessian is assembled with the
+        // gradient in one pass; with one, only if the reuse rule asks for a
+        // new factor (then the rounding floor keeps its last value).
+        let assemble = !factor_valid || !reuse;
+        icf_eval(w, lid, ncon, assemble);
+        let gnorm = scaled_norm(w, lid, VEC_GRAD);
         if (non_finite(gnorm)) {
-            icf_world[w].factor_valid = 0u;
-            solve_done(w, SOLVE_NON_FINITE, 0.0);
-            return;
+            solve_done(w, lid, SOLVE_NON_FINITE, 0.0, false);
+            break;
+        }
+        if (assemble) {
+            // Never ask for less than the rounding floor of the residual.
+            tol = max(tol0, rounding_floor(w, lid));
         }
         if (gnorm <= tol) {
-            icf_world[w].iterations = iter;
-            icf_world[w].factor_valid = u32(factor_valid);
-            solve_done(w, SOLVE_OK, 0.0);
-            return;
+            solve_done(w, lid, SOLVE_OK, 0.0, factor_valid && !assemble);
+            if (lid == 0u) {
+                icf_world[w].residual = gnorm;
+            }
+            break;
         }
-        var need_factor = !factor_valid;
+        var need_factor = assemble;
         if (!need_factor && iter > 0u) {
             // Stale factor: linear convergence at rate ρ. Keep it only if ρ
             // predicts reaching the tolerance within the iteration budget.
@@ -256,51 +392,102 @@ fn icf_solve(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups)
         }
         prev_residual = gnorm;
         if (need_factor) {
-            let pivot = icf_factorize(w, assemble);
+            let pivot = icf_factorize(w, lid, ncon, assemble, &spent, costs);
+            if (pivot == PAUSE) {
+                // Redo this iteration (same v) in the next dispatch.
+                factor_valid = false;
+                break;
+            }
             if (pivot != NONE) {
-                icf_world[w].factor_valid = 0u;
-                solve_done(w, SOLVE_NOT_PD, f32(pivot));
-                return;
+                solve_done(w, lid, SOLVE_NOT_PD, f32(pivot), false);
+                break;
             }
             factor_valid = true;
-            icf_world[w].factorizations += 1u;
+            factorizations++;
         }
-        for (var i = 0u; i < nv; i++) {
+        for (var i = lid; i < nv; i += WORKGROUP_SIZE) {
             icf_vec[ivec_at(w, VEC_W, i)] = -icf_vec[ivec_at(w, VEC_GRAD, i)];
         }
-        cholesky_solve(w, VEC_W);
-        let ls = line_search(w, prm.max_line_search_iterations);
+        cholesky_solve(w, lid, VEC_W);
+        let ls = line_search(w, lid, ncon, prm.max_line_search_iterations);
         let alpha = ls.x;
-        icf_world[w].line_search_iterations += u32(ls.y);
-        var step = 0.0;
-        for (var i = 0u; i < nv; i++) {
+        ls_total += u32(ls.y);
+        var step2 = 0.0;
+        for (var i = lid; i < nv; i += WORKGROUP_SIZE) {
             let dv = alpha * icf_vec[ivec_at(w, VEC_W, i)];
             icf_vec[ivec_at(w, VEC_V, i)] += dv;
             let s = dv / icf_vec[ivec_at(w, VEC_SCALE, i)];
-            step += s * s;
+            step2 += s * s;
         }
-        step = sqrt(step);
-        icf_world[w].iterations = iter + 1u;
+        let step = sqrt(wg_sum(lid, vec4f(step2, 0.0, 0.0, 0.0)).x);
+        wg_sync();
         let theta = step / prev_step;
         if (prm.theta_criterion != 0u && theta < 1.0 && theta / (1.0 - theta) * step <= tol) {
-            icf_eval(w, false);
-            icf_world[w].residual = scaled_norm(w, VEC_GRAD);
-            icf_world[w].factor_valid = u32(factor_valid);
-            solve_done(w, SOLVE_OK, 0.0);
-            return;
+            icf_eval(w, lid, ncon, false);
+            let r = scaled_norm(w, lid, VEC_GRAD);
+            solve_done(w, lid, SOLVE_OK, 0.0, factor_valid);
+            if (lid == 0u) {
+                icf_world[w].residual = r;
+            }
+            iter++;
+            break;
         }
         if (alpha == 0.0 || step == 0.0) {
             // No descent possible at this precision from a fresh factor:
             // the iterate is as good as it gets.
             if (need_factor) {
-                icf_world[w].factor_valid = u32(factor_valid);
-                solve_done(w, SOLVE_STALLED, gnorm);
-                return;
+                solve_done(w, lid, SOLVE_STALLED, gnorm, factor_valid);
+                if (lid == 0u) {
+                    icf_world[w].residual = gnorm;
+                }
+                iter++;
+                break;
             }
             factor_valid = false;
         }
         prev_step = step;
     }
-    icf_world[w].factor_valid = u32(factor_valid);
-    solve_done(w, SOLVE_MAX_ITERATIONS, f32(prm.max_iterations));
+    // Sentinel: if llvmpipe's loop limiter cut this invocation short despite
+    // the budget, this loop runs once instead of nv + 1 times; the solve is
+    // then reported as not converged rather than returning a wrong v1.
+    var sentinel = 0u;
+    for (var k = 0u; k <= nv; k++) {
+        sentinel++;
+    }
+    if (lid == 0u) {
+        if (sentinel != nv + 1u) {
+            icf_world[w].status = SOLVE_MAX_ITERATIONS;
+            icf_world[w].detail = f32(iter);
+            icf_world[w].converged = 0u;
+            icf_world[w].phase = NEWTON_DONE;
+        }
+        icf_world[w].iterations = iter;
+        icf_world[w].line_search_iterations += ls_total;
+        icf_world[w].factorizations += factorizations;
+        icf_world[w].tolerance = tol;
+        icf_world[w].prev_step = prev_step;
+        icf_world[w].prev_residual = prev_residual;
+        if (icf_world[w].phase != NEWTON_DONE) {
+            icf_world[w].factor_valid = u32(factor_valid && reuse);
+            if (iter >= prm.max_iterations) {
+                icf_world[w].status = SOLVE_MAX_ITERATIONS;
+                icf_world[w].detail = f32(prm.max_iterations);
+                icf_world[w].converged = 0u;
+                icf_world[w].phase = NEWTON_DONE;
+            }
+        }
+    }
+}
+
+/// Counts the solves still running into icf_counter[0] (cleared by the
+/// host). One thread per world.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn icf_count_unfinished(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let w = thread_index(gid, nwg);
+    if (w >= dims.nworld) {
+        return;
+    }
+    if (icf_world[w].solving != 0u && icf_world[w].phase != NEWTON_DONE) {
+        atomicAdd(&icf_counter[0], 1u);
+    }
 }

@@ -3,9 +3,9 @@
 //! every variable they bind is provided by a host buffer; and the host's
 //! packed structs and per-world arrays have the WGSL layouts. No GPU needed.
 
-use cenic::gpu::context::REQUIRED_STORAGE_BUFFERS_PER_STAGE;
 use cenic::gpu::batch::HostCollision;
 use cenic::gpu::cenic::CenicBuffers;
+use cenic::gpu::context::REQUIRED_STORAGE_BUFFERS_PER_STAGE;
 use cenic::gpu::icf::IcfBuffers;
 use cenic::gpu::model::struct_layouts;
 use cenic::gpu::shaders::{self, STAGES};

@@ -25,13 +25,13 @@
 //! the GPU collision's output. This splits an iteration into two (fixed)
 //! or three (error-controlled) submissions; everything else stays on the GPU.
 
+use super::GpuError;
 use super::buffers::{BufferSource, Field, Readback, StorageBuffer};
 use super::cenic::{CenicBuffers, CenicKernels, GpuCenicStats, GpuCenicWorld, GpuStepRecord, split_time, world_state};
 use super::contact::GpuContact;
 use super::context::GpuContext;
 use super::dynamics::{GpuDynamics, Stage};
 use super::icf::{GpuIcfWorld, IcfBuffers, IcfKernels, run_pass};
-use super::GpuError;
 use crate::batch::{Batch, BatchError, WorldParams, WorldStatus};
 use crate::collision::{Contact, Contacts, MAX_MANIFOLD, collide};
 use crate::dynamics::{self, Data};
@@ -298,7 +298,12 @@ impl GpuBatch {
     /// Worlds whose contacts exceeded the capacity since their reset, with
     /// the number of contacts that did not fit.
     pub fn overflowing_worlds(&self) -> Vec<(usize, u64)> {
-        self.stats.iter().enumerate().filter(|(_, s)| s.contact_overflow > 0).map(|(w, s)| (w, s.contact_overflow)).collect()
+        self.stats
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.contact_overflow > 0)
+            .map(|(w, s)| (w, s.contact_overflow))
+            .collect()
     }
 
     /// Iterations (trials of every running world) encoded since creation.
@@ -319,7 +324,10 @@ impl GpuBatch {
         let n = (stats[0].recorded as usize).min(cap);
         let recs: Vec<GpuStepRecord> =
             self.cenic_buffers.steps.read_range(&self.ctx, &self.readback, world * cap, n).map_err(gpu_err)?;
-        Ok(recs.iter().map(|r| (r.t[0] as f64 + r.t[1] as f64, r.h as f64, r.err as f64, r.contacts as usize)).collect())
+        Ok(recs
+            .iter()
+            .map(|r| (r.t[0] as f64 + r.t[1] as f64, r.h as f64, r.err as f64, r.contacts as usize))
+            .collect())
     }
 
     fn check(&self, world: usize) -> Result<(), BatchError> {
@@ -391,50 +399,91 @@ impl GpuBatch {
         self.collision.collide(&self.ctx, &self.model, &xpos, &xmat, &active, skin)
     }
 
-    fn encode_geometry(&self, pass: &mut wgpu::ComputePass<'_>) {
-        for s in Stage::FORWARD {
-            self.dynamics.encode(pass, s);
+    /// Runs `ops` in order: consecutive GPU stages share one compute pass;
+    /// host collision, and solves on software adapters (resumed until
+    /// done), end a pass.
+    fn run_ops(&mut self, ops: &[Op]) -> Result<(), GpuError> {
+        let mut start = 0;
+        for (k, op) in ops.iter().enumerate() {
+            let boundary = matches!(op, Op::Collide) || (matches!(op, Op::Solve) && self.icf.resumable());
+            if !boundary {
+                continue;
+            }
+            self.encode_ops(&ops[start..k])?;
+            match op {
+                Op::Collide => self.collide()?,
+                _ => self.icf.solve(&self.ctx, &self.icf_buffers, &self.readback)?,
+            }
+            start = k + 1;
         }
+        self.encode_ops(&ops[start..])
+    }
+
+    fn encode_ops(&self, ops: &[Op]) -> Result<(), GpuError> {
+        if ops.is_empty() {
+            return Ok(());
+        }
+        run_pass(&self.ctx, "cenic iteration", |pass| {
+            for op in ops {
+                match op {
+                    Op::Begin => self.cenic.begin.encode(pass),
+                    Op::Geometry => {
+                        for s in Stage::FORWARD {
+                            self.dynamics.encode(pass, s);
+                        }
+                    }
+                    Op::Build => self.icf.encode_build(pass),
+                    Op::ChooseStep => self.cenic.choose_step.encode(pass),
+                    Op::SetTimeStep => self.icf.encode_set_time_step(pass),
+                    Op::Solve => self.icf.encode_solve(pass),
+                    Op::AfterFull => self.cenic.after_full.encode(pass),
+                    Op::IntegrateQ => self.dynamics.encode(pass, Stage::IntegrateQ),
+                    Op::FinishFixed => self.cenic.finish_fixed.encode(pass),
+                    Op::StartHalf => self.cenic.start_half.encode(pass),
+                    Op::AfterHalf => self.cenic.after_half.encode(pass),
+                    Op::StartSecondHalf => self.cenic.start_second_half.encode(pass),
+                    Op::AfterSecondHalf => self.cenic.after_second_half.encode(pass),
+                    Op::Finish => self.cenic.finish.encode(pass),
+                    Op::Collide => unreachable!("collision runs on the host"),
+                }
+            }
+        })
     }
 
     /// One trial of every running world.
     fn iterate(&mut self) -> Result<(), GpuError> {
-        run_pass(&self.ctx, "cenic: x0", |pass| {
-            self.cenic.begin.encode(pass);
-            self.encode_geometry(pass);
-        })?;
-        self.collide()?;
-        let fixed = matches!(self.mode, Mode::Fixed { .. });
-        run_pass(&self.ctx, "cenic: full step", |pass| {
-            self.icf.encode_build(pass);
-            self.cenic.choose_step.encode(pass);
-            self.icf.encode_set_time_step(pass);
-            self.icf.encode_solve(pass);
-            self.cenic.after_full.encode(pass);
-            self.dynamics.encode(pass, Stage::IntegrateQ);
-            if fixed {
-                self.cenic.finish_fixed.encode(pass);
-            } else {
-                self.cenic.start_half.encode(pass);
-                self.icf.encode_set_time_step(pass);
-                self.icf.encode_solve(pass);
-                self.cenic.after_half.encode(pass);
-                self.dynamics.encode(pass, Stage::IntegrateQ);
-                self.encode_geometry(pass);
+        use Op::*;
+        let ops: &[Op] = match self.mode {
+            Mode::Fixed { .. } => {
+                &[Begin, Geometry, Collide, Build, ChooseStep, SetTimeStep, Solve, AfterFull, IntegrateQ, FinishFixed]
             }
-        })?;
-        if !fixed {
-            self.collide()?;
-            run_pass(&self.ctx, "cenic: second half step", |pass| {
-                self.icf.encode_build(pass);
-                self.cenic.start_second_half.encode(pass);
-                self.icf.encode_set_time_step(pass);
-                self.icf.encode_solve(pass);
-                self.cenic.after_second_half.encode(pass);
-                self.dynamics.encode(pass, Stage::IntegrateQ);
-                self.cenic.finish.encode(pass);
-            })?;
-        }
+            Mode::ErrorControlled(_) => &[
+                Begin,
+                Geometry,
+                Collide,
+                Build,
+                ChooseStep,
+                SetTimeStep,
+                Solve,
+                AfterFull,
+                IntegrateQ,
+                StartHalf,
+                SetTimeStep,
+                Solve,
+                AfterHalf,
+                IntegrateQ,
+                Geometry,
+                Collide,
+                Build,
+                StartSecondHalf,
+                SetTimeStep,
+                Solve,
+                AfterSecondHalf,
+                IntegrateQ,
+                Finish,
+            ],
+        };
+        self.run_ops(ops)?;
         self.iterations += 1;
         Ok(())
     }
@@ -476,6 +525,26 @@ impl GpuBatch {
         }
         Ok(())
     }
+}
+
+/// One step of an iteration (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    Begin,
+    Geometry,
+    Collide,
+    Build,
+    ChooseStep,
+    SetTimeStep,
+    Solve,
+    AfterFull,
+    IntegrateQ,
+    FinishFixed,
+    StartHalf,
+    AfterHalf,
+    StartSecondHalf,
+    AfterSecondHalf,
+    Finish,
 }
 
 fn read_into(values: Result<Vec<f32>, GpuError>, out: &mut [f64]) {

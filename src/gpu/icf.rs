@@ -13,11 +13,11 @@
 //! slot); everything else one thread per world, the solver running the
 //! whole Newton loop in its thread.
 
-use super::GpuError;
 use super::buffers::{BufferSource, Readback, StorageBuffer};
 use super::context::GpuContext;
 use super::model::{NONE, StructLayout};
 use super::shaders::Kernel;
+use super::{GpuError, WORKGROUP_SIZE};
 use crate::icf::{
     ContactConstraint, GainConstraint, IcfProblem, LimitConstraint, SolveError, SolveStats, SolverParams,
 };
@@ -63,12 +63,20 @@ pub struct GpuIcfParams {
     pub hessian_reuse: u32,
     /// Iteration budget of the reuse rule.
     pub reuse_target_iterations: u32,
+    /// Loop iterations one solver invocation may run (`u32::MAX`: unlimited).
+    pub loop_budget: u32,
     /// Padding.
-    pub _pad: [u32; 2],
+    pub _pad: u32,
 }
 
-impl From<&SolverParams> for GpuIcfParams {
-    fn from(p: &SolverParams) -> Self {
+/// Loop iterations a solver invocation may run on a software adapter:
+/// Mesa's llvmpipe (lavapipe) stops any shader invocation after 65535 loop
+/// iterations in total, silently; the solver pauses below that, with margin.
+pub const SOFTWARE_LOOP_BUDGET: u32 = 60_000;
+
+impl GpuIcfParams {
+    /// `p` for an adapter that does (`software`) or does not cap loop iterations.
+    pub fn new(p: &SolverParams, software: bool) -> Self {
         Self {
             tolerance: p.tolerance as f32,
             max_iterations: p.max_iterations as u32,
@@ -76,9 +84,16 @@ impl From<&SolverParams> for GpuIcfParams {
             theta_criterion: p.theta_criterion as u32,
             hessian_reuse: p.hessian_reuse as u32,
             reuse_target_iterations: p.reuse_target_iterations as u32,
-            _pad: [0; 2],
+            loop_budget: if software { SOFTWARE_LOOP_BUDGET } else { u32::MAX },
+            _pad: 0,
         }
     }
+}
+
+/// True for adapters that run shaders on the CPU (lavapipe): their
+/// invocations have a loop budget, so solves are resumed across dispatches.
+pub fn is_software(ctx: &GpuContext) -> bool {
+    ctx.adapter_info().device_type == wgpu::DeviceType::Cpu
 }
 
 /// Per-body builder constants (WGSL `IcfBody`).
@@ -177,6 +192,12 @@ pub struct GpuIcfContact {
     pub eps: f32,
     /// Padding.
     pub _pad: f32,
+    /// Scratch: impulse on B at the iterate (N·s).
+    pub impulse: [f32; 3],
+    /// Padding.
+    pub _pad1: f32,
+    /// Scratch: G = −dγ/dvc, rows.
+    pub g: [[f32; 4]; 3],
 }
 
 /// One Jacobian column of a contact (WGSL `JacEntry`).
@@ -263,8 +284,18 @@ pub struct GpuIcfWorld {
     pub factor_valid: u32,
     /// 1 when converged.
     pub converged: u32,
+    /// Newton phase: 0 start, 1 running (resumed by the next dispatch), 2 done.
+    pub phase: u32,
     /// Padding.
-    pub _pad: [u32; 2],
+    pub _pad0: u32,
+    /// Last step norm ‖D⁻¹Δv‖.
+    pub prev_step: f32,
+    /// Last residual.
+    pub prev_residual: f32,
+    /// ε·max(1, ‖Dr‖).
+    pub tol0: f32,
+    /// Padding.
+    pub _pad1: u32,
 }
 
 /// Solve status codes (`SOLVE_*` in `kernels/data.wgsl`).
@@ -490,7 +521,8 @@ pub fn struct_layouts() -> Vec<StructLayout> {
                 max_line_search_iterations,
                 theta_criterion,
                 hessian_reuse,
-                reuse_target_iterations
+                reuse_target_iterations,
+                loop_budget
             ]
         ),
         layout!("IcfBody", GpuIcfBody, [last_dof, delassus]),
@@ -533,7 +565,8 @@ pub fn struct_layouts() -> Vec<StructLayout> {
                 fe0,
                 n0,
                 mu,
-                eps
+                eps,
+                impulse
             ]
         ),
         layout!("JacEntry", GpuJacEntry, [col, dof]),
@@ -556,7 +589,11 @@ pub fn struct_layouts() -> Vec<StructLayout> {
                 tolerance,
                 cost,
                 factor_valid,
-                converged
+                converged,
+                phase,
+                prev_step,
+                prev_residual,
+                tol0
             ]
         ),
     ]
@@ -606,6 +643,10 @@ pub struct IcfBuffers {
     pub factor: StorageBuffer<f32>,
     /// Vectors (nworld, [`IcfVec::COUNT`], nv).
     pub vec: StorageBuffer<f32>,
+    /// Jacobian entries per dof (nworld, nv, 1 + ncon).
+    pub rows: StorageBuffer<u32>,
+    /// Unfinished-solve counter.
+    pub counter: StorageBuffer<u32>,
 }
 
 impl std::fmt::Debug for IcfBuffers {
@@ -620,7 +661,7 @@ impl std::fmt::Debug for IcfBuffers {
 
 impl IcfBuffers {
     /// WGSL names of the buffers this provides.
-    pub const BUFFER_NAMES: [&'static str; 15] = [
+    pub const BUFFER_NAMES: [&'static str; 17] = [
         "icf_dims",
         "icf_params",
         "icf_bodies",
@@ -636,6 +677,8 @@ impl IcfBuffers {
         "icf_a",
         "icf_factor",
         "icf_vec",
+        "icf_rows",
+        "icf_counter",
     ];
 
     /// Buffers for `nworld` worlds of `model` with `ncon` contacts per world.
@@ -644,7 +687,7 @@ impl IcfBuffers {
         let layout = IcfLayout::new(model);
         let nv = model.nv;
         let nu = model.nu();
-        let params = GpuIcfParams::from(&SolverParams::default());
+        let params = GpuIcfParams::new(&SolverParams::default(), is_software(ctx));
         Ok(Self {
             nworld,
             ncon,
@@ -665,6 +708,8 @@ impl IcfBuffers {
             a: StorageBuffer::new(ctx, "icf_a", nworld * nv * nv)?,
             factor: StorageBuffer::new(ctx, "icf_factor", nworld * nv * nv)?,
             vec: StorageBuffer::new(ctx, "icf_vec", nworld * IcfVec::COUNT * nv)?,
+            rows: StorageBuffer::new(ctx, "icf_rows", nworld * nv * (ncon + 1))?,
+            counter: StorageBuffer::new(ctx, "icf_counter", 4)?,
         })
     }
 
@@ -675,7 +720,8 @@ impl IcfBuffers {
 
     /// Sets the Newton solver settings of every world.
     pub fn set_params(&self, ctx: &GpuContext, params: &SolverParams) {
-        ctx.queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&GpuIcfParams::from(params)));
+        let p = GpuIcfParams::new(params, is_software(ctx));
+        ctx.queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&p));
     }
 
     /// Writes row `row` of world `world`'s vector block (nv values).
@@ -710,6 +756,9 @@ impl IcfBuffers {
                 mu: c,
                 eps: c,
                 _pad: c,
+                impulse: v3,
+                _pad1: c,
+                g: [[c; 4]; 3],
             },
         )?;
         self.jac.fill(ctx, GpuJacEntry { col: v3, dof: u32::MAX })?;
@@ -835,6 +884,8 @@ impl BufferSource for IcfBuffers {
             "icf_a" => self.a.buffer(),
             "icf_factor" => self.factor.buffer(),
             "icf_vec" => self.vec.buffer(),
+            "icf_rows" => self.rows.buffer(),
+            "icf_counter" => self.counter.buffer(),
             _ => return None,
         })
     }
@@ -845,9 +896,12 @@ impl BufferSource for IcfBuffers {
 pub struct IcfKernels {
     build: Kernel,
     build_contacts: Kernel,
+    build_rows: Kernel,
     set_time_step: Kernel,
     evaluate: Kernel,
     solve: Kernel,
+    count_unfinished: Kernel,
+    resumable: bool,
 }
 
 impl IcfKernels {
@@ -860,29 +914,37 @@ impl IcfKernels {
 
     /// Creates the kernels for `nworld` worlds with `ncon` contact slots,
     /// binding from `sources` (model, per-world data, contacts, [`IcfBuffers`]).
-    pub fn new(
-        ctx: &GpuContext,
-        nworld: usize,
-        ncon: usize,
-        sources: &[&dyn BufferSource],
-    ) -> Result<Self, GpuError> {
+    pub fn new(ctx: &GpuContext, nworld: usize, ncon: usize, sources: &[&dyn BufferSource]) -> Result<Self, GpuError> {
+        // Cooperative kernels: one workgroup per world.
+        let coop = nworld * WORKGROUP_SIZE as usize;
         Ok(Self {
             build: Kernel::new(ctx, Self::BUILDER, "icf_build", nworld, sources)?,
             build_contacts: Kernel::new(ctx, Self::BUILDER, "icf_build_contacts", nworld * ncon, sources)?,
+            build_rows: Kernel::new(ctx, Self::BUILDER, "icf_build_rows", nworld, sources)?,
             set_time_step: Kernel::new(ctx, Self::BUILDER, "icf_set_time_step", nworld, sources)?,
-            evaluate: Kernel::new(ctx, Self::COST, "icf_evaluate", nworld, sources)?,
-            solve: Kernel::new(ctx, Self::SOLVER, "icf_solve", nworld, sources)?,
+            evaluate: Kernel::new(ctx, Self::COST, "icf_evaluate", coop, sources)?,
+            solve: Kernel::new(ctx, Self::SOLVER, "icf_solve", coop, sources)?,
+            count_unfinished: Kernel::new(ctx, Self::SOLVER, "icf_count_unfinished", nworld, sources)?,
+            resumable: is_software(ctx),
         })
     }
 
-    /// Encodes [`crate::icf::IcfBuilder::build`] for the active worlds (needs
+    /// True when a solve may need several dispatches ([`IcfKernels::solve`]):
+    /// on software adapters, whose shader invocations have a loop budget.
+    pub fn resumable(&self) -> bool {
+        self.resumable
+    }
+
+    /// Encodes [`crate::icf::IcfBuilder::build`] for the solving worlds (needs
     /// the multibody stages and the contacts at (q0, v0)).
     pub fn encode_build(&self, pass: &mut wgpu::ComputePass<'_>) {
         self.build.encode(pass);
         self.build_contacts.encode(pass);
+        self.build_rows.encode(pass);
     }
 
-    /// Encodes [`crate::icf::IcfProblem::set_time_step`] with each world's `h`.
+    /// Encodes [`crate::icf::IcfProblem::set_time_step`] with each world's `h`
+    /// (and marks the next solve as a fresh one).
     pub fn encode_set_time_step(&self, pass: &mut wgpu::ComputePass<'_>) {
         self.set_time_step.encode(pass);
     }
@@ -892,9 +954,27 @@ impl IcfKernels {
         self.evaluate.encode(pass);
     }
 
-    /// Encodes [`crate::icf::IcfSolver::solve`] from the warm start in row [`IcfVec::V`].
+    /// Encodes one dispatch of [`crate::icf::IcfSolver::solve`] from the warm
+    /// start in row [`IcfVec::V`]. On hardware adapters one dispatch finishes
+    /// every solve; otherwise use [`IcfKernels::solve`].
     pub fn encode_solve(&self, pass: &mut wgpu::ComputePass<'_>) {
         self.solve.encode(pass);
+    }
+
+    /// Solves every solving world's problem to the end: one dispatch, then
+    /// (on software adapters) more while a 4-byte readback of the number of
+    /// unfinished solves is non-zero.
+    pub fn solve(&self, ctx: &GpuContext, buffers: &IcfBuffers, readback: &Readback) -> Result<(), GpuError> {
+        run_pass(ctx, "icf_solve", |pass| self.encode_solve(pass))?;
+        while self.resumable {
+            buffers.counter.write_at(ctx, 0, &[0])?;
+            run_pass(ctx, "icf_count_unfinished", |pass| self.count_unfinished.encode(pass))?;
+            if buffers.counter.read_range(ctx, readback, 0, 1)?[0] == 0 {
+                break;
+            }
+            run_pass(ctx, "icf_solve (resumed)", |pass| self.encode_solve(pass))?;
+        }
+        Ok(())
     }
 }
 

@@ -52,7 +52,8 @@ pub struct SolveStats {
     pub factorizations: usize,
     /// Final scaled momentum residual ‖D ∇ℓ‖ (√kg·m/s).
     pub residual: f64,
-    /// The tolerance it was compared with, ε·max(1, ‖D r‖).
+    /// The tolerance it was compared with, ε·max(1, ‖D r‖), or the residual's
+    /// rounding floor ([`rounding_floor`]) when that is larger (f32, stiff contacts).
     pub tolerance: f64,
     /// Whether a convergence test passed.
     pub converged: bool,
@@ -145,6 +146,9 @@ impl<T: Real> IcfSolver<T> {
             if !gnorm.is_finite() {
                 return Err(SolveError::NonFinite);
             }
+            // Never ask for less than the rounding floor of the residual.
+            let tol = tol.max(rounding_floor(&self.hess, v, &p.scale));
+            stats.tolerance = tol;
             if gnorm <= tol {
                 stats.converged = true;
                 stats.iterations = iter;
@@ -289,6 +293,26 @@ fn hermite_min<T: Real>(d0: T, c2: T, c3: T) -> Option<T> {
         }
     };
     if t > T::zero() && t < T::one() { Some(t) } else { None }
+}
+
+/// The smallest residual ‖D∇ℓ‖ worth asking for at iterate `v` with
+/// Hessian `hess`: v is only known to about EPS·|v| per entry, which moves
+/// the gradient by up to |H|·EPS|v|. In f64 this is far below any
+/// tolerance; in f32 with stiff contacts (a hard impact: contact stiffness
+/// k·h² and friction μn0/ε against the mass) it can exceed ε·max(1, ‖Dr‖),
+/// and Newton would wander at rounding level until the iteration cap.
+pub fn rounding_floor<T: Real>(hess: &[T], v: &[T], scale: &[T]) -> f64 {
+    let n = v.len();
+    let mut sum = 0.0f64;
+    for i in 0..n {
+        let mut s = T::zero();
+        for j in 0..n {
+            s += (hess[i * n + j] * v[j]).abs();
+        }
+        let y = (s * scale[i]).f64();
+        sum += y * y;
+    }
+    T::EPS.f64() * sum.sqrt()
 }
 
 /// ‖D x‖ (or ‖D⁻¹ x‖ when `inverse`) in f64.
