@@ -34,22 +34,29 @@ const BIG: f32 = 3.0e38;
 
 // ---------------------------------------------------------------- double-single time
 
+/// x, through a multiplication by the opaque 1.0 of cenic_params: the
+/// compiler may treat float arithmetic as associative (Mesa's NIR rewrites
+/// (a + b) − a to b), which would cancel the error terms of two-sum.
+fn opaque(x: f32) -> f32 {
+    return x * cenic_params.one;
+}
+
 /// (hi, lo) + b, renormalised (Knuth's two-sum, then fast two-sum).
 fn ds_add(a: vec2f, b: f32) -> vec2f {
-    let s = a.x + b;
-    let bb = s - a.x;
-    let e = (a.x - (s - bb)) + (b - bb) + a.y;
-    let hi = s + e;
-    return vec2f(hi, e - (hi - s));
+    let s = opaque(a.x + b);
+    let bb = opaque(s - a.x);
+    let e = opaque(opaque(a.x - opaque(s - bb)) + opaque(b - bb)) + a.y;
+    let hi = opaque(s + e);
+    return vec2f(hi, e - opaque(hi - s));
 }
 
 /// (hi, lo) + (hi, lo).
 fn ds_add2(a: vec2f, b: vec2f) -> vec2f {
-    let s = a.x + b.x;
-    let bb = s - a.x;
-    let e = (a.x - (s - bb)) + (b.x - bb) + a.y + b.y;
-    let hi = s + e;
-    return vec2f(hi, e - (hi - s));
+    let s = opaque(a.x + b.x);
+    let bb = opaque(s - a.x);
+    let e = opaque(opaque(a.x - opaque(s - bb)) + opaque(b.x - bb)) + a.y + b.y;
+    let hi = opaque(s + e);
+    return vec2f(hi, e - opaque(hi - s));
 }
 
 /// a − b as one f32 (exact-ish when a and b are close).

@@ -469,7 +469,9 @@ struct CenicParams {
     skin: f32,
     /// |gravity| (m/s²).
     gravity: f32,
-    _pad1: f32,
+    /// 1.0, opaque to the shader compiler: multiplying by it keeps the
+    /// compensated (two-sum) time arithmetic from being simplified away.
+    one: f32,
     /// Interval of the current advance, as a (hi, lo) pair of f32 (s).
     advance_dt: vec2f,
     _pad2: vec2f,

@@ -3,9 +3,9 @@
 // icf_solver.wgsl (src/gpu/shaders.rs STAGE_DEPS), whose Newton loop
 // calls these functions.
 //
-// One workgroup per world: its WORKGROUP_SIZE threads share the work, each
-// owning the rows i ≡ lid (mod WORKGROUP_SIZE) of the dense arrays and the
-// contacts c ≡ lid. A row of ∇ℓ and H is summed by its owner in the CPU's
+// One workgroup of SOLVER_THREADS threads per world: they share the work,
+// each owning the rows i ≡ lid (mod SOLVER_THREADS) of the dense arrays and
+// the contacts c ≡ lid. A row of ∇ℓ and H is summed by its owner in the CPU's
 // order (A, then contacts in order, then gains, then limits); scalar sums
 // (ℓ, norms, line-search derivatives) are tree reductions. Values that steer
 // control flow are broadcast with workgroupUniformLoad, so every barrier is
@@ -88,8 +88,14 @@ fn limit_terms(l: IcfLimit, hw: f32, vd: f32) -> vec3f {
     return vec3f(0.0);
 }
 
+/// Threads per world of the cooperative kernels (icf_evaluate, icf_solve):
+/// one world per workgroup. 16 = two 8-wide SIMD rows on llvmpipe, and
+/// enough rows per thread to keep dense nv×nv work parallel; a power of two
+/// (tree reductions).
+const SOLVER_THREADS: u32 = 16u;
+
 /// Per-thread partial sums of a reduction, and the broadcast slots.
-var<workgroup> wg_red: array<vec4f, WORKGROUP_SIZE>;
+var<workgroup> wg_red: array<vec4f, SOLVER_THREADS>;
 var<workgroup> wg_vec: vec4f;
 var<workgroup> wg_f32: f32;
 var<workgroup> wg_u32: u32;
@@ -99,7 +105,7 @@ var<workgroup> wg_u32: u32;
 fn wg_sum(lid: u32, x: vec4f) -> vec4f {
     wg_red[lid] = x;
     workgroupBarrier();
-    for (var s = WORKGROUP_SIZE / 2u; s > 0u; s = s / 2u) {
+    for (var s = SOLVER_THREADS / 2u; s > 0u; s = s / 2u) {
         if (lid < s) {
             wg_red[lid] = wg_red[lid] + wg_red[lid + s];
         }
@@ -115,7 +121,7 @@ fn wg_sum(lid: u32, x: vec4f) -> vec4f {
 fn wg_max(lid: u32, x: f32) -> f32 {
     wg_red[lid] = vec4f(x);
     workgroupBarrier();
-    for (var s = WORKGROUP_SIZE / 2u; s > 0u; s = s / 2u) {
+    for (var s = SOLVER_THREADS / 2u; s > 0u; s = s / 2u) {
         if (lid < s) {
             wg_red[lid] = max(wg_red[lid], wg_red[lid + s]);
         }
@@ -175,7 +181,7 @@ fn icf_eval(w: u32, lid: u32, ncon: u32, with_hess: bool) -> f32 {
     let nv = dims.nv;
     let hw = icf_world[w].h;
     var part = 0.0;
-    for (var ci = lid; ci < ncon; ci += WORKGROUP_SIZE) {
+    for (var ci = lid; ci < ncon; ci += SOLVER_THREADS) {
         let at = con_at(w, ci);
         let vc = contact_velocity(w, ci, VEC_V);
         let ct = contact_terms(icf_con[at], hw, vc);
@@ -187,7 +193,7 @@ fn icf_eval(w: u32, lid: u32, ncon: u32, with_hess: bool) -> f32 {
         icf_con[at].g2 = ct.hess.r2;
     }
     wg_sync();
-    for (var i = lid; i < nv; i += WORKGROUP_SIZE) {
+    for (var i = lid; i < nv; i += SOLVER_THREADS) {
         let av = a_row_dot(w, i, VEC_V);
         icf_vec[ivec_at(w, VEC_AV, i)] = av;
         let vi = icf_vec[ivec_at(w, VEC_V, i)];
@@ -248,7 +254,7 @@ fn icf_eval(w: u32, lid: u32, ncon: u32, with_hess: bool) -> f32 {
 /// quadratic part's (ℓ, ℓ', ℓ'') coefficients (q0, q1, q2), uniform.
 fn icf_prepare_line(w: u32, lid: u32, ncon: u32) -> vec3f {
     var q = vec3f(0.0);
-    for (var i = lid; i < dims.nv; i += WORKGROUP_SIZE) {
+    for (var i = lid; i < dims.nv; i += SOLVER_THREADS) {
         let aw = a_row_dot(w, i, VEC_W);
         icf_vec[ivec_at(w, VEC_AW, i)] = aw;
         let vi = icf_vec[ivec_at(w, VEC_V, i)];
@@ -257,7 +263,7 @@ fn icf_prepare_line(w: u32, lid: u32, ncon: u32) -> vec3f {
         let ri = icf_vec[ivec_at(w, VEC_R, i)];
         q += vec3f(0.5 * vi * av - ri * vi, wi * (av - ri), wi * aw);
     }
-    for (var ci = lid; ci < ncon; ci += WORKGROUP_SIZE) {
+    for (var ci = lid; ci < ncon; ci += SOLVER_THREADS) {
         icf_con[con_at(w, ci)].uc = contact_velocity(w, ci, VEC_W);
     }
     let s = wg_sum(lid, vec4f(q, 0.0));
@@ -270,19 +276,19 @@ fn icf_prepare_line(w: u32, lid: u32, ncon: u32) -> vec3f {
 fn icf_line_eval(w: u32, lid: u32, ncon: u32, qc: vec3f, alpha: f32) -> vec3f {
     let hw = icf_world[w].h;
     var part = vec3f(0.0);
-    for (var ci = lid; ci < ncon; ci += WORKGROUP_SIZE) {
+    for (var ci = lid; ci < ncon; ci += SOLVER_THREADS) {
         let c = icf_con[con_at(w, ci)];
         let ct = contact_terms(c, hw, c.vc + c.uc * alpha);
         part += vec3f(ct.cost, -dot3(ct.impulse, c.uc), dot3(c.uc, m3_mul_v(ct.hess, c.uc)));
     }
     // Gains and limits: one thread each, in turn.
-    for (var gi = lid; gi < icf_dims.ngain; gi += WORKGROUP_SIZE) {
+    for (var gi = lid; gi < icf_dims.ngain; gi += SOLVER_THREADS) {
         let g = icf_gain[w * icf_dims.ngain + gi];
         let wd = icf_vec[ivec_at(w, VEC_W, g.dof)];
         let gt = gain_terms(g, hw, icf_vec[ivec_at(w, VEC_V, g.dof)] + alpha * wd);
         part += vec3f(gt.x, -gt.y * wd, gt.z * wd * wd);
     }
-    for (var li = lid; li < icf_dims.nlimit; li += WORKGROUP_SIZE) {
+    for (var li = lid; li < icf_dims.nlimit; li += SOLVER_THREADS) {
         let l = icf_limit[w * icf_dims.nlimit + li];
         let wd = icf_vec[ivec_at(w, VEC_W, l.dof)];
         let lt = limit_terms(l, hw, icf_vec[ivec_at(w, VEC_V, l.dof)] + alpha * wd);
@@ -301,7 +307,7 @@ fn coop_world(wid: vec3u, nwg: vec3u) -> u32 {
 /// ℓ, ∇ℓ (row VEC_GRAD) and the dense Hessian (icf_factor) at the iterate
 /// in row VEC_V; ℓ into icf_world[w].cost. One workgroup per world (for
 /// parity tests of the cost; the solver calls icf_eval directly).
-@compute @workgroup_size(WORKGROUP_SIZE)
+@compute @workgroup_size(SOLVER_THREADS)
 fn icf_evaluate(
     @builtin(workgroup_id) wid: vec3u,
     @builtin(num_workgroups) nwg: vec3u,

@@ -18,7 +18,7 @@ const BIG: f32 = 3.0e38;
 /// ‖D x‖ of icf_vec row `row` with D = diag(M)^(−½) (row VEC_SCALE); uniform.
 fn scaled_norm(w: u32, lid: u32, row: u32) -> f32 {
     var s = 0.0;
-    for (var i = lid; i < dims.nv; i += WORKGROUP_SIZE) {
+    for (var i = lid; i < dims.nv; i += SOLVER_THREADS) {
         let y = icf_vec[ivec_at(w, row, i)] * icf_vec[ivec_at(w, VEC_SCALE, i)];
         s += y * y;
     }
@@ -31,7 +31,7 @@ fn scaled_norm(w: u32, lid: u32, row: u32) -> f32 {
 fn rounding_floor(w: u32, lid: u32) -> f32 {
     let nv = dims.nv;
     var sum = 0.0;
-    for (var i = lid; i < nv; i += WORKGROUP_SIZE) {
+    for (var i = lid; i < nv; i += SOLVER_THREADS) {
         var s = 0.0;
         for (var j = 0u; j < nv; j++) {
             s += abs(icf_factor[mass_at(w, i, j)] * icf_vec[ivec_at(w, VEC_V, j)]);
@@ -57,16 +57,16 @@ fn cholesky_factor(w: u32, lid: u32) -> u32 {
         }
         let ds = sqrt(d);
         let inv = 1.0 / ds;
-        if (lid == j % WORKGROUP_SIZE) {
+        if (lid == j % SOLVER_THREADS) {
             icf_factor[mass_at(w, j, j)] = ds;
         }
         // Owned rows below j, in increasing order.
-        let first = j + 1u + (lid + WORKGROUP_SIZE - (j + 1u) % WORKGROUP_SIZE) % WORKGROUP_SIZE;
-        for (var i = first; i < nv; i += WORKGROUP_SIZE) {
+        let first = j + 1u + (lid + SOLVER_THREADS - (j + 1u) % SOLVER_THREADS) % SOLVER_THREADS;
+        for (var i = first; i < nv; i += SOLVER_THREADS) {
             icf_factor[mass_at(w, i, j)] = icf_factor[mass_at(w, i, j)] * inv;
         }
         wg_sync();
-        for (var i = first; i < nv; i += WORKGROUP_SIZE) {
+        for (var i = first; i < nv; i += SOLVER_THREADS) {
             let lij = icf_factor[mass_at(w, i, j)];
             let row = mass_at(w, i, 0u);
             var k = j + 1u;
@@ -92,11 +92,11 @@ fn cholesky_solve(w: u32, lid: u32, row: u32) {
     for (var j = 0u; j < nv; j++) {
         wg_sync();
         let y = wg_bcast_f32(lid, icf_vec[ivec_at(w, row, j)] / icf_factor[mass_at(w, j, j)]);
-        if (lid == j % WORKGROUP_SIZE) {
+        if (lid == j % SOLVER_THREADS) {
             icf_vec[ivec_at(w, row, j)] = y;
         }
-        let first = j + 1u + (lid + WORKGROUP_SIZE - (j + 1u) % WORKGROUP_SIZE) % WORKGROUP_SIZE;
-        for (var i = first; i < nv; i += WORKGROUP_SIZE) {
+        let first = j + 1u + (lid + SOLVER_THREADS - (j + 1u) % SOLVER_THREADS) % SOLVER_THREADS;
+        for (var i = first; i < nv; i += SOLVER_THREADS) {
             icf_vec[ivec_at(w, row, i)] -= icf_factor[mass_at(w, i, j)] * y;
         }
     }
@@ -104,10 +104,10 @@ fn cholesky_solve(w: u32, lid: u32, row: u32) {
         let j = nv - 1u - jj;
         wg_sync();
         let x = wg_bcast_f32(lid, icf_vec[ivec_at(w, row, j)] / icf_factor[mass_at(w, j, j)]);
-        if (lid == j % WORKGROUP_SIZE) {
+        if (lid == j % SOLVER_THREADS) {
             icf_vec[ivec_at(w, row, j)] = x;
         }
-        for (var i = lid; i < j; i += WORKGROUP_SIZE) {
+        for (var i = lid; i < j; i += SOLVER_THREADS) {
             icf_vec[ivec_at(w, row, i)] -= icf_factor[mass_at(w, j, i)] * x;
         }
     }
@@ -131,7 +131,7 @@ fn icf_factorize(w: u32, lid: u32, ncon: u32, assembled: bool, spent: ptr<functi
             icf_eval(w, lid, ncon, true);
         }
         if (shift > 0.0) {
-            for (var i = lid; i < dims.nv; i += WORKGROUP_SIZE) {
+            for (var i = lid; i < dims.nv; i += SOLVER_THREADS) {
                 let d = icf_factor[mass_at(w, i, i)];
                 icf_factor[mass_at(w, i, i)] = d + shift * max(abs(d), 1.0);
             }
@@ -259,13 +259,13 @@ struct SolverCosts {
 
 fn solver_costs(w: u32, lid: u32, ncon: u32) -> SolverCosts {
     let nv = f32(dims.nv);
-    let r = f32((dims.nv + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE);
-    let c = f32((ncon + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE);
+    let r = f32((dims.nv + SOLVER_THREADS - 1u) / SOLVER_THREADS);
+    let c = f32((ncon + SOLVER_THREADS - 1u) / SOLVER_THREADS);
     let nd = f32(icf_dims.ndofc);
     let gl = f32(icf_dims.ngain + icf_dims.nlimit);
     // Jacobian entries on the busiest thread's rows.
     var mine = 0.0;
-    for (var i = lid; i < dims.nv; i += WORKGROUP_SIZE) {
+    for (var i = lid; i < dims.nv; i += SOLVER_THREADS) {
         mine += f32(icf_rows[rows_at(w, i, 0u)]);
     }
     let lmax = wg_max(lid, mine);
@@ -293,7 +293,7 @@ fn solve_done(w: u32, lid: u32, status: u32, detail: f32, factor_valid: bool) {
 /// IcfSolver::solve: minimises ℓ from the warm start in row VEC_V, which
 /// receives v1; statistics and the SOLVE_* status into icf_world. One
 /// workgroup per world; resumes a solve started by an earlier dispatch.
-@compute @workgroup_size(WORKGROUP_SIZE)
+@compute @workgroup_size(SOLVER_THREADS)
 fn icf_solve(
     @builtin(workgroup_id) wid: vec3u,
     @builtin(num_workgroups) nwg: vec3u,
@@ -345,7 +345,7 @@ fn icf_solve(
     var factorizations = 0u;
     let costs = solver_costs(w, lid, ncon);
     let budget = f32(prm.loop_budget);
-    var spent = 64.0 + 4.0 * f32((nv + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE) + 32.0;
+    var spent = 64.0 + 4.0 * f32((nv + SOLVER_THREADS - 1u) / SOLVER_THREADS) + 32.0;
     let first = iter;
     for (; iter < prm.max_iterations; iter++) {
         // Pause before an iteration could exceed the budget (the first one
@@ -405,7 +405,7 @@ fn icf_solve(
             factor_valid = true;
             factorizations++;
         }
-        for (var i = lid; i < nv; i += WORKGROUP_SIZE) {
+        for (var i = lid; i < nv; i += SOLVER_THREADS) {
             icf_vec[ivec_at(w, VEC_W, i)] = -icf_vec[ivec_at(w, VEC_GRAD, i)];
         }
         cholesky_solve(w, lid, VEC_W);
@@ -413,7 +413,7 @@ fn icf_solve(
         let alpha = ls.x;
         ls_total += u32(ls.y);
         var step2 = 0.0;
-        for (var i = lid; i < nv; i += WORKGROUP_SIZE) {
+        for (var i = lid; i < nv; i += SOLVER_THREADS) {
             let dv = alpha * icf_vec[ivec_at(w, VEC_W, i)];
             icf_vec[ivec_at(w, VEC_V, i)] += dv;
             let s = dv / icf_vec[ivec_at(w, VEC_SCALE, i)];

@@ -13,6 +13,10 @@ use cenic::gpu::{Field, GpuModel, WORKGROUP_SIZE};
 use naga::{Module, TypeInner};
 use std::collections::HashMap;
 
+/// Entry points launched with one workgroup per world (`SOLVER_THREADS` in `kernels/icf_cost.wgsl`).
+const COOPERATIVE: [&str; 2] = ["icf_evaluate", "icf_solve"];
+const SOLVER_THREADS: u32 = cenic::gpu::icf::SOLVER_THREADS;
+
 fn validate(label: &str, source: &str) -> Module {
     let module = naga::front::wgsl::parse_str(source)
         .unwrap_or_else(|e| panic!("{label} does not parse:\n{}", e.emit_to_string_with_path(source, label)));
@@ -64,7 +68,9 @@ fn composed_stages_validate_and_bind_known_buffers() {
         let computes: Vec<_> = module.entry_points.iter().filter(|e| e.stage == naga::ShaderStage::Compute).collect();
         assert!(!computes.is_empty(), "{name} has no compute entry point");
         for ep in computes {
-            assert_eq!(ep.workgroup_size, [WORKGROUP_SIZE, 1, 1], "{name}::{}", ep.name);
+            // Cooperative kernels run one world per workgroup of their own size.
+            let size = if COOPERATIVE.contains(&ep.name.as_str()) { SOLVER_THREADS } else { WORKGROUP_SIZE };
+            assert_eq!(ep.workgroup_size, [size, 1, 1], "{name}::{}", ep.name);
         }
         // The runtime's own reflection agrees and every binding resolves.
         let info = shaders::reflect(name, &source).unwrap();

@@ -45,8 +45,8 @@ pub struct GpuCenicParams {
     pub skin: f32,
     /// |gravity| (m/s²).
     pub gravity: f32,
-    /// Padding.
-    pub _pad1: f32,
+    /// 1.0 (an opaque multiplier that keeps two-sum exact).
+    pub one: f32,
     /// Interval of the current advance as (hi, lo) (s).
     pub advance_dt: [f32; 2],
     /// Padding.
@@ -218,6 +218,7 @@ pub fn struct_layouts() -> Vec<StructLayout> {
                 velocity_time_scale,
                 skin,
                 gravity,
+                one,
                 advance_dt
             ]
         ),
@@ -294,7 +295,7 @@ pub fn params_for(model: &Model, mode: &Mode, npair: usize, record_capacity: usi
         velocity_time_scale: 0.0,
         skin: 0.0,
         gravity: (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt() as f32,
-        _pad1: 0.0,
+        one: 1.0,
         advance_dt: [0.0; 2],
         _pad2: [0.0; 2],
     };

@@ -26,6 +26,10 @@ use crate::model::{ActuatorKind, JointKind, Model};
 use bytemuck::{Pod, Zeroable};
 use core::mem::offset_of;
 
+/// Threads per world of the cooperative kernels (`SOLVER_THREADS` in
+/// `kernels/icf_cost.wgsl`; each launches one workgroup per world).
+pub const SOLVER_THREADS: u32 = 16;
+
 /// Scale factor of the Delassus estimate w ≈ 2.65/m (as in the CPU builder).
 const DELASSUS_FACTOR: f64 = 2.65;
 
