@@ -27,48 +27,71 @@ fn free_body_distance(a: &[f64], b: &[f64]) -> f64 {
     dp.max(da)
 }
 
-fn cube_toss_run(accuracy: f64, t_end: f64) -> World<f64> {
+fn cube_toss_run(accuracy: f64, t_end: f64, v0: &[f64]) -> World<f64> {
     let mut w = World::<f64>::new(Arc::new(scenes::cube_toss()), cenic(accuracy));
-    w.sim.reset_to_keyframe("toss").unwrap();
+    w.sim.set_state(&[0.0, 0.0, 0.3, 1.0, 0.0, 0.0, 0.0], v0);
     w.record_steps = true;
     w.advance(t_end).unwrap();
     w
 }
 
+/// The keyframe toss and eight perturbed ones (initial linear and angular velocity).
+fn tosses() -> Vec<Vec<f64>> {
+    let mut v = vec![vec![1.0, 0.0, 0.0, 0.0, 5.0, 3.0]];
+    for k in 1..9 {
+        let k = k as f64;
+        v.push(vec![1.0 + 0.1 * k, 0.05 * k, 0.0, 0.3 * k, 5.0 - 0.4 * k, 3.0]);
+    }
+    v
+}
+
 /// Acceptance 1: on cube toss the error against a tight (1e-7) run falls
 /// steadily as the accuracy tightens from 1e-1 to 1e-5, and accepted steps
 /// shrink at impacts and grow in flight.
+///
+/// A tumbling cube's landing is sensitive: at loose accuracies a single toss
+/// can land luckily close to the reference. So the error is the median, over
+/// the keyframe toss and eight perturbed tosses, of the final-state distance
+/// (max of position error in m and orientation error in rad) after 1 s.
 #[test]
 fn cube_toss_error_falls_with_accuracy_and_steps_adapt() {
     let t_end = 1.0;
-    let reference = cube_toss_run(1e-7, t_end);
-    let mut errors = vec![];
-    for acc in [1e-1, 1e-2, 1e-3, 1e-4, 1e-5] {
-        let w = cube_toss_run(acc, t_end);
-        let e = free_body_distance(&w.sim.data.q, &reference.sim.data.q);
-        eprintln!(
-            "accuracy {acc:e}: final-state error {e:.3e} ({} steps, {} rejected)",
-            w.stats.accepted, w.stats.rejected
-        );
-        errors.push(e);
+    let accuracies = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5];
+    let mut per_acc: Vec<Vec<f64>> = vec![vec![]; accuracies.len()];
+    for v0 in tosses() {
+        let reference = cube_toss_run(1e-7, t_end, &v0);
+        for (i, &acc) in accuracies.iter().enumerate() {
+            let w = cube_toss_run(acc, t_end, &v0);
+            per_acc[i].push(free_body_distance(&w.sim.data.q, &reference.sim.data.q));
+        }
     }
-    for k in 1..errors.len() {
-        assert!(errors[k] < errors[k - 1], "error did not fall from accuracy index {} to {}: {errors:?}", k - 1, k);
+    let medians: Vec<f64> = per_acc
+        .iter_mut()
+        .map(|e| {
+            e.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            e[e.len() / 2]
+        })
+        .collect();
+    for (acc, (m, all)) in accuracies.iter().zip(medians.iter().zip(&per_acc)) {
+        eprintln!("accuracy {acc:e}: median final-state error {m:.3e} (all {all:?})");
+    }
+    for k in 1..medians.len() {
+        assert!(medians[k] < medians[k - 1], "error did not fall from accuracy index {} to {}: {medians:?}", k - 1, k);
     }
     // First order: local error ∝ h², so h ∝ √accuracy and the global error
     // falls ≈ √10 per decade asymptotically; require 30× over four decades.
-    assert!(errors[4] < errors[0] / 30.0, "overall improvement too small: {errors:?}");
+    assert!(medians[4] < medians[0] / 30.0, "overall improvement too small: {medians:?}");
 
-    // Step sizes at accuracy 1e-3: the largest step of the first flight
-    // (before any contact) against the smallest step around the first impact.
-    let w = cube_toss_run(1e-3, t_end);
+    // Step sizes at accuracy 1e-3 on the keyframe toss: the largest step of
+    // the first flight (before any contact) against the smallest step around
+    // the first impact.
+    let w = cube_toss_run(1e-3, t_end, &tosses()[0]);
     let first_contact = w.steps.iter().position(|s| s.contacts > 0).expect("the cube never touched the ground");
     let flight_max = w.steps[..first_contact].iter().map(|s| s.h).fold(0.0, f64::max);
     let impact_min = w.steps[first_contact..(first_contact + 20).min(w.steps.len())]
         .iter()
         .map(|s| s.h)
         .fold(f64::INFINITY, f64::min);
-    // Growth in flight: steps after the first few are larger than the first.
     let first_h = w.steps[0].h;
     eprintln!(
         "first step {first_h:.3e} s, largest in flight {flight_max:.3e} s, smallest at impact {impact_min:.3e} s"

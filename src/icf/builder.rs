@@ -47,6 +47,10 @@ pub struct IcfBuilder {
     weld_mass: Vec<f64>,
     /// Scratch: slot of each dof in the contact being assembled (usize::MAX if none).
     mark: Vec<usize>,
+    /// Dof ranges of the kinematic trees when they are contiguous (else empty).
+    blocks: Vec<(usize, usize)>,
+    /// Tree block of each dof.
+    dof_block: Vec<usize>,
 }
 
 /// Scale factor of the Delassus estimate w ≈ 2.65/m (DESIGN.md §4.2).
@@ -60,7 +64,8 @@ impl IcfBuilder {
             weld_mass[b.weld] += b.mass;
         }
         let weld_mass = model.bodies.iter().map(|b| weld_mass[b.weld]).collect();
-        Self { weld_mass, mark: vec![usize::MAX; model.nv] }
+        let (blocks, dof_block) = tree_blocks(model);
+        Self { weld_mass, mark: vec![usize::MAX; model.nv], blocks, dof_block }
     }
 
     /// Fills `problem` for the state in `data`, which must hold the results
@@ -78,6 +83,10 @@ impl IcfBuilder {
         let nv = model.nv;
         problem.nv = nv;
         problem.clear_constraints();
+        if problem.blocks != self.blocks {
+            problem.blocks.clone_from(&self.blocks);
+            problem.dof_block.clone_from(&self.dof_block);
+        }
         problem.mass.copy_from_slice(&data.mass);
         problem.v0.copy_from_slice(&data.v);
         problem.stiction_tolerance = T::c(model.options.stiction_tolerance);
@@ -181,4 +190,28 @@ impl IcfBuilder {
             problem.contacts.push(con);
         }
     }
+}
+
+/// Dof ranges of the kinematic trees (roots are children of the world) and
+/// the tree of each dof, when every tree's dofs are contiguous (true for
+/// depth-first body orders such as MJCF's); otherwise empty (dense solve).
+fn tree_blocks(model: &Model) -> (Vec<(usize, usize)>, Vec<usize>) {
+    let mut blocks: Vec<(usize, usize)> = vec![];
+    let mut dof_block = vec![0; model.nv];
+    let mut root_of_block: Vec<usize> = vec![];
+    for (i, dof) in model.dofs.iter().enumerate() {
+        let root = model.bodies[dof.body].root;
+        match root_of_block.last() {
+            Some(&r) if r == root => blocks.last_mut().unwrap().1 += 1,
+            _ => {
+                if root_of_block.contains(&root) {
+                    return (vec![], vec![]); // a tree's dofs are split: not contiguous
+                }
+                root_of_block.push(root);
+                blocks.push((i, 1));
+            }
+        }
+        dof_block[i] = blocks.len() - 1;
+    }
+    (blocks, dof_block)
 }

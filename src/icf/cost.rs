@@ -110,6 +110,37 @@ impl<T: Real> CostWork<T> {
     }
 }
 
+/// The (at most two) tree blocks a contact's Jacobian spans.
+#[inline]
+pub fn contact_blocks<T: Real>(p: &IcfProblem<T>, c: &super::problem::ContactConstraint<T>) -> (usize, usize) {
+    let first = p.dof_block[p.jac_dof[c.jac_start]];
+    let mut other = first;
+    for e in c.jac_start..c.jac_start + c.jac_len {
+        let b = p.dof_block[p.jac_dof[e]];
+        if b != first {
+            other = b;
+        }
+    }
+    (first, other)
+}
+
+/// A x for the problem's A, using its block-diagonal structure over trees.
+fn matvec_a<T: Real>(p: &IcfProblem<T>, x: &[T], out: &mut [T]) {
+    let n = p.nv;
+    if p.blocks.len() <= 1 {
+        return matvec(&p.a, n, x, out);
+    }
+    for &(s, m) in &p.blocks {
+        for i in s..s + m {
+            let mut acc = T::zero();
+            for j in s..s + m {
+                acc += p.a[i * n + j] * x[j];
+            }
+            out[i] = acc;
+        }
+    }
+}
+
 fn matvec<T: Real>(a: &[T], n: usize, x: &[T], out: &mut [T]) {
     for i in 0..n {
         let row = &a[i * n..(i + 1) * n];
@@ -122,7 +153,10 @@ fn matvec<T: Real>(a: &[T], n: usize, x: &[T], out: &mut [T]) {
 }
 
 /// Evaluates ℓ(v) and writes ∇ℓ into `grad`; when `hess` is given, also
-/// writes the dense Hessian (nv × nv, row-major).
+/// writes the Hessian (nv × nv, row-major). Only its structurally non-zero
+/// blocks are written — the tree blocks of A and the blocks coupling two
+/// trees through a contact; every other entry of the true Hessian is zero,
+/// so pass a zeroed buffer to obtain the full dense matrix.
 pub fn evaluate<T: Real>(
     p: &IcfProblem<T>,
     v: &[T],
@@ -132,7 +166,7 @@ pub fn evaluate<T: Real>(
 ) -> T {
     let nv = p.nv;
     work.resize(p);
-    matvec(&p.a, nv, v, &mut work.av);
+    matvec_a(p, v, &mut work.av);
     let mut cost = T::zero();
     for i in 0..nv {
         cost += T::c(0.5) * v[i] * work.av[i] - p.r[i] * v[i];
@@ -140,7 +174,27 @@ pub fn evaluate<T: Real>(
     }
     let mut hess = hess;
     if let Some(hh) = hess.as_deref_mut() {
-        hh[..nv * nv].copy_from_slice(&p.a);
+        // Only the tree blocks and the blocks that contacts couple are ever
+        // read (by the block-sparse factorization): fill just those.
+        for bi in 0..p.block_count() {
+            let (s, m) = p.block(bi);
+            for i in s..s + m {
+                hh[i * nv + s..i * nv + s + m].copy_from_slice(&p.a[i * nv + s..i * nv + s + m]);
+            }
+        }
+        if p.blocks.len() > 1 {
+            for c in &p.contacts {
+                let (a, b) = contact_blocks(p, c);
+                if a != b {
+                    for (x, y) in [(a, b), (b, a)] {
+                        let ((sx, mx), (sy, my)) = (p.blocks[x], p.blocks[y]);
+                        for i in sx..sx + mx {
+                            hh[i * nv + sy..i * nv + sy + my].iter_mut().for_each(|h| *h = T::zero());
+                        }
+                    }
+                }
+            }
+        }
     }
     for (ci, c) in p.contacts.iter().enumerate() {
         let vc = p.contact_velocity(c, v);
@@ -222,8 +276,8 @@ pub fn line_eval<T: Real>(p: &IcfProblem<T>, v: &[T], w: &[T], alpha: T, work: &
 /// Precomputes A v, A w, J v and J w for line evaluations along v + α w.
 pub fn prepare_line<T: Real>(p: &IcfProblem<T>, v: &[T], w: &[T], work: &mut CostWork<T>) {
     work.resize(p);
-    matvec(&p.a, p.nv, v, &mut work.av);
-    matvec(&p.a, p.nv, w, &mut work.aw);
+    matvec_a(p, v, &mut work.av);
+    matvec_a(p, w, &mut work.aw);
     for (ci, c) in p.contacts.iter().enumerate() {
         work.vc[ci] = p.contact_velocity(c, v);
         work.uc[ci] = p.contact_velocity(c, w);

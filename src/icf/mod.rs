@@ -20,6 +20,7 @@ mod builder;
 pub mod cost;
 mod problem;
 mod solver;
+mod sparse;
 
 pub use builder::{Actuation, IcfBuilder, MaterialScale};
 pub use problem::{ContactConstraint, GainConstraint, IcfProblem, LimitConstraint};

@@ -116,6 +116,11 @@ pub struct IcfProblem<T> {
     pub gains: Vec<GainConstraint<T>>,
     /// Joint limits.
     pub limits: Vec<LimitConstraint<T>>,
+    /// Dof ranges (start, len) of the kinematic trees, contiguous and in
+    /// order; A is block diagonal over them. Empty: treat as one dense block.
+    pub blocks: Vec<(usize, usize)>,
+    /// Tree block of each dof (nv), when `blocks` is not empty.
+    pub dof_block: Vec<usize>,
 
     /// Time step h (s) of the last `set_time_step`.
     pub h: T,
@@ -142,6 +147,8 @@ impl<T: Real> IcfProblem<T> {
             jac_col: Vec::new(),
             gains: Vec::new(),
             limits: Vec::new(),
+            blocks: Vec::new(),
+            dof_block: Vec::new(),
             h: T::zero(),
             a: vec![T::zero(); nv * nv],
             r: vec![T::zero(); nv],
@@ -155,19 +162,23 @@ impl<T: Real> IcfProblem<T> {
     pub fn set_time_step(&mut self, h: T) {
         let nv = self.nv;
         self.h = h;
-        for i in 0..nv {
-            for j in 0..nv {
-                self.a[i * nv + j] = self.mass[i * nv + j];
+        // A is block diagonal over trees (entries outside the blocks stay zero).
+        for bi in 0..self.block_count() {
+            let (s, m) = self.block(bi);
+            for i in s..s + m {
+                for j in s..s + m {
+                    self.a[i * nv + j] = self.mass[i * nv + j];
+                }
+                self.a[i * nv + i] += h * self.damping[i];
+                self.scale[i] = T::one() / self.mass[i * nv + i].max(T::min_positive_value()).sqrt();
             }
-            self.a[i * nv + i] += h * self.damping[i];
-            self.scale[i] = T::one() / self.mass[i * nv + i].max(T::min_positive_value()).sqrt();
-        }
-        for i in 0..nv {
-            let mut s = T::zero();
-            for j in 0..nv {
-                s += self.a[i * nv + j] * self.v0[j];
+            for i in s..s + m {
+                let mut acc = T::zero();
+                for j in s..s + m {
+                    acc += self.a[i * nv + j] * self.v0[j];
+                }
+                self.r[i] = acc - h * self.force[i];
             }
-            self.r[i] = s - h * self.force[i];
         }
         let vs = self.stiction_tolerance;
         let half = T::c(0.5);
@@ -194,6 +205,18 @@ impl<T: Real> IcfProblem<T> {
             l.stiffness = l.m_eff * (two_pi / h) * (two_pi / h);
             l.damping = l.stiffness * h / T::c(core::f64::consts::PI);
         }
+    }
+
+    /// Number of dense diagonal blocks of A (1 when `blocks` is empty).
+    #[inline]
+    pub fn block_count(&self) -> usize {
+        self.blocks.len().max(1)
+    }
+
+    /// Dof range (start, len) of diagonal block `i` of A.
+    #[inline]
+    pub fn block(&self, i: usize) -> (usize, usize) {
+        if self.blocks.is_empty() { (0, self.nv) } else { self.blocks[i] }
     }
 
     /// Contact velocity J v for contact `c` (m/s).

@@ -3,6 +3,7 @@
 
 use super::cost::{CostWork, evaluate, line_eval, prepare_line};
 use super::problem::IcfProblem;
+use super::sparse::BlockStructure;
 use crate::math::{Real, cholesky_factor, cholesky_solve_in_place};
 
 /// Solver settings.
@@ -86,6 +87,11 @@ pub struct IcfSolver<T> {
     w: Vec<T>,
     work: CostWork<T>,
     factor_valid: bool,
+    /// Tree-block elimination structure when the factor is block sparse.
+    structure: BlockStructure,
+    /// Whether `factor` holds a block-sparse (true) or dense factor.
+    sparse: bool,
+    blocks: Vec<(usize, usize)>,
 }
 
 impl<T: Real> IcfSolver<T> {
@@ -114,12 +120,6 @@ impl<T: Real> IcfSolver<T> {
     /// The gradient ∇ℓ at the last evaluated iterate.
     pub fn gradient(&self) -> &[T] {
         &self.grad
-    }
-
-    /// The Cholesky factor L (lower triangle, row-major) of the Hessian at
-    /// the solution of the last successful solve with `hessian_reuse` off.
-    pub fn factor(&self) -> &[T] {
-        &self.factor
     }
 
     /// Minimises ℓ starting from the warm start in `v`, which receives the
@@ -165,13 +165,13 @@ impl<T: Real> IcfSolver<T> {
             }
             prev_residual = gnorm;
             if need_factor {
-                self.factorize(nv)?;
+                self.factorize(p)?;
                 stats.factorizations += 1;
             }
             for i in 0..nv {
                 self.w[i] = -self.grad[i];
             }
-            cholesky_solve_in_place(&self.factor, nv, &mut self.w);
+            self.solve_factored(nv);
             let (alpha, ls_iters) = self.line_search(p, v, params.max_line_search_iterations);
             stats.line_search_iterations += ls_iters;
             let mut step = 0.0f64;
@@ -203,19 +203,35 @@ impl<T: Real> IcfSolver<T> {
         Err(SolveError::MaxIterations(params.max_iterations))
     }
 
-    /// Cholesky of the Hessian; on failure (rounding in f32) retries with a
-    /// growing diagonal shift relative to the diagonal.
-    fn factorize(&mut self, nv: usize) -> Result<(), SolveError> {
+    /// Cholesky of the Hessian — block sparse over kinematic trees when the
+    /// problem has several, else dense; on failure (rounding in f32) retries
+    /// with a growing diagonal shift relative to the diagonal.
+    fn factorize(&mut self, p: &IcfProblem<T>) -> Result<(), SolveError> {
+        let nv = p.nv;
+        self.sparse = BlockStructure::applies(p);
+        if self.sparse {
+            self.structure.analyze(p);
+            self.blocks.clone_from(&p.blocks);
+        }
         let mut shift = T::zero();
         for attempt in 0..6 {
-            self.factor.copy_from_slice(&self.hess);
+            if self.sparse {
+                self.structure.load(&self.hess, &mut self.factor, nv, &self.blocks);
+            } else {
+                self.factor.copy_from_slice(&self.hess);
+            }
             if shift > T::zero() {
                 for i in 0..nv {
                     let d = self.hess[i * nv + i];
                     self.factor[i * nv + i] = d + shift * d.abs().max(T::one());
                 }
             }
-            match cholesky_factor(&mut self.factor, nv) {
+            let r = if self.sparse {
+                self.structure.factor(&mut self.factor, nv, &self.blocks)
+            } else {
+                cholesky_factor(&mut self.factor, nv)
+            };
+            match r {
                 Ok(()) => {
                     self.factor_valid = true;
                     return Ok(());
@@ -225,6 +241,26 @@ impl<T: Real> IcfSolver<T> {
             }
         }
         unreachable!()
+    }
+
+    /// w ← H⁻¹ w with the current factor (dense or block sparse).
+    fn solve_factored(&mut self, nv: usize) {
+        if self.sparse {
+            self.structure.solve(&self.factor, nv, &self.blocks, &mut self.w);
+        } else {
+            cholesky_solve_in_place(&self.factor, nv, &mut self.w);
+        }
+    }
+
+    /// Solves H x = b in place with the factor of the last factorization
+    /// (at the last iterate that needed one, not necessarily the solution).
+    pub fn solve_with_factor(&self, b: &mut [T]) {
+        let nv = b.len();
+        if self.sparse {
+            self.structure.solve(&self.factor, nv, &self.blocks, b);
+        } else {
+            cholesky_solve_in_place(&self.factor, nv, b);
+        }
     }
 
     /// Exact line search along w: α = 1 when ℓ'(1) ≤ 0; otherwise the root of

@@ -1,0 +1,302 @@
+//! Block-sparse Cholesky of the ICF Hessian over kinematic trees.
+//!
+//! H = M + hD + Σ Jᵀ G J is block diagonal over kinematic trees (M never
+//! couples two trees), except for contacts between two moving trees, which
+//! couple exactly those two. Factorizing with dense tree blocks in a
+//! minimum-degree elimination order costs about Σ (tree size)³ plus fill,
+//! instead of nv³: for 20 free bodies (nv = 120) that is a few hundred
+//! times fewer operations than the dense factorization.
+//!
+//! The factor is computed in place in the dense nv × nv storage: block
+//! L_ab (tree a eliminated after tree b) lives in rows(a) × cols(b).
+
+use super::problem::IcfProblem;
+use crate::math::{CholeskyError, Real};
+
+/// Elimination structure of the tree blocks for one contact pattern.
+#[derive(Clone, Debug, Default)]
+pub struct BlockStructure {
+    /// Trees in elimination order.
+    order: Vec<usize>,
+    /// Position of each tree in `order`.
+    pos: Vec<usize>,
+    /// For each tree: the trees eliminated after it that it is coupled to
+    /// (directly or through fill), sorted by elimination position.
+    later: Vec<Vec<usize>>,
+    /// Direct (contact) couplings, before fill.
+    direct: Vec<Vec<usize>>,
+    /// Scratch adjacency (with fill) during analysis.
+    adj: Vec<Vec<usize>>,
+    /// Scratch: eliminated flags.
+    done: Vec<bool>,
+    /// Scratch: neighbours of the tree being eliminated.
+    nbrs: Vec<usize>,
+}
+
+impl BlockStructure {
+    /// True when the problem has more than one tree block (worth using).
+    pub fn applies<T: Real>(p: &IcfProblem<T>) -> bool {
+        p.blocks.len() > 1
+    }
+
+    /// Computes a minimum-degree elimination order and the fill pattern for
+    /// the coupling that the problem's contacts induce between trees.
+    pub fn analyze<T: Real>(&mut self, p: &IcfProblem<T>) {
+        let nb = p.blocks.len();
+        self.adj.resize_with(nb, Vec::new);
+        self.later.resize_with(nb, Vec::new);
+        self.direct.resize_with(nb, Vec::new);
+        self.adj.iter_mut().for_each(|a| a.clear());
+        self.direct.iter_mut().for_each(|a| a.clear());
+        self.later.iter_mut().for_each(|a| a.clear());
+        self.pos.clear();
+        self.pos.resize(nb, 0);
+        self.order.clear();
+        self.done.clear();
+        self.done.resize(nb, false);
+        for c in &p.contacts {
+            // A contact's columns span at most two trees.
+            let mut first = usize::MAX;
+            for e in c.jac_start..c.jac_start + c.jac_len {
+                let b = p.dof_block[p.jac_dof[e]];
+                if first == usize::MAX {
+                    first = b;
+                } else if b != first {
+                    add_edge(&mut self.adj, first, b);
+                    add_edge(&mut self.direct, first, b);
+                }
+            }
+        }
+        for step in 0..nb {
+            // Minimum remaining degree; ties by index (deterministic).
+            let mut best = usize::MAX;
+            let mut best_deg = usize::MAX;
+            for b in 0..nb {
+                if !self.done[b] {
+                    let d = self.adj[b].iter().filter(|&&x| !self.done[x]).count();
+                    if d < best_deg {
+                        best = b;
+                        best_deg = d;
+                    }
+                }
+            }
+            self.done[best] = true;
+            self.order.push(best);
+            self.pos[best] = step;
+            // Reused buffers: no allocation once they have grown (no per-step allocation).
+            self.nbrs.clear();
+            self.nbrs.extend(self.adj[best].iter().copied().filter(|&x| !self.done[x]));
+            for i in 0..self.nbrs.len() {
+                for j in i + 1..self.nbrs.len() {
+                    add_edge(&mut self.adj, self.nbrs[i], self.nbrs[j]);
+                }
+            }
+            self.later[best].extend_from_slice(&self.nbrs);
+        }
+        let pos = &self.pos;
+        for l in self.later.iter_mut() {
+            l.sort_by_key(|&b| pos[b]);
+        }
+    }
+
+    /// Copies the blocks the factorization reads from the Hessian `src` into
+    /// `dst` (tree blocks and direct couplings) and zeroes the fill blocks;
+    /// nothing else of `dst` is touched.
+    pub fn load<T: Real>(&self, src: &[T], dst: &mut [T], n: usize, blocks: &[(usize, usize)]) {
+        for &k in &self.order {
+            let (sk, nk) = blocks[k];
+            for i in sk..sk + nk {
+                dst[i * n + sk..i * n + sk + nk].copy_from_slice(&src[i * n + sk..i * n + sk + nk]);
+            }
+            for &j in &self.later[k] {
+                let (sj, nj) = blocks[j];
+                let coupled = self.direct[k].contains(&j);
+                for i in sj..sj + nj {
+                    let row = &mut dst[i * n + sk..i * n + sk + nk];
+                    if coupled {
+                        row.copy_from_slice(&src[i * n + sk..i * n + sk + nk]);
+                    } else {
+                        row.iter_mut().for_each(|x| *x = T::zero());
+                    }
+                }
+            }
+        }
+    }
+
+    /// Factorizes H (dense storage, symmetric) in place: H = L Lᵀ with the
+    /// blocks described in the module docs.
+    pub fn factor<T: Real>(&self, h: &mut [T], n: usize, blocks: &[(usize, usize)]) -> Result<(), CholeskyError> {
+        for &k in &self.order {
+            let (sk, nk) = blocks[k];
+            dense_block_cholesky(h, n, sk, nk)?;
+            // L_jk = H_jk L_kk⁻ᵀ for the trees eliminated later.
+            for &j in &self.later[k] {
+                let (sj, nj) = blocks[j];
+                for r in sj..sj + nj {
+                    for c in 0..nk {
+                        let mut s = h[r * n + sk + c];
+                        for m in 0..c {
+                            s -= h[r * n + sk + m] * h[(sk + c) * n + sk + m];
+                        }
+                        h[r * n + sk + c] = s / h[(sk + c) * n + sk + c];
+                    }
+                }
+            }
+            // Schur complement: H_ab −= L_ak L_bkᵀ for a after-or-equal b.
+            for (ia, &a) in self.later[k].iter().enumerate() {
+                let (sa, na) = blocks[a];
+                for &b in &self.later[k][..=ia] {
+                    let (sb, nb) = blocks[b];
+                    for r in 0..na {
+                        let cmax = if a == b { r + 1 } else { nb };
+                        for c in 0..cmax {
+                            let mut s = T::zero();
+                            for m in 0..nk {
+                                s += h[(sa + r) * n + sk + m] * h[(sb + c) * n + sk + m];
+                            }
+                            h[(sa + r) * n + sb + c] -= s;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Solves L Lᵀ x = b in place with the factor from [`Self::factor`].
+    pub fn solve<T: Real>(&self, l: &[T], n: usize, blocks: &[(usize, usize)], b: &mut [T]) {
+        for &k in &self.order {
+            let (sk, nk) = blocks[k];
+            for r in 0..nk {
+                let mut s = b[sk + r];
+                for m in 0..r {
+                    s -= l[(sk + r) * n + sk + m] * b[sk + m];
+                }
+                b[sk + r] = s / l[(sk + r) * n + sk + r];
+            }
+            for &a in &self.later[k] {
+                let (sa, na) = blocks[a];
+                for r in 0..na {
+                    let mut s = T::zero();
+                    for m in 0..nk {
+                        s += l[(sa + r) * n + sk + m] * b[sk + m];
+                    }
+                    b[sa + r] -= s;
+                }
+            }
+        }
+        for &k in self.order.iter().rev() {
+            let (sk, nk) = blocks[k];
+            for &a in &self.later[k] {
+                let (sa, na) = blocks[a];
+                for m in 0..nk {
+                    let mut s = T::zero();
+                    for r in 0..na {
+                        s += l[(sa + r) * n + sk + m] * b[sa + r];
+                    }
+                    b[sk + m] -= s;
+                }
+            }
+            for r in (0..nk).rev() {
+                let mut s = b[sk + r];
+                for m in r + 1..nk {
+                    s -= l[(sk + m) * n + sk + r] * b[sk + m];
+                }
+                b[sk + r] = s / l[(sk + r) * n + sk + r];
+            }
+        }
+    }
+}
+
+fn add_edge(adj: &mut [Vec<usize>], a: usize, b: usize) {
+    if !adj[a].contains(&b) {
+        adj[a].push(b);
+        adj[b].push(a);
+    }
+}
+
+/// In-place Cholesky of the diagonal block at (s, s) of size m in dense
+/// n × n storage (lower triangle).
+fn dense_block_cholesky<T: Real>(h: &mut [T], n: usize, s: usize, m: usize) -> Result<(), CholeskyError> {
+    for j in 0..m {
+        let mut d = h[(s + j) * n + s + j];
+        for k in 0..j {
+            let l = h[(s + j) * n + s + k];
+            d -= l * l;
+        }
+        if !(d > T::zero()) || !d.is_finite() {
+            return Err(CholeskyError { pivot: s + j });
+        }
+        let d = d.sqrt();
+        h[(s + j) * n + s + j] = d;
+        for i in j + 1..m {
+            let mut v = h[(s + i) * n + s + j];
+            for k in 0..j {
+                v -= h[(s + i) * n + s + k] * h[(s + j) * n + s + k];
+            }
+            h[(s + i) * n + s + j] = v / d;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Block-sparse and dense factorizations solve the same system: a
+    /// random SPD matrix over 5 blocks with a chain-plus-star coupling.
+    #[test]
+    fn block_factor_solves_like_dense() {
+        let blocks = vec![(0, 3), (3, 2), (5, 4), (9, 1), (10, 3)];
+        let n = 13;
+        let coupled = [(0usize, 2usize), (2, 4), (1, 2), (3, 4)];
+        let block_of = |i: usize| blocks.iter().position(|&(s, m)| i >= s && i < s + m).unwrap();
+        let mut seed = 12345u64;
+        let mut rnd = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((seed >> 11) as f64 / (1u64 << 53) as f64) - 0.5
+        };
+        // B with the allowed pattern, H = B Bᵀ + I.
+        let mut bm = vec![0.0; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                let (a, b) = (block_of(i), block_of(j));
+                if a == b || coupled.contains(&(a.min(b), a.max(b))) {
+                    bm[i * n + j] = rnd();
+                }
+            }
+        }
+        // Keep H's pattern inside the coupling: use H = D + Σ pattern entries (symmetrised).
+        let mut h = vec![0.0; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                h[i * n + j] = 0.5 * (bm[i * n + j] + bm[j * n + i]);
+            }
+            h[i * n + i] += n as f64;
+        }
+        let mut p = IcfProblem::<f64>::new(n);
+        p.blocks = blocks.clone();
+        p.dof_block = (0..n).map(block_of).collect();
+        // One fake contact per coupled pair, spanning one dof of each tree.
+        for &(a, b) in &coupled {
+            let start = p.jac_dof.len();
+            p.jac_dof.push(blocks[a].0);
+            p.jac_dof.push(blocks[b].0);
+            p.jac_col.push(crate::math::Vec3::zero());
+            p.jac_col.push(crate::math::Vec3::zero());
+            p.contacts.push(super::super::ContactConstraint { jac_start: start, jac_len: 2, ..Default::default() });
+        }
+        let mut s = BlockStructure::default();
+        s.analyze(&p);
+        let mut l = h.clone();
+        s.factor(&mut l, n, &blocks).unwrap();
+        let rhs: Vec<f64> = (0..n).map(|i| (i as f64).sin()).collect();
+        let mut x = rhs.clone();
+        s.solve(&l, n, &blocks, &mut x);
+        for i in 0..n {
+            let r: f64 = (0..n).map(|j| h[i * n + j] * x[j]).sum();
+            assert!((r - rhs[i]).abs() < 1e-12, "row {i}: {r} vs {}", rhs[i]);
+        }
+    }
+}
