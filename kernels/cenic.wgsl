@@ -296,8 +296,8 @@ fn support(w: u32, g: u32, u: vec3f) -> f32 {
     }
 }
 
-/// Closest points of segments p1 + s d1 and p2 + t d2 (s, t ∈ [0, 1]): their distance.
-fn segment_distance(p1: vec3f, d1: vec3f, p2: vec3f, d2: vec3f) -> f32 {
+/// Closest points of segments p1 + s d1 and p2 + t d2 (s, t ∈ [0, 1]).
+fn segment_closest(p1: vec3f, d1: vec3f, p2: vec3f, d2: vec3f) -> array<vec3f, 2> {
     let r = p1 - p2;
     let a = dot3(d1, d1);
     let e = dot3(d2, d2);
@@ -305,7 +305,7 @@ fn segment_distance(p1: vec3f, d1: vec3f, p2: vec3f, d2: vec3f) -> f32 {
     var s = 0.0;
     var t = 0.0;
     if (a <= 1e-12 && e <= 1e-12) {
-        return sqrt(dot3(r, r));
+        return array<vec3f, 2>(p1, p2);
     }
     if (a <= 1e-12) {
         t = clamp(f / e, 0.0, 1.0);
@@ -329,8 +329,7 @@ fn segment_distance(p1: vec3f, d1: vec3f, p2: vec3f, d2: vec3f) -> f32 {
             }
         }
     }
-    let dd = (p1 + d1 * s) - (p2 + d2 * t);
-    return sqrt(dot3(dd, dd));
+    return array<vec3f, 2>(p1 + d1 * s, p2 + d2 * t);
 }
 
 /// The segment of a sphere (a point) or capsule: start and direction.
@@ -343,39 +342,49 @@ fn core_segment(w: u32, g: u32) -> array<vec3f, 2> {
     return array<vec3f, 2>(c, vec3f(0.0));
 }
 
-/// A lower bound on the distance between geoms a < b (m), exact for a
-/// plane against any primitive, and between spheres and capsules (and a
-/// sphere and a box); otherwise the largest gap between the shapes'
-/// projections on the centre line and the geoms' axes (exact for
-/// face-separated boxes).
-fn distance_lower_bound(w: u32, a: u32, b: u32) -> f32 {
+/// A unit vector along d, or +z when d is zero.
+fn unit_or_z(d: vec3f) -> vec3f {
+    let n = sqrt(dot3(d, d));
+    if (n > 0.0) {
+        return d / n;
+    }
+    return vec3f(0.0, 0.0, 1.0);
+}
+
+/// A separation estimate between geoms a < b: (distance lower bound (m),
+/// unit normal from a to b). Exact for a plane against any primitive, and
+/// between spheres and capsules (and a sphere and a box); otherwise the
+/// largest gap between the shapes' projections on the centre line and the
+/// geoms' axes (exact for face-separated boxes), along that axis.
+struct Separation {
+    dist: f32,
+    normal: vec3f,
+}
+
+fn separation(w: u32, a: u32, b: u32) -> Separation {
     let ka = geoms[a].kind;
     let kb = geoms[b].kind;
     let xa = unpack3(geom_xpos[geom_at(w, a)]);
     let xb = unpack3(geom_xpos[geom_at(w, b)]);
     if (ka == 0u && kb == 0u) {
-        return BIG;
+        return Separation(BIG, vec3f(0.0, 0.0, 1.0));
     }
-    if (ka == 0u || kb == 0u) {
-        var pl = a;
-        var o = b;
-        var xp = xa;
-        var xo = xb;
-        if (kb == 0u) {
-            pl = b;
-            o = a;
-            xp = xb;
-            xo = xa;
-        }
-        let n = geom_axis(w, pl, 2u);
-        return dot3(n, xo - xp) - support(w, o, n);
+    if (ka == 0u) {
+        let n = geom_axis(w, a, 2u);
+        return Separation(dot3(n, xb - xa) - support(w, b, n), n);
+    }
+    if (kb == 0u) {
+        let n = geom_axis(w, b, 2u);
+        return Separation(dot3(n, xa - xb) - support(w, a, n), -n);
     }
     let round_a = ka == 1u || ka == 2u;
     let round_b = kb == 1u || kb == 2u;
     if (round_a && round_b) {
         let sa = core_segment(w, a);
         let sb = core_segment(w, b);
-        return segment_distance(sa[0], sa[1], sb[0], sb[1]) - geoms[a].size.x - geoms[b].size.x;
+        let p = segment_closest(sa[0], sa[1], sb[0], sb[1]);
+        let d = p[1] - p[0];
+        return Separation(sqrt(dot3(d, d)) - geoms[a].size.x - geoms[b].size.x, unit_or_z(d));
     }
     if ((ka == 1u && kb == 3u) || (ka == 3u && kb == 1u)) {
         var sp = a;
@@ -385,29 +394,41 @@ fn distance_lower_bound(w: u32, a: u32, b: u32) -> f32 {
             bx = a;
         }
         // Sphere centre against the box: clamp in the box frame.
-        let d = unpack3(geom_xpos[geom_at(w, sp)]) - unpack3(geom_xpos[geom_at(w, bx)]);
+        let cs = unpack3(geom_xpos[geom_at(w, sp)]);
+        let cb = unpack3(geom_xpos[geom_at(w, bx)]);
         let hs = geoms[bx].size;
-        var out = vec3f(0.0);
+        var q = cb;
         for (var k = 0u; k < 3u; k++) {
-            let x = dot3(d, geom_axis(w, bx, k));
-            out[k] = x - clamp(x, -hs[k], hs[k]);
+            let ax = geom_axis(w, bx, k);
+            q += ax * clamp(dot3(cs - cb, ax), -hs[k], hs[k]);
         }
-        return sqrt(dot3(out, out)) - geoms[sp].size.x;
+        let d = cs - q;
+        var n = unit_or_z(d);
+        if (sp == a) {
+            n = -n;
+        }
+        return Separation(sqrt(dot3(d, d)) - geoms[sp].size.x, n);
     }
     let d = xb - xa;
     let dn = sqrt(dot3(d, d));
-    var best = -BIG;
+    var best = Separation(-BIG, vec3f(0.0, 0.0, 1.0));
     if (dn > 0.0) {
         let u = d / dn;
-        best = dn - support(w, a, u) - support(w, b, u);
+        best = Separation(dn - support(w, a, u) - support(w, b, u), u);
     }
     for (var k = 0u; k < 6u; k++) {
         var g = a;
         if (k >= 3u) {
             g = b;
         }
-        let u = geom_axis(w, g, k % 3u);
-        best = max(best, abs(dot3(u, d)) - support(w, a, u) - support(w, b, u));
+        var u = geom_axis(w, g, k % 3u);
+        if (dot3(u, d) < 0.0) {
+            u = -u;
+        }
+        let gap = dot3(u, d) - support(w, a, u) - support(w, b, u);
+        if (gap > best.dist) {
+            best = Separation(gap, u);
+        }
     }
     return best;
 }
@@ -431,57 +452,91 @@ fn lower_distance(w: u32, a: u32, b: u32) -> f32 {
     return sqrt(dot3(d, d)) - ga.rbound - gb.rbound;
 }
 
-/// Speed bound of every point of geom g over a step hs (m/s): centre speed,
-/// spin times the bounding radius, and gravity's velocity gain.
-fn geom_speed(w: u32, g: u32, hs: f32) -> f32 {
+/// A geom's centre velocity (m/s), its body's angular velocity (rad/s) and
+/// bounding radius (m; 0 for planes); all zero for a static geom.
+struct GeomMotion {
+    c: vec3f,
+    w: vec3f,
+    r: f32,
+}
+
+fn geom_motion(w: u32, g: u32) -> GeomMotion {
     let gm = geoms[g];
     if (bodies[gm.body].weld == 0u) {
-        return 0.0;
+        return GeomMotion(vec3f(0.0), vec3f(0.0), 0.0);
     }
     let cv = unpack_motion(cvel[body_at(w, gm.body)]);
     let r = unpack3(geom_xpos[geom_at(w, g)]) - unpack3(body_ref[body_at(w, gm.body)]);
-    let c = cv.lin + cross3(cv.ang, r);
-    return sqrt(dot3(c, c)) + sqrt(dot3(cv.ang, cv.ang)) * gm.rbound + cenic_params.gravity * hs;
+    // Planes carry f32::MAX as their (infinite) bounding radius.
+    return GeomMotion(cv.lin + cross3(cv.ang, r), cv.ang, select(gm.rbound, 0.0, gm.rbound > 1e37));
 }
 
-/// World::impact_bound: the largest step (≤ hs) during which no two geoms
-/// farther apart than the skin can touch. Pairs with contacts at x0 use the
-/// closest contact's distance (as the CPU's narrow phase); others are at
-/// least the contact margin plus the skin apart (the collision found
-/// nothing closer) and at least distance_lower_bound.
+/// Upper bound on the speed of any point of a geom (m/s).
+fn motion_speed(m: GeomMotion) -> f32 {
+    return sqrt(dot3(m.c, m.c)) + sqrt(dot3(m.w, m.w)) * m.r;
+}
+
+/// World::impact_bound (seed eq. 3): the largest step (≤ hs) during which
+/// no two geoms farther apart than the skin can touch, each gap shrinking
+/// at most at the approach speed along its normal, n·(v_A − v_B) +
+/// |n × ω_A| r_A + |n × ω_B| r_B, plus |n·g|·t from gravity. Pairs with
+/// contacts at x0 use the closest contact (as the CPU's narrow phase); the
+/// others are at least the contact margin plus the skin apart (the
+/// collision found nothing closer) and at least their separation().
 fn impact_bound(w: u32, hs: f32) -> f32 {
     let skin = cenic_params.skin;
+    let grav = dims.gravity.xyz;
+    let gnorm = sqrt(dot3(grav, grav));
     var bound = hs;
     let ncon = icf_world[w].ncon;
     let complete = icf_world[w].overflow == 0u;
     for (var pi = 0u; pi < cenic_params.npair; pi++) {
         let pr = cenic_pairs[pi];
-        let s = geom_speed(w, pr.a, hs) + geom_speed(w, pr.b, hs);
-        if (s <= 0.0) {
-            continue;
-        }
-        let travel = s * bound;
+        let ma = geom_motion(w, pr.a);
+        let mb = geom_motion(w, pr.b);
+        let travel = (motion_speed(ma) + motion_speed(mb)) * bound + 0.5 * gnorm * bound * bound;
         if (lower_distance(w, pr.a, pr.b) > travel + skin) {
             continue;
         }
         var phi = BIG;
+        var n = vec3f(0.0, 0.0, 1.0);
         var found = false;
         for (var ci = 0u; ci < ncon; ci++) {
             let c = contacts[con_at(w, ci)];
-            if ((c.geom.x == pr.a && c.geom.y == pr.b) || (c.geom.x == pr.b && c.geom.y == pr.a)) {
-                phi = min(phi, c.dist);
+            let same = c.geom.x == pr.a && c.geom.y == pr.b;
+            if ((same || (c.geom.x == pr.b && c.geom.y == pr.a)) && c.dist < phi) {
+                phi = c.dist;
+                n = select(-c.normal, c.normal, same);
                 found = true;
             }
         }
         if (!found) {
-            phi = distance_lower_bound(w, pr.a, pr.b);
+            let sep = separation(w, pr.a, pr.b);
+            phi = sep.dist;
+            n = sep.normal;
             if (complete) {
                 phi = max(phi, pr.margin + skin);
             }
+            if (phi > travel + skin) {
+                continue;
+            }
         }
-        if (phi >= skin && phi <= travel + skin) {
-            bound = min(bound, (phi - 0.5 * skin) / s);
+        if (!(phi >= skin)) {
+            continue;
         }
+        let v_app = dot3(n, ma.c - mb.c) + sqrt(dot3(cross3(n, ma.w), cross3(n, ma.w))) * ma.r
+            + sqrt(dot3(cross3(n, mb.w), cross3(n, mb.w))) * mb.r;
+        let acc = abs(dot3(n, grav));
+        let allowed = phi - 0.5 * skin;
+        // Largest t with v_app·t + ½·acc·t² ≤ allowed, without cancellation.
+        let root = sqrt(v_app * v_app + 2.0 * acc * allowed);
+        var t = BIG;
+        if (v_app > 0.0) {
+            t = 2.0 * allowed / (v_app + root);
+        } else if (acc > 0.0) {
+            t = (root - v_app) / acc;
+        }
+        bound = min(bound, t);
     }
     return bound;
 }

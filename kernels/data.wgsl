@@ -467,8 +467,7 @@ struct CenicParams {
     velocity_time_scale: f32,
     /// Speculative contact skin (m).
     skin: f32,
-    /// |gravity| (m/s²).
-    gravity: f32,
+    _pad1: f32,
     /// 1.0, opaque to the shader compiler: multiplying by it keeps the
     /// compensated (two-sum) time arithmetic from being simplified away.
     one: f32,

@@ -31,14 +31,11 @@
 //! - Error-controlled step sizes (`TOL_STEPS`): both paths take the same
 //!   decisions from error estimates that agree to ~1e-6 in flight (h to
 //!   ~4e-7). Through the impact the estimates (differences of nearly equal
-//!   f32 states, through a stiff contact) agree to ~3e-3, and h to ≤ 5e-3
-//!   (steps 17–40, measured). The bounce (step 41, 6 ms with the contact
-//!   releasing inside the step) amplifies that 0.3% difference of h into 4%
-//!   of the error estimate; the free flight after it is limited by the
-//!   impact bound, which follows the ~3% shifted trajectory. The bound 5e-2
-//!   still fails on a different decision: a rejection (h·≤0.9·…), the
-//!   hysteresis band (20%), the impact bound or the clamps, or a wrong
-//!   error norm or step-size rule.
+//!   f32 states, through a stiff contact) agree to a few 1e-3, and h, which
+//!   grows as err^(−½), to ≤ 4e-3 over the first 50 steps (measured,
+//!   printed). The bound 2e-2 fails on any different decision: a rejection
+//!   (h·≤0.9·…), the hysteresis band (20%), the impact bound or the clamps,
+//!   or a wrong error norm or step-size rule.
 
 mod common;
 
@@ -54,7 +51,7 @@ use std::sync::{Arc, OnceLock};
 const TOL_STEP_Q: f64 = 1e-5;
 const TOL_STEP_V: f64 = 1e-2;
 const TOL_FREE_CUBE: f64 = 5e-4;
-const TOL_STEPS: f64 = 5e-2;
+const TOL_STEPS: f64 = 2e-2;
 
 fn context() -> Option<Arc<GpuContext>> {
     static CTX: OnceLock<Option<Arc<GpuContext>>> = OnceLock::new();
@@ -229,12 +226,8 @@ fn error_controlled_step_sizes_match_cpu_f32() {
     let steps = gpu.step_records(0).unwrap();
     assert!(cpu.steps.len() >= 50 && steps.len() >= 50, "fewer than 50 steps: {} / {}", cpu.steps.len(), steps.len());
     let mut worst: f64 = 0.0;
-    let mut worst_before_bounce: f64 = 0.0;
     for (k, (g, c)) in steps.iter().zip(&cpu.steps).take(50).enumerate() {
         let rel = (g.1 - c.h).abs() / c.h;
-        if k <= 40 {
-            worst_before_bounce = worst_before_bounce.max(rel);
-        }
         assert!(
             rel <= TOL_STEPS,
             "step {k}: GPU h = {:.6e} s at t = {:.6} s, CPU h = {:.6e} s at t = {:.6} s",
@@ -250,7 +243,7 @@ fn error_controlled_step_sizes_match_cpu_f32() {
     let first_contact = cpu.steps.iter().position(|s| s.contacts > 0).unwrap();
     eprintln!(
         "first 50 accepted steps (the first contact at step {first_contact}): largest relative difference of h \
-         {worst_before_bounce:.2e} in steps 0–40, {worst:.2e} in steps 0–49; h from {:.2e} to {:.2e} s",
+         {worst:.2e}; h from {:.2e} to {:.2e} s",
         cpu.steps[..50].iter().map(|s| s.h).fold(f64::INFINITY, f64::min),
         cpu.steps[..50].iter().map(|s| s.h).fold(0.0, f64::max)
     );

@@ -43,8 +43,8 @@ pub struct GpuCenicParams {
     pub velocity_time_scale: f32,
     /// Speculative contact skin (m).
     pub skin: f32,
-    /// |gravity| (m/s²).
-    pub gravity: f32,
+    /// Padding.
+    pub _pad1: f32,
     /// 1.0 (an opaque multiplier that keeps two-sum exact).
     pub one: f32,
     /// Interval of the current advance as (hi, lo) (s).
@@ -217,7 +217,6 @@ pub fn struct_layouts() -> Vec<StructLayout> {
                 min_step,
                 velocity_time_scale,
                 skin,
-                gravity,
                 one,
                 advance_dt
             ]
@@ -281,8 +280,7 @@ pub fn geom_pairs(model: &Model) -> Vec<GpuGeomPair> {
 }
 
 /// Settings for `mode` (with `record_capacity` step records per world).
-pub fn params_for(model: &Model, mode: &Mode, npair: usize, record_capacity: usize) -> GpuCenicParams {
-    let g = model.options.gravity;
+pub fn params_for(mode: &Mode, npair: usize, record_capacity: usize) -> GpuCenicParams {
     let mut p = GpuCenicParams {
         mode: 0,
         conservative_advancement: 0,
@@ -294,7 +292,7 @@ pub fn params_for(model: &Model, mode: &Mode, npair: usize, record_capacity: usi
         min_step: 0.0,
         velocity_time_scale: 0.0,
         skin: 0.0,
-        gravity: (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt() as f32,
+        _pad1: 0.0,
         one: 1.0,
         advance_dt: [0.0; 2],
         _pad2: [0.0; 2],
@@ -366,7 +364,7 @@ impl CenicBuffers {
         record_capacity: usize,
     ) -> Result<Self, GpuError> {
         let pairs = geom_pairs(model);
-        let params = params_for(model, mode, pairs.len(), record_capacity);
+        let params = params_for(mode, pairs.len(), record_capacity);
         let weights: Vec<f32> = (0..model.nv)
             .map(|i| match mode {
                 Mode::ErrorControlled(c) => c.weights.get(i).copied().unwrap_or(1.0) as f32,
