@@ -332,6 +332,10 @@ fn icf_solve(
             icf_world[w].tol0 = tol0;
             icf_world[w].tolerance = tol0;
             icf_world[w].phase = NEWTON_RUNNING;
+            // Until it finishes, the solve reads as not converged (a caller
+            // that stops dispatching early sees a failure, never a stale OK).
+            icf_world[w].status = SOLVE_MAX_ITERATIONS;
+            icf_world[w].detail = f32(prm.max_iterations);
         }
     } else {
         iter = wg_bcast_u32(lid, icf_world[w].iterations);

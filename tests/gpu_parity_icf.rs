@@ -328,7 +328,7 @@ fn check_model(name: &str, model: Arc<Model>, cases: Vec<WorldCase>, ncon: usize
     let mut gpu = GpuDynamics::new(ctx.clone(), model.clone(), NWORLD).unwrap();
     gpu.set_contact_capacity(ncon).unwrap();
     let contacts = HostCollision::new(&ctx, &model, NWORLD, ncon).unwrap();
-    let icf = IcfBuffers::new(&ctx, &model, NWORLD, ncon).unwrap();
+    let mut icf = IcfBuffers::new(&ctx, &model, NWORLD, ncon).unwrap();
     let sources: [&dyn BufferSource; 4] = [gpu.gpu_model(), gpu.gpu_data(), &contacts, &icf];
     let kernels = IcfKernels::new(&ctx, NWORLD, ncon, &sources).unwrap();
     let readback = Readback::new(&ctx, Readback::DEFAULT_SIZE);

@@ -244,7 +244,7 @@ impl GpuBatch {
         let mut dynamics = GpuDynamics::new(ctx.clone(), model.clone(), nworld)?;
         dynamics.set_contact_capacity(ncon)?;
         let collision = HostCollision::new(&ctx, &model, nworld, ncon)?;
-        let icf_buffers = IcfBuffers::new(&ctx, &model, nworld, ncon)?;
+        let mut icf_buffers = IcfBuffers::new(&ctx, &model, nworld, ncon)?;
         let cenic_buffers = CenicBuffers::new(&ctx, &model, nworld, &mode, options.record_steps)?;
         let (h_initial, solver) = match &mode {
             Mode::Fixed { dt } => (*dt, options.solver),
@@ -405,7 +405,8 @@ impl GpuBatch {
     fn run_ops(&mut self, ops: &[Op]) -> Result<(), GpuError> {
         let mut start = 0;
         for (k, op) in ops.iter().enumerate() {
-            let boundary = matches!(op, Op::Collide) || (matches!(op, Op::Solve) && self.icf.resumable());
+            let boundary =
+                matches!(op, Op::Collide) || (matches!(op, Op::Solve) && self.icf_buffers.solve_dispatches().is_none());
             if !boundary {
                 continue;
             }
@@ -435,7 +436,9 @@ impl GpuBatch {
                     Op::Build => self.icf.encode_build(pass),
                     Op::ChooseStep => self.cenic.choose_step.encode(pass),
                     Op::SetTimeStep => self.icf.encode_set_time_step(pass),
-                    Op::Solve => self.icf.encode_solve(pass),
+                    Op::Solve => {
+                        self.icf.encode_solves(pass, &self.icf_buffers);
+                    }
                     Op::AfterFull => self.cenic.after_full.encode(pass),
                     Op::IntegrateQ => self.dynamics.encode(pass, Stage::IntegrateQ),
                     Op::FinishFixed => self.cenic.finish_fixed.encode(pass),

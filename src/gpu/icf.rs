@@ -94,6 +94,41 @@ impl GpuIcfParams {
     }
 }
 
+/// Dispatches of `icf_solve` that surely finish every solve of a model
+/// with `nv` dofs and `ncon` contacts per world within `max_iterations`
+/// Newton iterations on a software adapter, from an upper bound on one
+/// iteration's loop count (the kernel's `solver_costs` with the worst-case
+/// row lengths); `None` when more than `max_dispatches` would be needed
+/// (then the host checks after each dispatch instead).
+pub fn software_solve_dispatches(
+    nv: usize,
+    ncon: usize,
+    layout: IcfLayout,
+    params: &SolverParams,
+    max_dispatches: usize,
+) -> Option<usize> {
+    let t = SOLVER_THREADS as f64;
+    let nvf = nv as f64;
+    let r = (nvf / t).ceil();
+    let c = (ncon as f64 / t).ceil();
+    let nd = layout.ndofc as f64;
+    let gl = (layout.ngain + layout.nlimit) as f64;
+    let lmax = r * ncon as f64;
+    let red = 8.0;
+    let eval = c * (1.0 + nd) + r * (3.0 + 2.0 * nvf + gl) + lmax * (1.0 + nd) + red;
+    let chol = nvf * (4.0 + 2.0 * r) + r * (nvf * nvf / 8.0 + 4.0 * nvf) + r;
+    let solve = 2.0 * nvf * (2.0 + r);
+    let ls = r * (1.0 + nvf)
+        + c * (1.0 + nd)
+        + red
+        + (params.max_line_search_iterations as f64 + 3.0) * (c + gl + red + 2.0);
+    let iteration = ((eval + chol + solve + ls + r * (1.0 + nvf) + 6.0 * (r + red)) * 1.25 + 64.0) * 1.01 + 1.0;
+    let spent0 = 64.0 + 4.0 * r + 32.0;
+    let per_dispatch = (((SOFTWARE_LOOP_BUDGET as f64 - spent0) / iteration).floor() as usize).max(1);
+    let n = params.max_iterations.div_ceil(per_dispatch).max(1);
+    (n <= max_dispatches).then_some(n)
+}
+
 /// True for adapters that run shaders on the CPU (lavapipe): their
 /// invocations have a loop budget, so solves are resumed across dispatches.
 pub fn is_software(ctx: &GpuContext) -> bool {
@@ -651,6 +686,10 @@ pub struct IcfBuffers {
     pub rows: StorageBuffer<u32>,
     /// Unfinished-solve counter.
     pub counter: StorageBuffer<u32>,
+    /// `icf_solve` dispatches that finish every solve without checking
+    /// (`None`: dispatch and check until none is unfinished).
+    solve_dispatches: Option<usize>,
+    software: bool,
 }
 
 impl std::fmt::Debug for IcfBuffers {
@@ -714,6 +753,8 @@ impl IcfBuffers {
             vec: StorageBuffer::new(ctx, "icf_vec", nworld * IcfVec::COUNT * nv)?,
             rows: StorageBuffer::new(ctx, "icf_rows", nworld * nv * (ncon + 1))?,
             counter: StorageBuffer::new(ctx, "icf_counter", 4)?,
+            solve_dispatches: Self::dispatches(is_software(ctx), nv, ncon, layout, &SolverParams::default()),
+            software: is_software(ctx),
         })
     }
 
@@ -723,9 +764,22 @@ impl IcfBuffers {
     }
 
     /// Sets the Newton solver settings of every world.
-    pub fn set_params(&self, ctx: &GpuContext, params: &SolverParams) {
-        let p = GpuIcfParams::new(params, is_software(ctx));
+    pub fn set_params(&mut self, ctx: &GpuContext, params: &SolverParams) {
+        let p = GpuIcfParams::new(params, self.software);
         ctx.queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&p));
+        self.solve_dispatches = Self::dispatches(self.software, self.nv, self.ncon, self.layout, params);
+    }
+
+    /// One dispatch per solve on hardware adapters; on software adapters a
+    /// few when that surely suffices ([`software_solve_dispatches`]).
+    fn dispatches(software: bool, nv: usize, ncon: usize, layout: IcfLayout, params: &SolverParams) -> Option<usize> {
+        if software { software_solve_dispatches(nv, ncon, layout, params, 4) } else { Some(1) }
+    }
+
+    /// `icf_solve` dispatches that surely finish every solve, or `None` when
+    /// the host must check between dispatches ([`IcfKernels::solve`]).
+    pub fn solve_dispatches(&self) -> Option<usize> {
+        self.solve_dispatches
     }
 
     /// Writes row `row` of world `world`'s vector block (nv values).
@@ -905,7 +959,6 @@ pub struct IcfKernels {
     evaluate: Kernel,
     solve: Kernel,
     count_unfinished: Kernel,
-    resumable: bool,
 }
 
 impl IcfKernels {
@@ -929,14 +982,7 @@ impl IcfKernels {
             evaluate: Kernel::new(ctx, Self::COST, "icf_evaluate", coop, sources)?,
             solve: Kernel::new(ctx, Self::SOLVER, "icf_solve", coop, sources)?,
             count_unfinished: Kernel::new(ctx, Self::SOLVER, "icf_count_unfinished", nworld, sources)?,
-            resumable: is_software(ctx),
         })
-    }
-
-    /// True when a solve may need several dispatches ([`IcfKernels::solve`]):
-    /// on software adapters, whose shader invocations have a loop budget.
-    pub fn resumable(&self) -> bool {
-        self.resumable
     }
 
     /// Encodes [`crate::icf::IcfBuilder::build`] for the solving worlds (needs
@@ -959,18 +1005,34 @@ impl IcfKernels {
     }
 
     /// Encodes one dispatch of [`crate::icf::IcfSolver::solve`] from the warm
-    /// start in row [`IcfVec::V`]. On hardware adapters one dispatch finishes
-    /// every solve; otherwise use [`IcfKernels::solve`].
+    /// start in row [`IcfVec::V`] (see [`IcfKernels::encode_solves`]).
     pub fn encode_solve(&self, pass: &mut wgpu::ComputePass<'_>) {
         self.solve.encode(pass);
     }
 
-    /// Solves every solving world's problem to the end: one dispatch, then
-    /// (on software adapters) more while a 4-byte readback of the number of
-    /// unfinished solves is non-zero.
+    /// Encodes the dispatches that finish every solve, when their number
+    /// is known in advance ([`IcfBuffers::solve_dispatches`]); returns false
+    /// (encoding nothing) otherwise.
+    pub fn encode_solves(&self, pass: &mut wgpu::ComputePass<'_>, buffers: &IcfBuffers) -> bool {
+        let Some(n) = buffers.solve_dispatches() else { return false };
+        for _ in 0..n {
+            self.encode_solve(pass);
+        }
+        true
+    }
+
+    /// Solves every solving world's problem to the end: the known number of
+    /// dispatches, or (software adapters, large problems) dispatches while a
+    /// 4-byte readback of the number of unfinished solves is non-zero.
     pub fn solve(&self, ctx: &GpuContext, buffers: &IcfBuffers, readback: &Readback) -> Result<(), GpuError> {
-        run_pass(ctx, "icf_solve", |pass| self.encode_solve(pass))?;
-        while self.resumable {
+        let mut known = false;
+        run_pass(ctx, "icf_solve", |pass| {
+            known = self.encode_solves(pass, buffers);
+            if !known {
+                self.encode_solve(pass);
+            }
+        })?;
+        while !known {
             buffers.counter.write_at(ctx, 0, &[0])?;
             run_pass(ctx, "icf_count_unfinished", |pass| self.count_unfinished.encode(pass))?;
             if buffers.counter.read_range(ctx, readback, 0, 1)?[0] == 0 {
