@@ -249,6 +249,173 @@ struct Contact {
 /// is the world's overflow, reported to the host, never dropped silently.
 @group(0) @binding(61) var<storage, read_write> contact_count: array<atomic<u32>>;
 
+/// Sizes of the collision stage (src/gpu/collision.rs GpuCollisionInfo).
+struct CollisionInfo {
+    /// Entries of `collision_pairs`.
+    npair: u32,
+    /// Always 2: the bound of the loop that checks the driver's loop budget.
+    loop_check: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+/// One narrow-phase pass (src/gpu/collision.rs GpuCollisionPass): the
+/// candidate pairs `pass_pairs[start .. start + count]`, one thread per
+/// (pair, world).
+struct CollisionPass {
+    start: u32,
+    count: u32,
+    /// 0: count contacts; 1: write them (after `collide`).
+    write: u32,
+    _pad0: u32,
+}
+
+/// collision_status bits: the driver's loop budget ran out (Mesa llvmpipe),
+/// a recomputed manifold disagreed with its count.
+const STATUS_LOOP_BUDGET: u32 = 1u;
+const STATUS_RECOMPUTE: u32 = 2u;
+
+/// A candidate geom pair (src/gpu/collision.rs GpuCollisionPair), from the
+/// host's filtered list (Model::geoms_can_collide, no plane–plane pairs),
+/// sorted ascending by (min, max) geom index like the CPU broadphase output.
+struct CollisionPair {
+    /// Geom ids (A, B) in narrow-phase order (collision::order_pair: A's kind ≤ B's kind).
+    geom: vec2u,
+    /// Body ids (A, B).
+    body: vec2u,
+    /// Narrow-phase routine: kind(A) · 7 + kind(B).
+    kinds: u32,
+    /// Pair margin (m), collision::pair_margin rounded to f32; the world's skin is added.
+    margin: f32,
+    _pad0: u32,
+    _pad1: u32,
+    /// Combined material (Material::combine, f32): stiffness (N/m; +∞ when
+    /// both geoms are rigid), dissipation (s/m), μs, μd.
+    material: vec4f,
+}
+
+/// Per-geom collision constants (src/gpu/collision.rs GpuCollisionGeom).
+struct CollisionGeom {
+    /// Bounding-volume margin max(Options::margin, Geom::margin) (m).
+    margin: f32,
+    /// Mesh geoms: bounding radius of the hull about the geom origin (m).
+    mesh_radius: f32,
+    /// Mesh geoms: first vertex in `mesh_vertices`, vertex count.
+    vert_adr: u32,
+    vert_num: u32,
+    /// Mesh geoms: centre of the local vertex box (m).
+    local_centre: vec3f,
+    /// Mesh geoms: first polygon in `mesh_polygons`.
+    poly_adr: u32,
+    /// Mesh geoms: half-extents of the local vertex box (m).
+    local_half: vec3f,
+    /// Mesh geoms: polygon count.
+    poly_num: u32,
+}
+
+/// A planar face of a convex mesh (src/gpu/collision.rs GpuMeshPolygon).
+struct MeshPolygon {
+    /// Outward unit normal, geom frame.
+    normal: vec3f,
+    /// First entry of its vertex loop in `mesh_polygon_vertices`.
+    start: u32,
+    /// Number of vertices of the loop.
+    count: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+/// An inflated world AABB (m); empty (lo > hi) for planes and non-finite poses.
+struct Aabb {
+    lo: vec3f,
+    _pad0: f32,
+    hi: vec3f,
+    _pad1: f32,
+}
+
+/// EPA capacity on the GPU (kernels/collision.wgsl EPA_MAX_ITERS = 64): polytope
+/// vertices (the initial tetrahedron plus one per expansion), faces (2 per vertex)
+/// and horizon edges (3 per vertex).
+const EPA_NV: u32 = 68u;
+const EPA_NF: u32 = 136u;
+const EPA_NE: u32 = 204u;
+
+/// A vertex of the EPA polytope: support points on A and B (m; w = a − b) and their feature ids.
+struct EpaVertex {
+    a: vec3f,
+    fa: u32,
+    b: vec3f,
+    fb: u32,
+}
+
+/// A face of the EPA polytope: outward unit normal, plane distance (m),
+/// vertex indices, flags (1: alive, 2: seen from the new support point).
+struct EpaFace {
+    n: vec3f,
+    d: f32,
+    idx: vec3u,
+    flags: u32,
+}
+
+/// One point of a contact manifold (collision::ContactPoint): point
+/// midway between the surfaces (m), unit normal A → B, φ (m), feature ids.
+struct ContactPoint {
+    pos: vec3f,
+    normal: vec3f,
+    dist: f32,
+    feature: vec2u,
+}
+
+/// Capacity of the manifold clipping buffers (convex_manifold.rs MAX_CLIP).
+const MAX_CLIP: u32 = 64u;
+
+/// Scratch of one GJK/EPA narrow-phase thread (src/gpu/collision.rs
+/// EPA_SCRATCH_BYTES): the EPA polytope and the manifold clipping buffers.
+struct EpaScratch {
+    v: array<EpaVertex, EPA_NV>,
+    f: array<EpaFace, EPA_NF>,
+    /// Stack of dead face slots.
+    free: array<u32, EPA_NF>,
+    /// Horizon edges.
+    edges: array<vec2u, EPA_NE>,
+    /// Clipped polygon and its vertex ids; ping-pong buffer.
+    clip_out: array<vec3f, MAX_CLIP>,
+    clip_ids: array<u32, MAX_CLIP>,
+    clip_buf: array<vec3f, MAX_CLIP>,
+    clip_bid: array<u32, MAX_CLIP>,
+    /// Candidate manifold points and their distances to the kept ones.
+    cand: array<ContactPoint, MAX_CLIP>,
+    mind: array<f32, MAX_CLIP>,
+}
+
+@group(0) @binding(62) var<uniform> collision_info: CollisionInfo;
+/// Candidate pairs (npair).
+@group(0) @binding(63) var<storage, read> collision_pairs: array<CollisionPair>;
+/// Per geom (ngeom).
+@group(0) @binding(64) var<storage, read> collision_geoms: array<CollisionGeom>;
+/// Hull vertices of every mesh geom, geom frame (m; w unused).
+@group(0) @binding(65) var<storage, read> mesh_vertices: array<vec4f>;
+/// Planar faces of every mesh geom.
+@group(0) @binding(66) var<storage, read> mesh_polygons: array<MeshPolygon>;
+/// Vertex loops of the polygons (mesh-local vertex indices).
+@group(0) @binding(67) var<storage, read> mesh_polygon_vertices: array<u32>;
+/// Extra margin of each world (nworld; m): the speculative contact skin,
+/// added to every pair's margin and bounding volume (Contacts::skin).
+@group(0) @binding(68) var<storage, read> collision_skin: array<f32>;
+/// Bounding volumes (nworld, ngeom), written by `broadphase`.
+@group(0) @binding(69) var<storage, read_write> geom_aabbs: array<Aabb>;
+/// EPA scratch: one block per thread of the largest GJK/EPA pass (1 without such pairs).
+@group(0) @binding(70) var<storage, read_write> collision_scratch: array<EpaScratch>;
+/// This launch's pass (a uniform per pass).
+@group(0) @binding(71) var<uniform> collision_pass: CollisionPass;
+/// Candidate pair indices of all passes, concatenated.
+@group(0) @binding(72) var<storage, read> pass_pairs: array<u32>;
+/// Per (world, candidate pair): the contact count, then the first contact index (nworld, npair).
+@group(0) @binding(73) var<storage, read_write> pair_contacts: array<u32>;
+/// Per world: STATUS_* bits of the last run (0 when all is well).
+@group(0) @binding(74) var<storage, read_write> collision_status: array<atomic<u32>>;
+
 // ---------------------------------------------------------------- ICF and CENIC (bindings 80–119)
 //
 // Twins of src/icf (IcfProblem, IcfSolver) and src/integrator/cenic.rs

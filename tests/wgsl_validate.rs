@@ -9,7 +9,7 @@ use cenic::gpu::context::REQUIRED_STORAGE_BUFFERS_PER_STAGE;
 use cenic::gpu::icf::IcfBuffers;
 use cenic::gpu::model::struct_layouts;
 use cenic::gpu::shaders::{self, STAGES};
-use cenic::gpu::{Field, GpuModel, WORKGROUP_SIZE};
+use cenic::gpu::{Field, GpuCollision, GpuModel, WORKGROUP_SIZE};
 use naga::{Module, TypeInner};
 use std::collections::HashMap;
 
@@ -58,6 +58,7 @@ fn composed_stages_validate_and_bind_known_buffers() {
         .iter()
         .copied()
         .chain(Field::ALL.iter().map(|f| f.name()))
+        .chain(GpuCollision::BUFFER_NAMES)
         .chain(HostCollision::BUFFER_NAMES)
         .chain(IcfBuffers::BUFFER_NAMES)
         .chain(CenicBuffers::BUFFER_NAMES)
@@ -97,8 +98,8 @@ fn binding_table_matches_host_layout() {
     let module = validate("data.wgsl (composed)", &shaders::compose_source(""));
     let vars: HashMap<String, &naga::GlobalVariable> =
         module.global_variables.iter().filter_map(|(_, v)| Some((v.name.clone()?, v))).collect();
-    for name in GpuModel::BUFFER_NAMES {
-        assert!(vars.contains_key(name), "data.wgsl lacks model buffer '{name}'");
+    for name in GpuModel::BUFFER_NAMES.iter().chain(&GpuCollision::BUFFER_NAMES) {
+        assert!(vars.contains_key(*name), "data.wgsl lacks buffer '{name}'");
     }
     // Any model with nv ≠ 1 tells matrix rows from scalars.
     let model = cenic::scenes::cube_toss();
@@ -119,8 +120,11 @@ fn binding_table_matches_host_layout() {
     // Packed model structs: same size and field offsets as the Rust side.
     let structs: HashMap<String, &TypeInner> =
         module.types.iter().filter_map(|(_, t)| Some((t.name.clone()?, &t.inner))).collect();
+    let Some(TypeInner::Struct { span, .. }) = structs.get("EpaScratch") else { panic!("no WGSL struct EpaScratch") };
+    assert_eq!(*span as usize, cenic::gpu::collision::EPA_SCRATCH_BYTES, "size of EpaScratch");
     let layouts = struct_layouts()
         .into_iter()
+        .chain(cenic::gpu::collision::struct_layouts())
         .chain(cenic::gpu::icf::struct_layouts())
         .chain(cenic::gpu::cenic::struct_layouts());
     for (name, size, fields) in layouts {

@@ -6,6 +6,7 @@
 //! | [`kinematics`] | `kernels/kinematics.wgsl` | `src/dynamics/kinematics.rs` |
 //! | [`rnea`] | `kernels/rnea.wgsl` | `src/dynamics/rnea.rs` |
 //! | [`integrate`] | `kernels/integrate.wgsl` | `src/dynamics/integrate.rs` |
+//! | [`collision`] | `kernels/collision.wgsl` | `src/collision/` |
 //! | [`icf`] | `kernels/icf_builder.wgsl`, `icf_cost.wgsl`, `icf_solver.wgsl` | `src/icf/` |
 //! | [`cenic`] | `kernels/cenic.wgsl` | `src/integrator/cenic.rs` |
 //! | [`batch`] ([`GpuBatch`]) | all of the above | `src/batch/` ([`crate::batch::CpuBatch`]) |
@@ -48,6 +49,7 @@
 pub mod batch;
 pub mod buffers;
 pub mod cenic;
+pub mod collision;
 pub mod contact;
 pub mod context;
 pub mod dynamics;
@@ -60,6 +62,7 @@ pub mod shaders;
 
 pub use batch::{GpuBatch, GpuBatchOptions};
 pub use buffers::{BufferSource, Field, GpuData, Readback, StorageBuffer};
+pub use collision::GpuCollision;
 pub use context::{GpuContext, GpuOptions};
 pub use dynamics::{GpuDynamics, Stage};
 pub use model::GpuModel;

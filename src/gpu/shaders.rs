@@ -26,6 +26,7 @@ pub const STAGES: &[(&str, &str)] = &[
     ("kinematics", include_str!("../../kernels/kinematics.wgsl")),
     ("rnea", include_str!("../../kernels/rnea.wgsl")),
     ("integrate", include_str!("../../kernels/integrate.wgsl")),
+    ("collision", include_str!("../../kernels/collision.wgsl")),
     ("icf_builder", include_str!("../../kernels/icf_builder.wgsl")),
     ("icf_cost", include_str!("../../kernels/icf_cost.wgsl")),
     ("icf_solver", include_str!("../../kernels/icf_solver.wgsl")),

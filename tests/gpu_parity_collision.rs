@@ -1,0 +1,779 @@
+//! GPU collision (`kernels/collision.wgsl`, f32) against the CPU f32 path
+//! (`cenic::collision::collide` with `Contacts::<f32>::with_capacity`), from
+//! identical geom poses (the CPU's f32 kinematics uploaded to the GPU), on
+//! 64+ worlds with different random states per model: the cube toss (states
+//! along a CPU-simulated toss and random poses at the table), the clutter of
+//! 20 (states along a CPU-simulated pile-up and random piles in the bin),
+//! every analytic pair type (random poses near contact, plus face-aligned
+//! poses with tiny tilts that exercise the clipping branches), models with
+//! geom and model margins and a per-world skin, a capacity overflow, repeated
+//! runs (bit-identical), and kinematics + collision in one compute pass.
+//! GPU outputs are pre-filled with garbage (NaN floats, 0xDEADBEEF ids).
+//!
+//! What is compared, per world and per geom pair: the contact count and order
+//! (the pairs in the CPU's order, and within a pair the manifold's points with
+//! their feature ids), bodies and combined materials exactly, and φ, the
+//! contact point and the normal within tolerances.
+//!
+//! Tolerances. Both sides evaluate the same formulas in f32 in the same
+//! order; they differ only by the GPU compiler's freedom (fused multiply-add,
+//! the driver's sqrt and division, which WGSL allows a few ulp). Every value
+//! is a short chain of such operations on coordinates of magnitude L = the
+//! pair's geometry size plus its distance from the world origin, so each
+//! difference is a few ulp of L (ulp = 1.2e-7): φ and the contact point
+//! within `TOL_LEN` · L, unit normals within `TOL_NORMAL`. A wrong formula
+//! gives errors of the order of the geometry (≥ 1e-3 L).
+//!
+//! Ill-conditioned values and near-ties. Some outputs are sensitive to the
+//! last bit of the inputs: a normal from two nearly coincident witness points,
+//! or a discrete decision at a threshold (which SAT axis wins, whether a point
+//! is below the margin, face-like or not). For every pair whose values exceed
+//! the tolerance or whose point structure (count, feature ids) differs, the CPU
+//! f32 routine is rerun with the two geoms' poses perturbed by a few ulp
+//! (`PERTURB` · L in position, `PERTURB` rad in rotation; 12 trials). A value
+//! difference is accepted when it is within 4× the spread the CPU itself shows
+//! under those perturbations (counted as "ill-conditioned"); a structure
+//! difference is accepted when the CPU's own structure changes under them
+//! (counted as a "near-tie"). Anything else fails. Near-ties must stay below
+//! `MAX_NEAR_TIE_FRACTION` of the pairs in contact.
+
+mod common;
+
+use cenic::collision::{Contact, ContactPoint, Contacts, Manifold, Shape, collide, narrow_phase_pair, support};
+use cenic::dynamics::{self, Data};
+use cenic::gpu::{Field, GpuCollision, GpuContext, GpuDynamics, GpuError, Stage};
+use cenic::math::{Mat3, Quat, Vec3};
+use cenic::model::{BodySpec, GeomKind, GeomSpec, JointKind, JointSpec, Material, Model, ModelBuilder, WORLD};
+use common::Rng;
+use std::sync::{Arc, OnceLock};
+
+/// φ and contact points: |GPU − CPU| ≤ TOL_LEN · L (see the module docs).
+const TOL_LEN: f64 = 1e-5;
+/// Unit normals: |n_GPU − n_CPU| ≤ TOL_NORMAL.
+const TOL_NORMAL: f64 = 1e-4;
+/// Pose perturbation of the conditioning check (relative position, rad): a few ulp.
+const PERTURB: f64 = 5e-7;
+/// Largest accepted fraction of near-tie pairs among the pairs in contact.
+const MAX_NEAR_TIE_FRACTION: f64 = 0.03;
+
+fn context() -> Option<Arc<GpuContext>> {
+    static CTX: OnceLock<Option<Arc<GpuContext>>> = OnceLock::new();
+    CTX.get_or_init(|| match GpuContext::new() {
+        Ok(c) => {
+            eprintln!("GPU adapter: {}", c.describe());
+            Some(Arc::new(c))
+        }
+        Err(GpuError::NoAdapter(m)) if std::env::var_os("CENIC_REQUIRE_GPU").is_none() => {
+            eprintln!("SKIPPED: no GPU adapter ({m})");
+            None
+        }
+        Err(e) => panic!("GPU context: {e}"),
+    })
+    .clone()
+}
+
+macro_rules! gpu_or_skip {
+    () => {
+        match context() {
+            Some(c) => c,
+            None => {
+                eprintln!("SKIPPED: no GPU adapter");
+                return;
+            }
+        }
+    };
+}
+
+// ---------------------------------------------------------------- states
+
+/// World poses: one q (f64, quaternions unit) per world.
+type States = Vec<Vec<f64>>;
+
+fn quat_mul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
+    (Quat::from_array(a) * Quat::from_array(b)).normalize().to_array()
+}
+
+fn axis_angle(axis: [f64; 3], angle: f64) -> [f64; 4] {
+    Quat::from_axis_angle(Vec3::from_array(axis).normalize(), angle).to_array()
+}
+
+/// One of the 24 rotations of the cube (products of quarter turns about x, y, z).
+fn cube_rotation(rng: &mut Rng) -> [f64; 4] {
+    let quarter = std::f64::consts::FRAC_PI_2;
+    let mut q = [1.0, 0.0, 0.0, 0.0];
+    for axis in [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]] {
+        let k = (rng.next_u64() % 4) as f64;
+        q = quat_mul(q, axis_angle(axis, k * quarter));
+    }
+    q
+}
+
+/// A tilt about a random axis by one of the angles that exercise the
+/// face-like and parallel thresholds (0, ulp-size, below and above 0.02 rad).
+fn small_tilt(rng: &mut Rng) -> [f64; 4] {
+    let angles = [0.0, 1e-6, 1e-4, 3e-3, 0.015, 0.025, 0.1];
+    let a = angles[(rng.next_u64() % angles.len() as u64) as usize];
+    axis_angle([rng.normal(), rng.normal(), rng.normal()], a)
+}
+
+fn rand_dir(rng: &mut Rng) -> Vec3<f64> {
+    Vec3::new(rng.normal(), rng.normal(), rng.normal()).normalize()
+}
+
+/// Support extent h(n) = max over the geom of (x − origin)·n at rotation `rot`.
+fn extent(model: &Model, g: usize, rot: [f64; 4], n: Vec3<f64>) -> f64 {
+    let geom = &model.geoms[g];
+    let s = Shape {
+        kind: geom.kind,
+        size: Vec3::from_array(geom.size),
+        mesh: geom.mesh.map(|m| &model.meshes[m]),
+        pos: Vec3::zero(),
+        rot: Quat::from_array(rot).to_mat3(),
+    };
+    support::support(&s, n).0.dot(n)
+}
+
+/// A rough size of geom g (m): its bounding radius, or 0.1 for planes.
+fn geom_size(model: &Model, g: usize) -> f64 {
+    let r = model.geoms[g].rbound;
+    if r.is_finite() { r } else { 0.1 }
+}
+
+/// Free-joint poses for a two-geom model (`pair_model`): random poses near
+/// contact, and in 40 % of the worlds face-aligned poses (a cube rotation and
+/// a small tilt relative to A, B placed along one of A's axes with a gap from
+/// −30 % to +10 % of the smaller size) that exercise clipping and ties.
+fn pair_states(model: &Model, nworld: usize, seed: u64) -> States {
+    let mut rng = Rng::new(seed);
+    let plane = model.geoms[0].kind == GeomKind::Plane;
+    let (ga, gb) = (0usize, 1usize);
+    let (sa, sb) = (geom_size(model, ga), geom_size(model, gb));
+    let mut out = Vec::new();
+    for w in 0..nworld {
+        let mut q = model.qpos0.clone();
+        let aligned = w % 5 < 2;
+        if plane {
+            let p0 = Vec3::from_array(model.geoms[0].pos);
+            let prot = model.geoms[0].quat;
+            let n = Quat::from_array(prot).rotate(Vec3::new(0.0, 0.0, 1.0));
+            let rb = if aligned {
+                quat_mul(quat_mul(prot, cube_rotation(&mut rng)), small_tilt(&mut rng))
+            } else {
+                rng.quat()
+            };
+            let gap = rng.range(-0.3, 0.15) * sb;
+            let tangent = Quat::from_array(prot).rotate(Vec3::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), 0.0));
+            let pb = p0 + tangent + n * (extent(model, gb, rb, -n) + gap);
+            q[0..3].copy_from_slice(&pb.to_array());
+            q[3..7].copy_from_slice(&rb);
+        } else {
+            let pa = Vec3::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), rng.range(-1.0, 1.0));
+            let ra = rng.quat();
+            let (rb, n) = if aligned {
+                let rb = quat_mul(quat_mul(ra, cube_rotation(&mut rng)), small_tilt(&mut rng));
+                let mut axis = [0.0; 3];
+                axis[(rng.next_u64() % 3) as usize] = if rng.uniform() < 0.5 { -1.0 } else { 1.0 };
+                (rb, Quat::from_array(ra).rotate(Vec3::from_array(axis)))
+            } else {
+                (rng.quat(), rand_dir(&mut rng))
+            };
+            let gap = rng.range(-0.3, 0.1) * sa.min(sb);
+            let mut pb = pa + n * (extent(model, ga, ra, n) + extent(model, gb, rb, -n) + gap);
+            // Sideways offset: across faces when aligned, anywhere otherwise.
+            let t = rand_dir(&mut rng);
+            let t = (t - n * t.dot(n)).normalize();
+            pb += t * rng.range(0.0, if aligned { 0.8 } else { 0.3 }) * sa.max(sb);
+            q[0..3].copy_from_slice(&pa.to_array());
+            q[3..7].copy_from_slice(&ra);
+            q[7..10].copy_from_slice(&pb.to_array());
+            q[10..14].copy_from_slice(&rb);
+        }
+        out.push(q);
+    }
+    out
+}
+
+/// Two geoms of kinds (a, b) with the given sizes: a plane (tilted, off the
+/// origin) on the world when `a` is a plane, else each on its own free body.
+fn pair_model(a: (GeomKind, [f64; 3]), b: (GeomKind, [f64; 3]), margin: f64) -> Model {
+    let mut m = ModelBuilder::new(&format!("{}-{}", a.0.name(), b.0.name()));
+    // Meshes: a random hull (mostly triangles) for A, a 12-sided prism
+    // (large polygons) for B.
+    let mut rng = Rng::new(77);
+    let hull: Vec<[f64; 3]> = (0..14).map(|_| [0.1 * rng.normal(), 0.08 * rng.normal(), 0.06 * rng.normal()]).collect();
+    let prism: Vec<[f64; 3]> = (0..24)
+        .map(|i| {
+            let t = std::f64::consts::TAU * (i / 2) as f64 / 12.0;
+            [0.1 * t.cos(), 0.1 * t.sin(), if i % 2 == 0 { -0.07 } else { 0.07 }]
+        })
+        .collect();
+    let mesh_a = m.add_mesh("hull", &hull).unwrap();
+    let mesh_b = m.add_mesh("prism", &prism).unwrap();
+    let mesh = |k: GeomKind, id| (k == GeomKind::Mesh).then_some(id);
+    let mat = |k: f64| Material { stiffness: k, dissipation: 5.0, mu_static: 0.6, mu_dynamic: 0.4 };
+    if a.0 == GeomKind::Plane {
+        m.add_geom(GeomSpec {
+            pos: [0.1, -0.2, 0.05],
+            quat: Quat::new(0.97, 0.1, -0.2, 0.05).normalize().to_array(),
+            material: mat(f64::INFINITY),
+            margin,
+            ..GeomSpec::new("ga", a.0, a.1, WORLD)
+        });
+    } else {
+        let body = m.add_body(BodySpec::new("a", WORLD, [0.0; 3]));
+        m.add_joint(JointSpec::new("ja", JointKind::Free, body));
+        m.add_geom(GeomSpec {
+            material: mat(3e4),
+            margin,
+            mesh: mesh(a.0, mesh_a),
+            ..GeomSpec::new("ga", a.0, a.1, body)
+        });
+    }
+    let body = m.add_body(BodySpec::new("b", WORLD, [0.0; 3]));
+    m.add_joint(JointSpec::new("jb", JointKind::Free, body));
+    m.add_geom(GeomSpec { material: mat(1e5), mesh: mesh(b.0, mesh_b), ..GeomSpec::new("gb", b.0, b.1, body) });
+    m.build().unwrap()
+}
+
+/// States along a CPU (f64) simulation from keyframe `key` (or qpos0), one
+/// every `every` steps of `h` seconds.
+fn simulated_states(model: &Arc<Model>, key: Option<&str>, h: f64, every: usize, count: usize) -> States {
+    let mut sim = cenic::integrator::Simulator::<f64>::new(model.clone());
+    if let Some(k) = key {
+        sim.reset_to_keyframe(k).unwrap();
+    }
+    let mut out = Vec::new();
+    while out.len() < count {
+        for _ in 0..every {
+            sim.step(h).unwrap();
+        }
+        out.push(sim.data.q.clone());
+    }
+    out
+}
+
+/// Random free-body poses: positions uniform in the box [lo, hi] (m), random orientations.
+fn random_free_poses(model: &Model, nworld: usize, lo: [f64; 3], hi: [f64; 3], seed: u64) -> States {
+    let mut rng = Rng::new(seed);
+    (0..nworld)
+        .map(|_| {
+            let mut q = model.qpos0.clone();
+            for j in &model.joints {
+                assert_eq!(j.kind, JointKind::Free);
+                let a = j.qpos_adr;
+                for k in 0..3 {
+                    q[a + k] = rng.range(lo[k], hi[k]);
+                }
+                q[a + 3..a + 7].copy_from_slice(&rng.quat());
+            }
+            q
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------- CPU reference and GPU run
+
+/// CPU f32 kinematics of every world.
+fn cpu_data(model: &Model, states: &States) -> Vec<Data<f32>> {
+    states
+        .iter()
+        .map(|q| {
+            let mut d = Data::<f32>::new(model);
+            for (x, &y) in d.q.iter_mut().zip(q) {
+                *x = y as f32;
+            }
+            dynamics::kinematics(model, &mut d);
+            d
+        })
+        .collect()
+}
+
+/// CPU f32 collide of one world.
+fn cpu_collide(model: &Model, d: &Data<f32>, capacity: usize, skin: f32) -> Contacts<f32> {
+    let mut c = Contacts::<f32>::with_capacity(model, capacity);
+    c.skin = skin as f64;
+    collide(model, d, &mut c);
+    c
+}
+
+/// A GPU instance with the CPU's geom poses uploaded.
+fn gpu_setup(
+    ctx: &Arc<GpuContext>,
+    model: &Arc<Model>,
+    data: &[Data<f32>],
+    capacity: usize,
+    skin: &[f32],
+) -> (GpuDynamics, GpuCollision) {
+    let gpu = GpuDynamics::new(ctx.clone(), model.clone(), data.len()).unwrap();
+    for f in [Field::GeomXpos, Field::GeomXmat] {
+        let flat: Vec<f32> = data.iter().flat_map(|d| f.from_data(d).unwrap()).collect();
+        gpu.set_field(f, &flat).unwrap();
+    }
+    let coll = GpuCollision::for_dynamics(&gpu, capacity).unwrap();
+    coll.set_skin(skin).unwrap();
+    coll.fill_garbage().unwrap();
+    (gpu, coll)
+}
+
+// ---------------------------------------------------------------- comparison
+
+/// Accumulated comparison results of one model.
+#[derive(Default, Debug)]
+struct Report {
+    worlds: usize,
+    contacts: usize,
+    pairs_in_contact: usize,
+    /// Largest errors relative to the tolerance scale: φ / L, point / L, normal.
+    max_dist: f64,
+    max_pos: f64,
+    max_normal: f64,
+    ill_conditioned: usize,
+    near_ties: usize,
+}
+
+/// Length scale L of a pair (m): sizes plus distance from the world origin.
+fn pair_scale(model: &Model, d: &Data<f32>, a: usize, b: usize) -> f64 {
+    let mut l = 0.0;
+    for g in [a, b] {
+        if model.geoms[g].kind != GeomKind::Plane {
+            l += geom_size(model, g) + d.geom_xpos[g].norm() as f64;
+        }
+    }
+    l.max(0.1)
+}
+
+/// The CPU f32 manifold of pair (a, b) with the poses perturbed (trial > 0)
+/// by about `PERTURB` (relative position, rad).
+fn perturbed_points(model: &Model, d: &Data<f32>, a: usize, b: usize, skin: f32, trial: u64) -> Vec<ContactPoint<f32>> {
+    let mut d = d.clone();
+    if trial > 0 {
+        let mut rng = Rng::new(1000 + trial);
+        let l = pair_scale(model, &d, a, b);
+        for g in [a, b] {
+            if model.geoms[g].kind == GeomKind::Plane && trial.is_multiple_of(2) {
+                continue;
+            }
+            let dp = rand_dir(&mut rng) * (PERTURB * l * rng.uniform());
+            d.geom_xpos[g] += dp.cast();
+            let w = rand_dir(&mut rng) * (PERTURB * rng.uniform());
+            let w = w.cast::<f32>();
+            let skew = Mat3::from_rows([[1.0, -w.z, w.y], [w.z, 1.0, -w.x], [-w.y, w.x, 1.0]]);
+            d.geom_xmat[g] = skew * d.geom_xmat[g];
+        }
+    }
+    let mut m = Manifold::<f32>::default();
+    narrow_phase_pair(model, &d, a, b, skin as f64, &mut m);
+    m.as_slice().to_vec()
+}
+
+fn features(p: &[ContactPoint<f32>]) -> Vec<[u32; 2]> {
+    p.iter().map(|c| c.feature).collect()
+}
+
+/// Compares one world's GPU contacts with the CPU's (see the module docs).
+#[allow(clippy::too_many_arguments)]
+fn compare_world(
+    model: &Model,
+    d: &Data<f32>,
+    skin: f32,
+    w: usize,
+    cpu: &[Contact<f32>],
+    gpu: &[Contact<f32>],
+    report: &mut Report,
+) {
+    report.worlds += 1;
+    // Group both lists by geom pair, keeping the order of first appearance.
+    let group = |list: &[Contact<f32>]| {
+        let mut g: Vec<([usize; 2], Vec<Contact<f32>>)> = Vec::new();
+        for c in list {
+            match g.last_mut() {
+                Some((k, v)) if *k == c.geom => v.push(*c),
+                _ => g.push((c.geom, vec![*c])),
+            }
+        }
+        g
+    };
+    let (gc, gg) = (group(cpu), group(gpu));
+    // Pairs in contact on either side; each must appear once, in the CPU's
+    // (ascending) order on both sides.
+    let key = |k: [usize; 2]| (k[0].min(k[1]), k[0].max(k[1]));
+    for list in [&gc, &gg] {
+        for i in 1..list.len() {
+            assert!(
+                key(list[i - 1].0) < key(list[i].0),
+                "{} world {w}: pairs out of order or split: {:?} then {:?}",
+                model.name,
+                list[i - 1].0,
+                list[i].0
+            );
+        }
+    }
+    let mut pairs: Vec<[usize; 2]> = gc.iter().chain(&gg).map(|(k, _)| *k).collect();
+    pairs.sort_by_key(|&k| key(k));
+    pairs.dedup();
+    for pair in pairs {
+        report.pairs_in_contact += 1;
+        let empty = vec![];
+        let c = gc.iter().find(|(k, _)| *k == pair).map_or(&empty, |(_, v)| v);
+        let g = gg.iter().find(|(k, _)| *k == pair).map_or(&empty, |(_, v)| v);
+        let (a, b) = (pair[0], pair[1]);
+        let l = pair_scale(model, d, a, b);
+        let same_structure = c.len() == g.len() && c.iter().zip(g).all(|(x, y)| x.feature == y.feature);
+        let trials: Vec<Vec<ContactPoint<f32>>> = Vec::new();
+        let mut trials_cache = trials;
+        let mut get_trials = || {
+            if trials_cache.is_empty() {
+                trials_cache = (1..=12).map(|t| perturbed_points(model, d, a, b, skin, t)).collect();
+            }
+            trials_cache.clone()
+        };
+        if !same_structure {
+            let cpu_f = c.iter().map(|x| x.feature).collect::<Vec<_>>();
+            let trials = get_trials();
+            let flips = trials.iter().any(|t| features(t) != cpu_f);
+            assert!(
+                flips,
+                "{} world {w} pair {pair:?}: GPU points differ from the CPU's, and the CPU is stable under \
+                 perturbation (not a near-tie)\n cpu {c:#?}\n gpu {g:#?}",
+                model.name
+            );
+            report.near_ties += 1;
+            continue;
+        }
+        for (i, (x, y)) in c.iter().zip(g).enumerate() {
+            report.contacts += 1;
+            assert_eq!(x.body, y.body, "{} world {w} pair {pair:?}: bodies", model.name);
+            let mx = [x.material.stiffness, x.material.dissipation, x.material.mu_static, x.material.mu_dynamic];
+            let my = [y.material.stiffness, y.material.dissipation, y.material.mu_static, y.material.mu_dynamic];
+            for (u, v) in mx.iter().zip(&my) {
+                assert_eq!(*u as f32, *v as f32, "{} world {w} pair {pair:?}: material {mx:?} vs {my:?}", model.name);
+            }
+            assert!(
+                y.dist.is_finite() && y.pos.is_finite() && y.normal.is_finite(),
+                "{} world {w} pair {pair:?}: non-finite GPU contact {y:?}",
+                model.name
+            );
+            let ed = (x.dist - y.dist).abs() as f64 / l;
+            let ep = (x.pos - y.pos).norm() as f64 / l;
+            let en = (x.normal - y.normal).norm() as f64;
+            if ed > TOL_LEN || ep > TOL_LEN || en > TOL_NORMAL {
+                // Conditioning: the CPU's own spread under perturbation.
+                let trials = get_trials();
+                let mut sd = 0.0f64;
+                let mut sp = 0.0f64;
+                let mut sn = 0.0f64;
+                for t in &trials {
+                    if t.len() == c.len() && features(t) == features_of(c) {
+                        sd = sd.max((t[i].dist - x.dist).abs() as f64 / l);
+                        sp = sp.max((t[i].pos - x.pos).norm() as f64 / l);
+                        sn = sn.max((t[i].normal - x.normal).norm() as f64);
+                    }
+                }
+                let ok = ed <= TOL_LEN.max(4.0 * sd) && ep <= TOL_LEN.max(4.0 * sp) && en <= TOL_NORMAL.max(4.0 * sn);
+                assert!(
+                    ok,
+                    "{} world {w} pair {pair:?} point {i}: |Δφ|/L {ed:.2e}, |Δpos|/L {ep:.2e}, |Δn| {en:.2e} \
+                     (CPU spread under perturbation {sd:.1e}, {sp:.1e}, {sn:.1e}; L = {l:.3} m)\n cpu {x:?}\n gpu {y:?}",
+                    model.name
+                );
+                report.ill_conditioned += 1;
+            } else {
+                report.max_dist = report.max_dist.max(ed);
+                report.max_pos = report.max_pos.max(ep);
+                report.max_normal = report.max_normal.max(en);
+            }
+        }
+    }
+}
+
+fn features_of(c: &[Contact<f32>]) -> Vec<[u32; 2]> {
+    c.iter().map(|x| x.feature).collect()
+}
+
+/// Runs CPU and GPU on `states` and compares every world. Returns the report.
+fn check_parity(model: Model, states: &States, skin: &[f32], capacity: usize) -> Option<Report> {
+    let ctx = context()?;
+    let model = Arc::new(model);
+    let n = states.len();
+    assert!(n >= 64);
+    let data = cpu_data(&model, states);
+    let start = std::time::Instant::now();
+    let (_gpu, coll) = gpu_setup(&ctx, &model, &data, capacity, skin);
+    coll.run().unwrap();
+    let got = coll.read_contacts().unwrap();
+    let counts = coll.read_counts().unwrap();
+    let gpu_time = start.elapsed();
+    let mut report = Report::default();
+    let mut total = 0;
+    for w in 0..n {
+        let cpu = cpu_collide(&model, &data[w], capacity, skin[w]);
+        assert_eq!(cpu.overflow, 0, "{}: raise the test capacity", model.name);
+        total += cpu.list.len();
+        compare_world(&model, &data[w], skin[w], w, &cpu.list, &got[w], &mut report);
+        assert_eq!(counts[w] as usize, got[w].len(), "{} world {w}: count vs stored", model.name);
+    }
+    eprintln!(
+        "{}: {n} worlds, {total} CPU contacts in {} pairs; GPU run + readback {gpu_time:?}; \
+         max |Δφ|/L {:.1e}, |Δpos|/L {:.1e}, |Δn| {:.1e}; ill-conditioned {}, near-ties {}",
+        model.name,
+        report.pairs_in_contact,
+        report.max_dist,
+        report.max_pos,
+        report.max_normal,
+        report.ill_conditioned,
+        report.near_ties
+    );
+    assert!(total > 0, "{}: the states should produce contacts", model.name);
+    assert!(
+        (report.near_ties as f64) <= MAX_NEAR_TIE_FRACTION * report.pairs_in_contact as f64,
+        "{}: too many near-ties: {report:?}",
+        model.name
+    );
+    Some(report)
+}
+
+// ---------------------------------------------------------------- tests
+
+#[test]
+fn cube_toss_parity() {
+    let model = Arc::new(cenic::scenes::cube_toss());
+    // Along a toss (bounces, rolling, rest) and random poses at the table.
+    let mut states = simulated_states(&model, Some("toss"), 1e-3, 15, 64);
+    let mut rng = Rng::new(11);
+    for _ in 0..64 {
+        let mut q = model.qpos0.clone();
+        q[0] = rng.range(-1.0, 1.0);
+        q[1] = rng.range(-1.0, 1.0);
+        q[2] = rng.range(-0.04, 0.12);
+        let r = if rng.uniform() < 0.5 { rng.quat() } else { quat_mul(cube_rotation(&mut rng), small_tilt(&mut rng)) };
+        q[3..7].copy_from_slice(&r);
+        states.push(q);
+    }
+    let n = states.len();
+    check_parity((*model).clone(), &states, &vec![0.0; n], 16);
+}
+
+#[test]
+fn clutter_parity() {
+    let model = Arc::new(cenic::scenes::clutter(20, Material::default()));
+    // Along a CPU-simulated pile-up, then random piles in the bin (objects
+    // overlapping each other, the walls and the floor).
+    let mut states = simulated_states(&model, None, 2e-3, 20, 32);
+    states.extend(random_free_poses(&model, 48, [-0.2, -0.2, 0.0], [0.2, 0.2, 0.35], 12));
+    let n = states.len();
+    check_parity((*model).clone(), &states, &vec![0.0; n], 400);
+}
+
+/// Shapes for the pair tests: two sizes per kind (A's, B's).
+fn shape(kind: GeomKind, second: bool) -> (GeomKind, [f64; 3]) {
+    use GeomKind::*;
+    let size = match (kind, second) {
+        (Plane, _) => [1.0, 1.0, 0.1],
+        (Sphere, false) => [0.1, 0.0, 0.0],
+        (Sphere, true) => [0.13, 0.0, 0.0],
+        (Capsule, false) => [0.05, 0.15, 0.0],
+        (Capsule, true) => [0.08, 0.1, 0.0],
+        (Box, false) => [0.1, 0.07, 0.05],
+        (Box, true) => [0.12, 0.04, 0.09],
+        (Cylinder, false) => [0.08, 0.1, 0.0],
+        (Cylinder, true) => [0.1, 0.06, 0.0],
+        (Ellipsoid, false) => [0.1, 0.07, 0.05],
+        (Ellipsoid, true) => [0.06, 0.12, 0.08],
+        (Mesh, _) => [1.0, 1.0, 1.0],
+    };
+    (kind, size)
+}
+
+fn check_pairs(kinds: &[(GeomKind, GeomKind)], seed: u64) {
+    if context().is_none() {
+        eprintln!("SKIPPED: no GPU adapter");
+        return;
+    }
+    for (i, &(a, b)) in kinds.iter().enumerate() {
+        let model = pair_model(shape(a, false), shape(b, true), 0.0);
+        let states = pair_states(&model, 256, seed + i as u64);
+        check_parity(model, &states, &[0.0; 256], 16);
+    }
+}
+
+#[test]
+fn analytic_pairs_parity() {
+    use GeomKind::*;
+    check_pairs(
+        &[
+            (Plane, Sphere),
+            (Plane, Capsule),
+            (Plane, Box),
+            (Sphere, Sphere),
+            (Sphere, Capsule),
+            (Sphere, Box),
+            (Capsule, Capsule),
+            (Capsule, Box),
+            (Box, Box),
+        ],
+        100,
+    );
+}
+
+/// Geom margins, a model margin and per-world skins (contacts from a
+/// distance; bounding volumes inflated accordingly).
+#[test]
+fn margins_and_skin_parity() {
+    use GeomKind::*;
+    if context().is_none() {
+        eprintln!("SKIPPED: no GPU adapter");
+        return;
+    }
+    let skins = [0.0f32, 0.0078125, 0.03125, 0.1];
+    for (i, &(a, b)) in [(Plane, Box), (Box, Box), (Capsule, Box), (Sphere, Capsule)].iter().enumerate() {
+        let mut model = pair_model(shape(a, false), shape(b, true), 0.02);
+        model.options.margin = if i % 2 == 0 { 0.01 } else { 0.0 };
+        let states = pair_states(&model, 128, 300 + i as u64);
+        let skin: Vec<f32> = (0..128).map(|w| skins[w % skins.len()]).collect();
+        check_parity(model, &states, &skin, 16);
+    }
+    let mut model = cenic::scenes::clutter(20, Material::default());
+    for g in model.geoms.iter_mut().skip(3) {
+        g.margin = 0.005;
+    }
+    let states = random_free_poses(&model, 64, [-0.2, -0.2, 0.0], [0.2, 0.2, 0.35], 13);
+    let skin: Vec<f32> = (0..64).map(|w| skins[w % skins.len()]).collect();
+    check_parity(model, &states, &skin, 600);
+}
+
+/// A small capacity: worlds that overflow are reported with their index and
+/// excess (the CPU's `Contacts::overflow`), their stored contacts are the
+/// CPU's kept prefix, and the other worlds' contacts are bit-identical to a
+/// run with room to spare.
+#[test]
+fn overflow_is_reported_per_world() {
+    let ctx = gpu_or_skip!();
+    let model = Arc::new(cenic::scenes::clutter(20, Material::default()));
+    let mut states = random_free_poses(&model, 64, [-0.2, -0.2, 0.0], [0.2, 0.2, 0.35], 14);
+    // Half the worlds: all but 3 objects lifted far above the bin (few contacts).
+    for q in states.iter_mut().skip(32) {
+        for j in model.joints.iter().skip(3) {
+            q[j.qpos_adr + 2] += 10.0 + j.qpos_adr as f64;
+        }
+    }
+    let n = states.len();
+    let data = cpu_data(&model, &states);
+    let cap = 24;
+    let (_g1, small) = gpu_setup(&ctx, &model, &data, cap, &vec![0.0; n]);
+    let (_g2, large) = gpu_setup(&ctx, &model, &data, 600, &vec![0.0; n]);
+    small.run().unwrap();
+    large.run().unwrap();
+    let (got_small, got_large) = (small.read_contacts().unwrap(), large.read_contacts().unwrap());
+    let overflow = small.overflow().unwrap();
+    assert!(large.overflow().unwrap().is_empty());
+    let mut expected = Vec::new();
+    let mut report = Report::default();
+    for w in 0..n {
+        let cpu = cpu_collide(&model, &data[w], cap, 0.0);
+        if cpu.overflow > 0 {
+            expected.push((w, cpu.overflow));
+        }
+        assert_eq!(got_small[w].len(), cpu.list.len(), "world {w}: stored contacts");
+        compare_world(&model, &data[w], 0.0, w, &cpu.list, &got_small[w], &mut report);
+        // The kept prefix of the big run, bit for bit.
+        let prefix = &got_large[w][..got_large[w].len().min(cap)];
+        assert_eq!(got_small[w].len(), prefix.len(), "world {w}");
+        for (x, y) in got_small[w].iter().zip(prefix) {
+            assert_eq!(format!("{x:?}"), format!("{y:?}"), "world {w}: capacity changed a stored contact");
+        }
+    }
+    eprintln!("capacity {cap}: overflowing worlds (index, excess) {overflow:?}");
+    assert!(overflow.len() >= 8 && overflow.iter().all(|&(w, _)| w < 32), "{overflow:?}");
+    // The worlds within capacity do have contacts (so "unchanged" is tested).
+    let within = (32..n).filter(|&w| !got_small[w].is_empty()).count();
+    eprintln!("worlds within capacity with contacts: {within} of {}", n - 32);
+    assert!(within >= 12);
+    assert_eq!(overflow, expected);
+}
+
+/// Same inputs, bit-identical outputs: twice on one instance and on a fresh one.
+#[test]
+fn runs_are_bit_identical() {
+    let ctx = gpu_or_skip!();
+    let model = Arc::new(cenic::scenes::clutter(20, Material::default()));
+    let states = random_free_poses(&model, 96, [-0.2, -0.2, 0.0], [0.2, 0.2, 0.35], 15);
+    let data = cpu_data(&model, &states);
+    let skin: Vec<f32> = (0..states.len()).map(|w| (w % 3) as f32 * 0.01).collect();
+    let run = |coll: &GpuCollision| -> (Vec<u32>, Vec<u32>) {
+        coll.fill_garbage().unwrap();
+        coll.run().unwrap();
+        let raw = coll.read_raw().unwrap();
+        (coll.read_counts().unwrap(), bytemuck::cast_slice(&raw).to_vec())
+    };
+    let (_g, a) = gpu_setup(&ctx, &model, &data, 300, &skin);
+    let first = run(&a);
+    let second = run(&a);
+    let (_g2, fresh) = gpu_setup(&ctx, &model, &data, 300, &skin);
+    let third = run(&fresh);
+    assert!(first.0.iter().sum::<u32>() > 1000);
+    assert!(first == second, "two runs on one instance differ");
+    assert!(first == third, "a fresh instance differs");
+}
+
+/// Kinematics and collision in one compute pass (as a step encodes them),
+/// from q on the GPU: the same contacts as the CPU up to the kinematics'
+/// rounding (compared with the same tolerances and near-tie rule).
+#[test]
+fn kinematics_and_collision_in_one_pass() {
+    let ctx = gpu_or_skip!();
+    let model = Arc::new(cenic::scenes::clutter(20, Material::default()));
+    let mut states = simulated_states(&model, None, 2e-3, 25, 16);
+    states.extend(random_free_poses(&model, 48, [-0.2, -0.2, 0.0], [0.2, 0.2, 0.35], 16));
+    let n = states.len();
+    let data = cpu_data(&model, &states);
+    let gpu = GpuDynamics::new(ctx.clone(), model.clone(), n).unwrap();
+    let q: Vec<f32> = states.iter().flatten().map(|&x| x as f32).collect();
+    gpu.set_state(&q, &vec![0.0; n * model.nv]).unwrap();
+    gpu.fill_outputs(f32::NAN).unwrap();
+    let coll = GpuCollision::for_dynamics(&gpu, 500).unwrap();
+    coll.fill_garbage().unwrap();
+    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+    {
+        let mut pass = encoder.begin_compute_pass(&Default::default());
+        gpu.encode(&mut pass, Stage::Kinematics);
+        coll.encode(&mut pass);
+    }
+    ctx.queue.submit([encoder.finish()]);
+    let got = coll.read_contacts().unwrap();
+    let mut report = Report::default();
+    for w in 0..n {
+        let cpu = cpu_collide(&model, &data[w], 500, 0.0);
+        compare_world(&model, &data[w], 0.0, w, &cpu.list, &got[w], &mut report);
+    }
+    eprintln!("one pass: {report:?}");
+    assert!(report.contacts > 1000);
+    assert!((report.near_ties as f64) <= MAX_NEAR_TIE_FRACTION * report.pairs_in_contact as f64, "{report:?}");
+}
+
+#[test]
+fn convex_pairs_parity() {
+    use GeomKind::*;
+    check_pairs(
+        &[
+            (Plane, Cylinder),
+            (Plane, Ellipsoid),
+            (Plane, Mesh),
+            (Sphere, Cylinder),
+            (Sphere, Ellipsoid),
+            (Sphere, Mesh),
+            (Capsule, Cylinder),
+            (Capsule, Ellipsoid),
+            (Capsule, Mesh),
+            (Box, Cylinder),
+            (Box, Ellipsoid),
+            (Box, Mesh),
+            (Cylinder, Cylinder),
+            (Cylinder, Ellipsoid),
+            (Cylinder, Mesh),
+            (Ellipsoid, Ellipsoid),
+            (Ellipsoid, Mesh),
+            (Mesh, Mesh),
+        ],
+        200,
+    );
+}
