@@ -4,9 +4,10 @@
 //! batch behaviour: contact overflow reported per world, bit-identical
 //! runs, NaN worlds flagged while the others finish.
 //!
-//! Until the GPU collision kernels land, the contacts of every geometry
-//! pass are computed on the host from the GPU's geom poses
-//! (`cenic::gpu::batch::HostCollision`); everything else runs in WGSL.
+//! The contacts come from the GPU collision kernels (the whole step in
+//! WGSL); the per-step parity also runs with the CPU's collision on the
+//! GPU's geom poses (`CollisionBackend::Host`), which checks the solve and
+//! integration stages on exactly the CPU's contacts.
 //!
 //! Tolerances:
 //! - Fixed steps from identical states (`TOL_STEP_Q`, `TOL_STEP_V`), one
@@ -40,7 +41,7 @@
 mod common;
 
 use cenic::batch::{Batch, CpuBatch, WorldParams, WorldStatus};
-use cenic::gpu::{GpuBatch, GpuBatchOptions, GpuContext, GpuError};
+use cenic::gpu::{CollisionBackend, GpuBatch, GpuBatchOptions, GpuContext, GpuError};
 use cenic::icf::MaterialScale;
 use cenic::integrator::{CenicParams, Mode, World};
 use cenic::model::Model;
@@ -145,10 +146,12 @@ fn fixed_step_parity(
     dt: f64,
     steps: usize,
     from_identical_states: bool,
+    collision: CollisionBackend,
 ) -> (f64, f64) {
     let ctx = context().unwrap();
     let mode = Mode::Fixed { dt };
-    let mut gpu = GpuBatch::new(ctx, model.clone(), nworld, mode.clone()).unwrap();
+    let options = GpuBatchOptions { collision, ..Default::default() };
+    let mut gpu = GpuBatch::with_options(ctx, model.clone(), nworld, mode.clone(), options).unwrap();
     let mut cpu = CpuBatch::<f32>::new(model.clone(), nworld, mode);
     setup(&model, &mut [&mut gpu, &mut cpu], key, nworld, 7);
     let (nq, nv) = (model.nq, model.nv);
@@ -181,8 +184,8 @@ fn fixed_step_parity(
     }
     let contacts: usize = (0..nworld).map(|w| cpu.world(w).sim.contacts.len()).sum();
     eprintln!(
-        "{}: {nworld} worlds, {steps} fixed steps of {dt} s ({}): max |q_gpu − q_cpu| = {worst_q:.3e}, \
-         max |v_gpu − v_cpu| = {worst_v:.3e} ({contacts} contacts at the end)",
+        "{}: {nworld} worlds, {steps} fixed steps of {dt} s ({}, {collision:?} collision): \
+         max |q_gpu − q_cpu| = {worst_q:.3e}, max |v_gpu − v_cpu| = {worst_v:.3e} ({contacts} contacts at the end)",
         model.name,
         if from_identical_states { "each from the CPU's state" } else { "free running" }
     );
@@ -192,10 +195,13 @@ fn fixed_step_parity(
 #[test]
 fn fixed_step_cube_toss_matches_cpu_f32() {
     let _ctx = gpu_or_skip!();
-    // 200 steps of 2.5 ms: flight, the first impacts and the slide.
-    let (dq, dv) = fixed_step_parity(cube_toss(), Some("toss"), 4, 2.5e-3, 200, true);
-    assert!(dq <= TOL_STEP_Q && dv <= TOL_STEP_V, "cube toss steps differ by {dq:e} (q), {dv:e} (v)");
-    let (dq, _) = fixed_step_parity(cube_toss(), Some("toss"), 4, 2.5e-3, 200, false);
+    // 200 steps of 2.5 ms: flight, the first impacts and the slide; the
+    // contacts from the GPU collision and (the solve stages alone) from the CPU's.
+    for collision in [CollisionBackend::Gpu, CollisionBackend::Host] {
+        let (dq, dv) = fixed_step_parity(cube_toss(), Some("toss"), 4, 2.5e-3, 200, true, collision);
+        assert!(dq <= TOL_STEP_Q && dv <= TOL_STEP_V, "cube toss steps differ by {dq:e} (q), {dv:e} (v)");
+    }
+    let (dq, _) = fixed_step_parity(cube_toss(), Some("toss"), 4, 2.5e-3, 200, false, CollisionBackend::Gpu);
     assert!(dq <= TOL_FREE_CUBE, "cube toss trajectories differ by {dq:e}");
 }
 
@@ -204,8 +210,10 @@ fn fixed_step_clutter_matches_cpu_f32() {
     let _ctx = gpu_or_skip!();
     // 200 steps of 2 ms: the lower objects land and pile up, the top ones
     // are still falling (at up to 4 m/s).
-    let (dq, dv) = fixed_step_parity(clutter(), None, 2, 2e-3, 200, true);
-    assert!(dq <= TOL_STEP_Q && dv <= TOL_STEP_V, "clutter steps differ by {dq:e} (q), {dv:e} (v)");
+    for collision in [CollisionBackend::Gpu, CollisionBackend::Host] {
+        let (dq, dv) = fixed_step_parity(clutter(), None, 2, 2e-3, 200, true, collision);
+        assert!(dq <= TOL_STEP_Q && dv <= TOL_STEP_V, "clutter steps differ by {dq:e} (q), {dv:e} (v)");
+    }
 }
 
 #[test]
@@ -304,8 +312,8 @@ fn runs_of_1000_worlds_are_bit_identical() {
             let v: Vec<f64> = k.qvel.iter().map(|x| x + 0.5 * rng.normal()).collect();
             b.set_state(w, &k.qpos, &v).unwrap();
         }
-        b.advance(0.12).unwrap();
-        b.advance(0.12).unwrap();
+        b.advance(0.1).unwrap();
+        b.advance(0.1).unwrap();
         b
     };
     let (a, b) = (run(), run());
@@ -317,7 +325,7 @@ fn runs_of_1000_worlds_are_bit_identical() {
     for w in 0..nworld {
         assert_eq!(a.stats(w), b.stats(w), "world {w}: statistics differ");
         assert_eq!(a.status(w), WorldStatus::Ok);
-        assert!((a.times()[w] - 0.24).abs() < 1e-9);
+        assert!((a.times()[w] - 0.2).abs() < 1e-9);
         steps += a.stats(w).accepted;
     }
     let distinct = (0..nworld).map(|w| a.stats(w).accepted).collect::<std::collections::BTreeSet<_>>().len();

@@ -15,19 +15,27 @@
 //!                     · cenic_after_second_half · integrate_q · cenic_finish
 //! ```
 //!
-//! Collision: the GPU collision kernels (`kernels/collision*.wgsl`) are not
-//! part of this build yet, so the contacts come from [`HostCollision`]:
-//! the geom poses are read back after the multibody stages, each world's
-//! contacts are found by the CPU collision ([`crate::collision::collide`]
-//! in f32, with a persistent broadphase per world, as `World<f32>` does)
-//! and uploaded into the shared contact buffers (`contacts`,
-//! `contact_count`), which the ICF kernels read exactly as they will read
-//! the GPU collision's output. This splits an iteration into two (fixed)
-//! or three (error-controlled) submissions; everything else stays on the GPU.
+//! Collision ([`CollisionBackend`]): by default the GPU collision kernels
+//! ([`GpuCollision`], `kernels/collision.wgsl`) fill the shared contact
+//! buffers (`contacts`, `contact_count`) inside the same compute pass, so
+//! [`GpuBatch::ITERATIONS_PER_CHECK`] iterations go into one submission
+//! followed by a 4-byte readback of the number of running worlds. With
+//! [`CollisionBackend::Host`] the contacts come from [`HostCollision`]
+//! instead: the geom poses are read back after the multibody stages, each
+//! world's contacts are found by the CPU collision
+//! ([`crate::collision::collide`] in f32, with a persistent broadphase per
+//! world, as `World<f32>` does) and uploaded; the ICF kernels read them the
+//! same way. That splits every iteration at each geometry pass (parity
+//! tests use it to check the solve stages on the CPU's own contacts).
+//!
+//! On software adapters (lavapipe) a large model's Newton solves may need
+//! more dispatches than can be fixed in advance ([`IcfBuffers::solve_dispatches`]):
+//! then each solve also ends a submission and is resumed until done.
 
 use super::GpuError;
 use super::buffers::{BufferSource, Field, Readback, StorageBuffer};
 use super::cenic::{CenicBuffers, CenicKernels, GpuCenicStats, GpuCenicWorld, GpuStepRecord, split_time, world_state};
+use super::collision::GpuCollision;
 use super::contact::GpuContact;
 use super::context::GpuContext;
 use super::dynamics::{GpuDynamics, Stage};
@@ -169,6 +177,32 @@ impl BufferSource for HostCollision {
     }
 }
 
+/// Where a [`GpuBatch`] gets its contacts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CollisionBackend {
+    /// The GPU collision kernels ([`GpuCollision`]): the whole step stays on the GPU.
+    #[default]
+    Gpu,
+    /// The CPU collision on the GPU's geom poses, read back at every
+    /// geometry pass ([`HostCollision`]): slower, for comparisons.
+    Host,
+}
+
+/// The contact producer of a batch.
+enum Collision {
+    Gpu(Box<GpuCollision>),
+    Host(HostCollision),
+}
+
+impl Collision {
+    fn source(&self) -> &dyn BufferSource {
+        match self {
+            Collision::Gpu(c) => c.as_ref(),
+            Collision::Host(c) => c,
+        }
+    }
+}
+
 /// Settings of a [`GpuBatch`] beyond the mode.
 #[derive(Clone, Debug)]
 pub struct GpuBatchOptions {
@@ -180,11 +214,18 @@ pub struct GpuBatchOptions {
     /// Newton settings of the fixed-step mode (error control derives its
     /// tolerance from the accuracy, as `World` does).
     pub solver: SolverParams,
+    /// Where the contacts come from.
+    pub collision: CollisionBackend,
 }
 
 impl Default for GpuBatchOptions {
     fn default() -> Self {
-        Self { contact_capacity: None, record_steps: 0, solver: SolverParams::default() }
+        Self {
+            contact_capacity: None,
+            record_steps: 0,
+            solver: SolverParams::default(),
+            collision: CollisionBackend::default(),
+        }
     }
 }
 
@@ -199,7 +240,8 @@ pub struct GpuBatch {
     mode: Mode,
     h_initial: f32,
     dynamics: GpuDynamics,
-    collision: HostCollision,
+    collision: Collision,
+    ncon: usize,
     icf_buffers: IcfBuffers,
     icf: IcfKernels,
     cenic_buffers: CenicBuffers,
@@ -217,7 +259,7 @@ impl std::fmt::Debug for GpuBatch {
             .field("model", &self.model.name)
             .field("nworld", &self.nworld)
             .field("adapter", &self.ctx.adapter_name())
-            .field("contact_capacity", &self.collision.capacity())
+            .field("contact_capacity", &self.ncon)
             .finish_non_exhaustive()
     }
 }
@@ -243,7 +285,19 @@ impl GpuBatch {
         let ncon = options.contact_capacity.unwrap_or_else(|| default_contact_capacity(&model));
         let mut dynamics = GpuDynamics::new(ctx.clone(), model.clone(), nworld)?;
         dynamics.set_contact_capacity(ncon)?;
-        let collision = HostCollision::new(&ctx, &model, nworld, ncon)?;
+        let skin = match &mode {
+            Mode::Fixed { .. } => 0.0,
+            Mode::ErrorControlled(p) => p.skin,
+        };
+        let collision = match options.collision {
+            CollisionBackend::Gpu => {
+                let sources: [&dyn BufferSource; 2] = [dynamics.gpu_model(), dynamics.gpu_data()];
+                let c = GpuCollision::new(ctx.clone(), &model, nworld, ncon, &sources)?;
+                c.set_skin(&vec![skin as f32; nworld])?;
+                Collision::Gpu(Box::new(c))
+            }
+            CollisionBackend::Host => Collision::Host(HostCollision::new(&ctx, &model, nworld, ncon)?),
+        };
         let mut icf_buffers = IcfBuffers::new(&ctx, &model, nworld, ncon)?;
         let cenic_buffers = CenicBuffers::new(&ctx, &model, nworld, &mode, options.record_steps)?;
         let (h_initial, solver) = match &mode {
@@ -259,7 +313,7 @@ impl GpuBatch {
         };
         icf_buffers.set_params(&ctx, &solver);
         let sources: [&dyn BufferSource; 5] =
-            [dynamics.gpu_model(), dynamics.gpu_data(), &collision, &icf_buffers, &cenic_buffers];
+            [dynamics.gpu_model(), dynamics.gpu_data(), collision.source(), &icf_buffers, &cenic_buffers];
         let icf = IcfKernels::new(&ctx, nworld, ncon, &sources)?;
         let cenic = CenicKernels::new(&ctx, nworld, &sources)?;
         let readback = Readback::new(&ctx, Readback::DEFAULT_SIZE);
@@ -271,6 +325,7 @@ impl GpuBatch {
             h_initial: h_initial as f32,
             dynamics,
             collision,
+            ncon,
             icf_buffers,
             icf,
             cenic_buffers,
@@ -292,7 +347,15 @@ impl GpuBatch {
 
     /// Contacts kept per world.
     pub fn contact_capacity(&self) -> usize {
-        self.collision.capacity()
+        self.ncon
+    }
+
+    /// Where the contacts come from.
+    pub fn collision_backend(&self) -> CollisionBackend {
+        match self.collision {
+            Collision::Gpu(_) => CollisionBackend::Gpu,
+            Collision::Host(_) => CollisionBackend::Host,
+        }
     }
 
     /// Worlds whose contacts exceeded the capacity since their reset, with
@@ -389,14 +452,23 @@ impl GpuBatch {
         }
     }
 
-    /// The contacts of every world in a trial, at the current geometry.
-    fn collide(&mut self) -> Result<(), GpuError> {
+    /// Host collision: the contacts of every world in a trial, at the current geometry.
+    fn collide_on_host(&mut self) -> Result<(), GpuError> {
         let xpos = self.dynamics.read(Field::GeomXpos)?;
         let xmat = self.dynamics.read(Field::GeomXmat)?;
         let worlds = self.cenic_buffers.read_worlds(&self.ctx, &self.readback)?;
         let active: Vec<bool> = worlds.iter().map(|w| w.trial != 0).collect();
         let skin = self.skin();
-        self.collision.collide(&self.ctx, &self.model, &xpos, &xmat, &active, skin)
+        match &mut self.collision {
+            Collision::Host(c) => c.collide(&self.ctx, &self.model, &xpos, &xmat, &active, skin),
+            Collision::Gpu(_) => Ok(()),
+        }
+    }
+
+    /// True when an iteration needs the host between its kernels (host
+    /// collision, or solves resumed after a readback).
+    fn needs_host(&self) -> bool {
+        matches!(self.collision, Collision::Host(_)) || self.icf_buffers.solve_dispatches().is_none()
     }
 
     /// Runs `ops` in order: consecutive GPU stages share one compute pass;
@@ -405,14 +477,14 @@ impl GpuBatch {
     fn run_ops(&mut self, ops: &[Op]) -> Result<(), GpuError> {
         let mut start = 0;
         for (k, op) in ops.iter().enumerate() {
-            let boundary =
-                matches!(op, Op::Collide) || (matches!(op, Op::Solve) && self.icf_buffers.solve_dispatches().is_none());
+            let boundary = (matches!(op, Op::Collide) && matches!(self.collision, Collision::Host(_)))
+                || (matches!(op, Op::Solve) && self.icf_buffers.solve_dispatches().is_none());
             if !boundary {
                 continue;
             }
             self.encode_ops(&ops[start..k])?;
             match op {
-                Op::Collide => self.collide()?,
+                Op::Collide => self.collide_on_host()?,
                 _ => self.icf.solve(&self.ctx, &self.icf_buffers, &self.readback)?,
             }
             start = k + 1;
@@ -447,14 +519,21 @@ impl GpuBatch {
                     Op::StartSecondHalf => self.cenic.start_second_half.encode(pass),
                     Op::AfterSecondHalf => self.cenic.after_second_half.encode(pass),
                     Op::Finish => self.cenic.finish.encode(pass),
-                    Op::Collide => unreachable!("collision runs on the host"),
+                    Op::Collide => match &self.collision {
+                        Collision::Gpu(c) => c.encode(pass),
+                        Collision::Host(_) => unreachable!("host collision ends the pass"),
+                    },
                 }
             }
         })
     }
 
-    /// One trial of every running world.
-    fn iterate(&mut self) -> Result<(), GpuError> {
+    /// Iterations encoded per submission, between two readbacks of the
+    /// number of running worlds, when no host step is needed in between.
+    pub const ITERATIONS_PER_CHECK: usize = 4;
+
+    /// `n` trials of every running world.
+    fn iterate(&mut self, n: usize) -> Result<(), GpuError> {
         use Op::*;
         let ops: &[Op] = match self.mode {
             Mode::Fixed { .. } => {
@@ -486,8 +565,15 @@ impl GpuBatch {
                 Finish,
             ],
         };
-        self.run_ops(ops)?;
-        self.iterations += 1;
+        if n > 1 && !self.needs_host() {
+            let all: Vec<Op> = (0..n).flat_map(|_| ops.iter().copied()).collect();
+            self.encode_ops(&all)?;
+        } else {
+            for _ in 0..n {
+                self.run_ops(ops)?;
+            }
+        }
+        self.iterations += n as u64;
         Ok(())
     }
 
@@ -498,13 +584,40 @@ impl GpuBatch {
         Ok(self.cenic_buffers.counter.read_range(&self.ctx, &self.readback, 0, 1)?[0])
     }
 
+    /// GPU collision: freezes and flags every world whose contacts the
+    /// collision stage could not compute reliably (see [`GpuCollision::check`]).
+    fn check_collision(&mut self) -> Result<(), GpuError> {
+        let Collision::Gpu(c) = &self.collision else { return Ok(()) };
+        if c.check().is_ok() {
+            return Ok(());
+        }
+        let status = c.read_status()?;
+        c.clear_status()?;
+        let mut worlds = self.cenic_buffers.read_worlds(&self.ctx, &self.readback)?;
+        for (w, s) in status.iter().enumerate().filter(|(_, s)| **s != 0) {
+            worlds[w].state = world_state::FAILED;
+            let what = if s & super::collision::STATUS_LOOP_BUDGET != 0 {
+                "the driver's loop budget ran out"
+            } else {
+                "a recomputed manifold disagreed with its count"
+            };
+            self.status[w] = WorldStatus::Failed {
+                time: worlds[w].time(),
+                reason: format!("GPU collision: contacts unreliable ({what})"),
+            };
+        }
+        self.cenic_buffers.world.write(&self.ctx, &worlds)
+    }
+
     /// Runs `advance` on the GPU and refreshes the host's times, statistics and statuses.
     fn advance_gpu(&mut self, dt: f64) -> Result<(), GpuError> {
         self.cenic_buffers.set_advance_dt(&self.ctx, dt);
         run_pass(&self.ctx, "cenic: start advance", |pass| self.cenic.start_advance.encode(pass))?;
+        let per_check = if self.needs_host() { 1 } else { Self::ITERATIONS_PER_CHECK };
         while self.count_running()? > 0 {
-            self.iterate()?;
+            self.iterate(per_check)?;
         }
+        self.check_collision()?;
         let worlds = self.cenic_buffers.read_worlds(&self.ctx, &self.readback)?;
         let stats = self.cenic_buffers.stats.read(&self.ctx, &self.readback)?;
         for (w, (cw, g)) in worlds.iter().zip(&stats).enumerate() {

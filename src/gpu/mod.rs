@@ -60,7 +60,7 @@ pub mod model;
 pub mod rnea;
 pub mod shaders;
 
-pub use batch::{GpuBatch, GpuBatchOptions};
+pub use batch::{CollisionBackend, GpuBatch, GpuBatchOptions};
 pub use buffers::{BufferSource, Field, GpuData, Readback, StorageBuffer};
 pub use collision::GpuCollision;
 pub use context::{GpuContext, GpuOptions};
