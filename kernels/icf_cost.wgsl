@@ -1,11 +1,12 @@
 // Cost ℓ(v), gradient and Hessian of the ICF problem, and the cost along
-// a search line: WGSL twin of src/icf/cost.rs. Also composed in front of
-// icf_solver.wgsl (src/gpu/shaders.rs STAGE_DEPS), whose Newton loop
-// calls these functions.
+// a search line: WGSL twin of src/icf/cost.rs. A library file: composed
+// with icf_solver.wgsl into the solver stages icf_solve_coop.wgsl and
+// icf_solve_serial.wgsl (src/gpu/shaders.rs), which define SOLVER_THREADS
+// and the workgroup helpers (wg_sum, wg_max, wg_bcast_*, wg_sync).
 //
-// One workgroup of SOLVER_THREADS threads per world: they share the work,
-// each owning the rows i ≡ lid (mod SOLVER_THREADS) of the dense arrays and
-// the contacts c ≡ lid. A row of ∇ℓ and H is summed by its owner in the CPU's
+// SOLVER_THREADS threads share one world (16 in the cooperative stage, 1 in
+// the serial one), each owning the rows i ≡ lid (mod SOLVER_THREADS) of the
+// dense arrays and the contacts c ≡ lid. A row of ∇ℓ and H is summed by its owner in the CPU's
 // order (A, then contacts in order, then gains, then limits); scalar sums
 // (ℓ, norms, line-search derivatives) are tree reductions. Values that steer
 // control flow are broadcast with workgroupUniformLoad, so every barrier is
@@ -86,71 +87,6 @@ fn limit_terms(l: IcfLimit, hw: f32, vd: f32) -> vec3f {
         return vec3f(0.5 * hw * kappa * x * x, hw * kappa * x, hw * kappa);
     }
     return vec3f(0.0);
-}
-
-/// Threads per world of the cooperative kernels (icf_evaluate, icf_solve):
-/// one world per workgroup. 16 = two 8-wide SIMD rows on llvmpipe, and
-/// enough rows per thread to keep dense nv×nv work parallel; a power of two
-/// (tree reductions).
-const SOLVER_THREADS: u32 = 16u;
-
-/// Per-thread partial sums of a reduction, and the broadcast slots.
-var<workgroup> wg_red: array<vec4f, SOLVER_THREADS>;
-var<workgroup> wg_vec: vec4f;
-var<workgroup> wg_f32: f32;
-var<workgroup> wg_u32: u32;
-
-/// Sum of x over the workgroup (a fixed tree, so the result is
-/// deterministic), the same uniform value in every thread.
-fn wg_sum(lid: u32, x: vec4f) -> vec4f {
-    wg_red[lid] = x;
-    workgroupBarrier();
-    for (var s = SOLVER_THREADS / 2u; s > 0u; s = s / 2u) {
-        if (lid < s) {
-            wg_red[lid] = wg_red[lid] + wg_red[lid + s];
-        }
-        workgroupBarrier();
-    }
-    if (lid == 0u) {
-        wg_vec = wg_red[0];
-    }
-    return workgroupUniformLoad(&wg_vec);
-}
-
-/// Largest x over the workgroup, uniform.
-fn wg_max(lid: u32, x: f32) -> f32 {
-    wg_red[lid] = vec4f(x);
-    workgroupBarrier();
-    for (var s = SOLVER_THREADS / 2u; s > 0u; s = s / 2u) {
-        if (lid < s) {
-            wg_red[lid] = max(wg_red[lid], wg_red[lid + s]);
-        }
-        workgroupBarrier();
-    }
-    if (lid == 0u) {
-        wg_vec = wg_red[0];
-    }
-    return workgroupUniformLoad(&wg_vec).x;
-}
-
-/// Thread 0's x, as a uniform value.
-fn wg_bcast_u32(lid: u32, x: u32) -> u32 {
-    if (lid == 0u) {
-        wg_u32 = x;
-    }
-    return workgroupUniformLoad(&wg_u32);
-}
-fn wg_bcast_f32(lid: u32, x: f32) -> f32 {
-    if (lid == 0u) {
-        wg_f32 = x;
-    }
-    return workgroupUniformLoad(&wg_f32);
-}
-
-/// Makes every thread's storage writes visible to the workgroup.
-fn wg_sync() {
-    storageBarrier();
-    workgroupBarrier();
 }
 
 /// J x for contact `ci` of world `w`, x = icf_vec row `row`.
@@ -298,25 +234,10 @@ fn icf_line_eval(w: u32, lid: u32, ncon: u32, qc: vec3f, alpha: f32) -> vec3f {
     return vec3f(qc.x + alpha * qc.y + 0.5 * alpha * alpha * qc.z, qc.y + alpha * qc.z, qc.z) + s;
 }
 
-/// The world of a cooperative launch (one workgroup per world, the launch
-/// split over y above 65535 workgroups); uniform.
-fn coop_world(wid: vec3u, nwg: vec3u) -> u32 {
-    return wid.x + wid.y * nwg.x;
-}
-
-/// ℓ, ∇ℓ (row VEC_GRAD) and the dense Hessian (icf_factor) at the iterate
-/// in row VEC_V; ℓ into icf_world[w].cost. One workgroup per world (for
-/// parity tests of the cost; the solver calls icf_eval directly).
-@compute @workgroup_size(SOLVER_THREADS)
-fn icf_evaluate(
-    @builtin(workgroup_id) wid: vec3u,
-    @builtin(num_workgroups) nwg: vec3u,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    let w = coop_world(wid, nwg);
-    if (w >= dims.nworld) {
-        return;
-    }
+/// evaluate for one world (the icf_evaluate entry points): ℓ, ∇ℓ (row
+/// VEC_GRAD) and the dense Hessian (icf_factor) at the iterate in row VEC_V;
+/// ℓ into icf_world[w].cost.
+fn evaluate_world(w: u32, lid: u32) {
     if (wg_bcast_u32(lid, icf_world[w].solving) == 0u) {
         return;
     }

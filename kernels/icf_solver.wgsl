@@ -1,7 +1,7 @@
 // Newton's method on the convex ICF cost with dense Cholesky and an exact
-// line search: WGSL twin of src/icf/solver.rs (IcfSolver::solve). Composed
-// after icf_cost.wgsl, whose cooperative evaluation it uses: one workgroup
-// per world, rows and contacts split over its threads.
+// line search: WGSL twin of src/icf/solver.rs (IcfSolver::solve). A library
+// file (see icf_cost.wgsl): SOLVER_THREADS threads share one world, rows
+// and contacts split over them.
 //
 // A solve may span several dispatches: each pauses before its loop
 // iterations could exceed icf_params.loop_budget (Mesa's llvmpipe stops an
@@ -290,19 +290,11 @@ fn solve_done(w: u32, lid: u32, status: u32, detail: f32, factor_valid: bool) {
     }
 }
 
-/// IcfSolver::solve: minimises ℓ from the warm start in row VEC_V, which
-/// receives v1; statistics and the SOLVE_* status into icf_world. One
-/// workgroup per world; resumes a solve started by an earlier dispatch.
-@compute @workgroup_size(SOLVER_THREADS)
-fn icf_solve(
-    @builtin(workgroup_id) wid: vec3u,
-    @builtin(num_workgroups) nwg: vec3u,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    let w = coop_world(wid, nwg);
-    if (w >= dims.nworld) {
-        return;
-    }
+/// IcfSolver::solve for world w (the icf_solve entry points): minimises ℓ
+/// from the warm start in row VEC_V, which receives v1; statistics and the
+/// SOLVE_* status into icf_world. Resumes a solve started by an earlier
+/// dispatch.
+fn solve_world(w: u32, lid: u32) {
     let phase = wg_bcast_u32(lid, select(icf_world[w].phase, NEWTON_DONE, icf_world[w].solving == 0u));
     if (phase == NEWTON_DONE) {
         return;

@@ -2,7 +2,8 @@
 //! from identical states: the problem build (A, r, k, v0, the scaling, the
 //! contact Jacobians and lagged contact terms, gain laws, joint limits),
 //! the cost / gradient / Hessian, and the Newton solution v1 with its
-//! residual. 67 worlds per model with different random states, steps,
+//! residual, with both solver stages (serial: one thread per world;
+//! cooperative: a workgroup per world). 67 worlds per model with different random states, steps,
 //! controls and material multipliers; contacts computed by the CPU
 //! (`cenic::collision::collide` on `Data<f32>`, or hand-made for the servo
 //! scene) and uploaded with `GpuContact::from_contact`. Every GPU output is
@@ -42,7 +43,7 @@ use cenic::batch::WorldParams;
 use cenic::collision::{Contact, Contacts, collide};
 use cenic::dynamics::{self, Data};
 use cenic::gpu::batch::HostCollision;
-use cenic::gpu::icf::{IcfBuffers, IcfKernels, IcfVec, run_pass};
+use cenic::gpu::icf::{IcfBuffers, IcfKernels, IcfVec, SolverVariant, run_pass};
 use cenic::gpu::{BufferSource, Field, GpuContext, GpuDynamics, GpuError, Readback, Stage};
 use cenic::icf::{Actuation, IcfBuilder, IcfProblem, IcfSolver, MaterialScale, SolverParams, cost};
 use cenic::math::Vec3;
@@ -301,7 +302,7 @@ struct Worst {
 }
 
 /// Builds, evaluates and solves every case on both sides and compares.
-fn check_model(name: &str, model: Arc<Model>, cases: Vec<WorldCase>, ncon: usize) {
+fn check_model(name: &str, model: Arc<Model>, cases: &[WorldCase], ncon: usize, variant: Option<SolverVariant>) {
     let Some(ctx) = context() else {
         eprintln!("SKIPPED: no GPU adapter");
         return;
@@ -313,7 +314,7 @@ fn check_model(name: &str, model: Arc<Model>, cases: Vec<WorldCase>, ncon: usize
     // CPU f32 reference.
     let mut cpu = vec![];
     let mut builder = IcfBuilder::new(&model);
-    for c in &cases {
+    for c in cases {
         let d = data_at(&model, &c.q, &c.v, c.params.mass_scale as f32);
         let mut p = IcfProblem::<f32>::new(nv);
         let act = Actuation { ctrl: &c.ctrl, target_velocity: &c.vref, applied: &[] };
@@ -329,8 +330,12 @@ fn check_model(name: &str, model: Arc<Model>, cases: Vec<WorldCase>, ncon: usize
     gpu.set_contact_capacity(ncon).unwrap();
     let contacts = HostCollision::new(&ctx, &model, NWORLD, ncon).unwrap();
     let mut icf = IcfBuffers::new(&ctx, &model, NWORLD, ncon).unwrap();
+    if let Some(v) = variant {
+        icf.set_variant(v);
+    }
+    let name = format!("{name} ({:?} solver)", icf.variant());
     let sources: [&dyn BufferSource; 4] = [gpu.gpu_model(), gpu.gpu_data(), &contacts, &icf];
-    let kernels = IcfKernels::new(&ctx, NWORLD, ncon, &sources).unwrap();
+    let kernels = IcfKernels::new(&ctx, NWORLD, ncon, icf.variant(), &sources).unwrap();
     let readback = Readback::new(&ctx, Readback::DEFAULT_SIZE);
     let q: Vec<f32> = cases.iter().flat_map(|c| c.q.clone()).collect();
     let v: Vec<f32> = cases.iter().flat_map(|c| c.v.clone()).collect();
@@ -527,7 +532,7 @@ fn servo_scene_parity() {
     let model = Arc::new(servo_scene());
     let mut rng = Rng::new(1);
     let cases = servo_cases(&model, &mut rng);
-    check_model("servo scene", model, cases, 8);
+    check_model("servo scene", model, &cases, 8, None);
 }
 
 #[test]
@@ -538,7 +543,9 @@ fn cube_toss_parity() {
     let snaps: Vec<_> = snaps.into_iter().skip(5).collect();
     let mut rng = Rng::new(2);
     let cases = collision_cases(&model, &snaps, 8, &mut rng);
-    check_model("cube toss", model, cases, 8);
+    // Both solver stages (the serial one is the default at nv = 6).
+    check_model("cube toss", model.clone(), &cases, 8, None);
+    check_model("cube toss", model, &cases, 8, Some(SolverVariant::Cooperative));
 }
 
 #[test]
@@ -547,5 +554,5 @@ fn clutter_parity() {
     let snaps = snapshots(&model, None, 4e-3, 150, 10);
     let mut rng = Rng::new(3);
     let cases = collision_cases(&model, &snaps, 160, &mut rng);
-    check_model("clutter", model, cases, 160);
+    check_model("clutter", model, &cases, 160, None);
 }

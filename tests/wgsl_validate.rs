@@ -38,6 +38,14 @@ fn every_kernel_file_is_a_stage() {
             match stem.as_str() {
                 "common" => assert_eq!(text, shaders::COMMON),
                 "data" => assert_eq!(text, shaders::DATA),
+                lib if shaders::LIBRARIES.iter().any(|(n, _)| *n == lib) => {
+                    let (_, src) = shaders::LIBRARIES.iter().find(|(n, _)| *n == lib).unwrap();
+                    assert_eq!(&text, src);
+                    assert!(
+                        shaders::STAGE_DEPS.iter().any(|(_, deps)| deps.contains(&lib)),
+                        "library kernels/{lib}.wgsl is composed into no stage"
+                    );
+                }
                 _ => {
                     let (_, src) = STAGES
                         .iter()

@@ -314,7 +314,7 @@ impl GpuBatch {
         icf_buffers.set_params(&ctx, &solver);
         let sources: [&dyn BufferSource; 5] =
             [dynamics.gpu_model(), dynamics.gpu_data(), collision.source(), &icf_buffers, &cenic_buffers];
-        let icf = IcfKernels::new(&ctx, nworld, ncon, &sources)?;
+        let icf = IcfKernels::new(&ctx, nworld, ncon, icf_buffers.variant(), &sources)?;
         let cenic = CenicKernels::new(&ctx, nworld, &sources)?;
         let readback = Readback::new(&ctx, Readback::DEFAULT_SIZE);
         let mut batch = Self {

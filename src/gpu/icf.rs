@@ -10,8 +10,10 @@
 //! Cholesky factor (nv × nv), and the vectors of [`IcfVec`].
 //!
 //! Launches: `icf_build_contacts` runs one thread per (world, contact
-//! slot); everything else one thread per world, the solver running the
-//! whole Newton loop in its thread.
+//! slot), the other builder kernels one thread per world; the Newton solver
+//! (and the cost evaluation of the parity tests) runs either one thread per
+//! world (`kernels/icf_solve_serial.wgsl`, small models) or one workgroup
+//! per world (`kernels/icf_solve_coop.wgsl`), see [`SolverVariant`].
 
 use super::buffers::{BufferSource, Readback, StorageBuffer};
 use super::context::GpuContext;
@@ -26,9 +28,40 @@ use crate::model::{ActuatorKind, JointKind, Model};
 use bytemuck::{Pod, Zeroable};
 use core::mem::offset_of;
 
-/// Threads per world of the cooperative kernels (`SOLVER_THREADS` in
-/// `kernels/icf_cost.wgsl`; each launches one workgroup per world).
+/// Threads per world of the cooperative solver stage (`SOLVER_THREADS` in
+/// `kernels/icf_solve_coop.wgsl`; one workgroup per world).
 pub const SOLVER_THREADS: u32 = 16;
+
+/// Largest nv solved by the serial stage ([`SolverVariant::for_nv`]).
+pub const SERIAL_MAX_NV: usize = 32;
+
+/// Which stage runs the Newton solves (the same `icf_cost.wgsl` and
+/// `icf_solver.wgsl` code in both).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SolverVariant {
+    /// `icf_solve_serial.wgsl`: one thread per world, 64 worlds per
+    /// workgroup, no barriers. For small problems.
+    Serial,
+    /// `icf_solve_coop.wgsl`: a workgroup of [`SOLVER_THREADS`] threads per
+    /// world sharing the dense nv × nv work. For large problems.
+    Cooperative,
+}
+
+impl SolverVariant {
+    /// Serial up to [`SERIAL_MAX_NV`] dofs (dense work per world small next to
+    /// the cost of a cooperative workgroup), cooperative beyond.
+    pub fn for_nv(nv: usize) -> Self {
+        if nv <= SERIAL_MAX_NV { SolverVariant::Serial } else { SolverVariant::Cooperative }
+    }
+
+    /// Threads per world.
+    pub fn threads(self) -> u32 {
+        match self {
+            SolverVariant::Serial => 1,
+            SolverVariant::Cooperative => SOLVER_THREADS,
+        }
+    }
+}
 
 /// Scale factor of the Delassus estimate w ≈ 2.65/m (as in the CPU builder).
 const DELASSUS_FACTOR: f64 = 2.65;
@@ -105,9 +138,10 @@ pub fn software_solve_dispatches(
     ncon: usize,
     layout: IcfLayout,
     params: &SolverParams,
+    threads: u32,
     max_dispatches: usize,
 ) -> Option<usize> {
-    let t = SOLVER_THREADS as f64;
+    let t = threads as f64;
     let nvf = nv as f64;
     let r = (nvf / t).ceil();
     let c = (ncon as f64 / t).ceil();
@@ -690,6 +724,8 @@ pub struct IcfBuffers {
     /// (`None`: dispatch and check until none is unfinished).
     solve_dispatches: Option<usize>,
     software: bool,
+    variant: SolverVariant,
+    solver_params: SolverParams,
 }
 
 impl std::fmt::Debug for IcfBuffers {
@@ -753,9 +789,12 @@ impl IcfBuffers {
             vec: StorageBuffer::new(ctx, "icf_vec", nworld * IcfVec::COUNT * nv)?,
             rows: StorageBuffer::new(ctx, "icf_rows", nworld * nv * (ncon + 1))?,
             counter: StorageBuffer::new(ctx, "icf_counter", 4)?,
-            solve_dispatches: Self::dispatches(is_software(ctx), nv, ncon, layout, &SolverParams::default()),
+            solve_dispatches: None,
             software: is_software(ctx),
-        })
+            variant: SolverVariant::for_nv(nv),
+            solver_params: SolverParams::default(),
+        }
+        .with_dispatches())
     }
 
     /// The per-world block sizes.
@@ -767,13 +806,39 @@ impl IcfBuffers {
     pub fn set_params(&mut self, ctx: &GpuContext, params: &SolverParams) {
         let p = GpuIcfParams::new(params, self.software);
         ctx.queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&p));
-        self.solve_dispatches = Self::dispatches(self.software, self.nv, self.ncon, self.layout, params);
+        self.solver_params = *params;
+        self.solve_dispatches = self.dispatches();
     }
 
-    /// One dispatch per solve on hardware adapters; on software adapters a
-    /// few when that surely suffices ([`software_solve_dispatches`]).
-    fn dispatches(software: bool, nv: usize, ncon: usize, layout: IcfLayout, params: &SolverParams) -> Option<usize> {
-        if software { software_solve_dispatches(nv, ncon, layout, params, 4) } else { Some(1) }
+    /// The solver stage ([`SolverVariant::for_nv`] unless set).
+    pub fn variant(&self) -> SolverVariant {
+        self.variant
+    }
+
+    /// Chooses the solver stage (create the [`IcfKernels`] with the same).
+    pub fn set_variant(&mut self, variant: SolverVariant) {
+        self.variant = variant;
+        self.solve_dispatches = self.dispatches();
+    }
+
+    fn with_dispatches(mut self) -> Self {
+        self.solve_dispatches = self.dispatches();
+        self
+    }
+
+    /// One dispatch per solve on hardware adapters. On software adapters:
+    /// serial solves get a fixed number of dispatches when a few surely
+    /// suffice ([`software_solve_dispatches`]; idle ones cost little);
+    /// cooperative ones are checked after each dispatch (an idle cooperative
+    /// dispatch costs llvmpipe ~15 µs per world).
+    fn dispatches(&self) -> Option<usize> {
+        match (self.software, self.variant) {
+            (false, _) => Some(1),
+            (true, SolverVariant::Cooperative) => None,
+            (true, SolverVariant::Serial) => {
+                software_solve_dispatches(self.nv, self.ncon, self.layout, &self.solver_params, 1, 16)
+            }
+        }
     }
 
     /// `icf_solve` dispatches that surely finish every solve, or `None` when
@@ -964,24 +1029,34 @@ pub struct IcfKernels {
 impl IcfKernels {
     /// Builder and `set_time_step` kernel file stem.
     pub const BUILDER: &'static str = "icf_builder";
-    /// Cost kernel file stem.
-    pub const COST: &'static str = "icf_cost";
-    /// Solver kernel file stem.
-    pub const SOLVER: &'static str = "icf_solver";
+    /// Cooperative solver stage (with `icf_cost.wgsl`, `icf_solver.wgsl`).
+    pub const COOP: &'static str = "icf_solve_coop";
+    /// Serial solver stage (with `icf_cost.wgsl`, `icf_solver.wgsl`).
+    pub const SERIAL: &'static str = "icf_solve_serial";
 
     /// Creates the kernels for `nworld` worlds with `ncon` contact slots,
-    /// binding from `sources` (model, per-world data, contacts, [`IcfBuffers`]).
-    pub fn new(ctx: &GpuContext, nworld: usize, ncon: usize, sources: &[&dyn BufferSource]) -> Result<Self, GpuError> {
-        // Cooperative kernels: one workgroup per world.
-        let coop = nworld * WORKGROUP_SIZE as usize;
+    /// solving with `variant` (as set in the [`IcfBuffers`]), binding from
+    /// `sources` (model, per-world data, contacts, [`IcfBuffers`]).
+    pub fn new(
+        ctx: &GpuContext,
+        nworld: usize,
+        ncon: usize,
+        variant: SolverVariant,
+        sources: &[&dyn BufferSource],
+    ) -> Result<Self, GpuError> {
+        let (stage, evaluate, solve, threads) = match variant {
+            SolverVariant::Serial => (Self::SERIAL, "icf_evaluate_serial", "icf_solve_serial", nworld),
+            // One workgroup per world.
+            SolverVariant::Cooperative => (Self::COOP, "icf_evaluate", "icf_solve", nworld * WORKGROUP_SIZE as usize),
+        };
         Ok(Self {
             build: Kernel::new(ctx, Self::BUILDER, "icf_build", nworld, sources)?,
             build_contacts: Kernel::new(ctx, Self::BUILDER, "icf_build_contacts", nworld * ncon, sources)?,
             build_rows: Kernel::new(ctx, Self::BUILDER, "icf_build_rows", nworld, sources)?,
             set_time_step: Kernel::new(ctx, Self::BUILDER, "icf_set_time_step", nworld, sources)?,
-            evaluate: Kernel::new(ctx, Self::COST, "icf_evaluate", coop, sources)?,
-            solve: Kernel::new(ctx, Self::SOLVER, "icf_solve", coop, sources)?,
-            count_unfinished: Kernel::new(ctx, Self::SOLVER, "icf_count_unfinished", nworld, sources)?,
+            evaluate: Kernel::new(ctx, stage, evaluate, threads, sources)?,
+            solve: Kernel::new(ctx, stage, solve, threads, sources)?,
+            count_unfinished: Kernel::new(ctx, stage, "icf_count_unfinished", nworld, sources)?,
         })
     }
 
