@@ -419,6 +419,409 @@ struct EpaScratch {
 @group(0) @binding(74) var<storage, read_write> collision_status: array<atomic<u32>>;
 
 // ---------------------------------------------------------------- ICF and CENIC (bindings 80–119)
+//
+// Twins of src/icf (IcfProblem, IcfSolver) and src/integrator/cenic.rs
+// (World), one world's block at a world offset. Host side: src/gpu/icf.rs
+// and src/gpu/cenic.rs (structs of the same name with a Gpu prefix).
+
+/// ICF sizes and model constants (uniform).
+struct IcfDims {
+    /// Jacobian entries per contact: the most dofs the chains of two bodies span.
+    ndofc: u32,
+    /// Implicit gain laws (position servos) per world.
+    ngain: u32,
+    /// One-sided joint limits per world (two per limited hinge or slide).
+    nlimit: u32,
+    /// Actuators.
+    nu: u32,
+    /// Stiction tolerance vs (m/s).
+    stiction_tolerance: f32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+/// Newton solver settings (uniform), twin of icf::SolverParams.
+struct IcfParams {
+    /// Relative tolerance ε (floored at 1e-6 in f32, as on the CPU).
+    tolerance: f32,
+    max_iterations: u32,
+    max_line_search_iterations: u32,
+    /// 1: also accept on the θ criterion.
+    theta_criterion: u32,
+    /// 1: reuse factorizations while convergence is predicted within the budget.
+    hessian_reuse: u32,
+    reuse_target_iterations: u32,
+    /// Loop iterations one icf_solve invocation may run (0xffffffff: no
+    /// limit). Mesa's llvmpipe stops an invocation after 65535 loop
+    /// iterations in total; there the solver pauses before exceeding the
+    /// budget and the host dispatches it again until every solve is done.
+    loop_budget: u32,
+    _pad0: u32,
+}
+
+/// Per-body constants of the builder.
+struct IcfBody {
+    /// Last dof on the path from the world to the body (NONE: welded to the world).
+    last_dof: u32,
+    /// This body's share of the Delassus estimate, 2.65 / (weld-group mass) (1/kg); 0 when static.
+    delassus: f32,
+}
+
+/// An actuator (model::Actuator).
+struct Actuator {
+    /// ACT_MOTOR or ACT_POSITION.
+    kind: u32,
+    /// Actuated dof and its position coordinate.
+    dof: u32,
+    qpos_adr: u32,
+    /// Index of its gain law among the world's IcfGain entries (position servos).
+    gain_slot: u32,
+    /// Motor transmission ratio.
+    gear: f32,
+    /// Servo gains (N·m/rad, N·m·s/rad or N/m, N·s/m) and effort limit (N·m or N; f32::MAX when unlimited).
+    kp: f32,
+    kd: f32,
+    effort_limit: f32,
+    /// Control range (used when has_ctrl_range = 1).
+    ctrl_lo: f32,
+    ctrl_hi: f32,
+    /// Motor force range before the gear (used when has_force_range = 1).
+    force_lo: f32,
+    force_hi: f32,
+    has_ctrl_range: u32,
+    has_force_range: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+/// A one-sided joint limit definition: g = sign·(q − q_limit) ≥ 0.
+struct IcfLimitDef {
+    dof: u32,
+    qpos_adr: u32,
+    /// +1 lower limit, −1 upper limit.
+    sign: f32,
+    /// Limit position (rad or m).
+    q_limit: f32,
+}
+
+/// A contact constraint (icf::ContactConstraint) plus the solver's scratch
+/// (vc = J v at the iterate, uc = J w along the search direction).
+struct IcfContact {
+    normal: vec3f,
+    /// Signed distance at q0 (m).
+    phi0: f32,
+    /// J v0 (m/s).
+    vc0: vec3f,
+    /// Combined stiffness k (N/m), times the world's multiplier.
+    stiffness: f32,
+    vc: vec3f,
+    /// Hunt–Crossley dissipation d (s/m).
+    dissipation: f32,
+    uc: vec3f,
+    mu_static: f32,
+    mu_dynamic: f32,
+    /// Delassus estimate w (1/kg).
+    delassus: f32,
+    /// Number of valid Jacobian entries.
+    jac_len: u32,
+    /// Signed elastic force −kφ0 (N).
+    fe0: f32,
+    /// Lagged normal impulse (N·s).
+    n0: f32,
+    /// Lagged friction coefficient.
+    mu: f32,
+    /// Friction regularisation ε (m/s).
+    eps: f32,
+    _pad: f32,
+    /// Solver scratch at the iterate: the impulse γ on B and G = −dγ/dvc (rows).
+    impulse: vec3f,
+    _pad1: f32,
+    g0: vec3f,
+    _pad2: f32,
+    g1: vec3f,
+    _pad3: f32,
+    g2: vec3f,
+    _pad4: f32,
+}
+
+/// One non-zero Jacobian column of a contact: J[:, dof].
+struct JacEntry {
+    col: vec3f,
+    dof: u32,
+}
+
+/// An implicit gain law (icf::GainConstraint).
+struct IcfGain {
+    dof: u32,
+    kp: f32,
+    kd: f32,
+    /// q_ref − q0 (rad or m).
+    q_err: f32,
+    v_ref: f32,
+    /// Effort limit (f32::MAX when unlimited).
+    effort: f32,
+    /// K = h kp + kd.
+    gain: f32,
+    /// b = kp q_err + kd v_ref.
+    bias: f32,
+}
+
+/// A one-sided joint limit (icf::LimitConstraint).
+struct IcfLimit {
+    dof: u32,
+    sign: f32,
+    g0: f32,
+    m_eff: f32,
+    stiffness: f32,
+    damping: f32,
+    _pad0: f32,
+    _pad1: f32,
+}
+
+/// Per-world problem sizes, solver results and flags.
+struct IcfWorld {
+    /// 1: build and solve this world (set by the CENIC kernels or the host).
+    solving: u32,
+    /// Contacts in the problem (≤ dims.ncon).
+    ncon: u32,
+    /// Contacts found beyond the capacity at the last build.
+    overflow: u32,
+    /// SOLVE_* code of the last solve.
+    status: u32,
+    /// Failing pivot (SOLVE_NOT_PD) or stalled residual (SOLVE_STALLED).
+    detail: f32,
+    /// Step h of the last set_time_step (s).
+    h: f32,
+    iterations: u32,
+    line_search_iterations: u32,
+    factorizations: u32,
+    /// Final ‖D∇ℓ‖ and the tolerance it was compared with.
+    residual: f32,
+    tolerance: f32,
+    /// ℓ at the iterate (icf_evaluate).
+    cost: f32,
+    /// 1 while icf_factor holds a usable factorization (Hessian reuse).
+    factor_valid: u32,
+    converged: u32,
+    /// NEWTON_START (set by icf_set_time_step), NEWTON_RUNNING or NEWTON_DONE:
+    /// a solve may span several icf_solve dispatches.
+    phase: u32,
+    _pad0: u32,
+    /// Newton state carried between dispatches: last step norm ‖D⁻¹Δv‖,
+    /// last residual, and ε·max(1, ‖Dr‖).
+    prev_step: f32,
+    prev_residual: f32,
+    tol0: f32,
+    _pad1: u32,
+}
+
+/// Error-control settings (uniform), twin of integrator::CenicParams / Mode.
+struct CenicParams {
+    /// CENIC_FIXED or CENIC_ERROR_CONTROLLED.
+    mode: u32,
+    /// 1: bound steps by conservative advancement.
+    conservative_advancement: u32,
+    /// Steps recorded per world (capacity of cenic_steps).
+    record_capacity: u32,
+    /// Entries of cenic_pairs.
+    npair: u32,
+    /// Fixed step (s).
+    fixed_dt: f32,
+    /// Requested accuracy (m, rad).
+    accuracy: f32,
+    max_step: f32,
+    min_step: f32,
+    /// τ_v (s).
+    velocity_time_scale: f32,
+    /// Speculative contact skin (m).
+    skin: f32,
+    _pad1: f32,
+    /// 1.0, opaque to the shader compiler: multiplying by it keeps the
+    /// compensated (two-sum) time arithmetic from being simplified away.
+    one: f32,
+    /// Interval of the current advance, as a (hi, lo) pair of f32 (s).
+    advance_dt: vec2f,
+    _pad2: vec2f,
+}
+
+/// A geom pair that may collide (a < b) and its contact margin (m).
+struct GeomPair {
+    a: u32,
+    b: u32,
+    margin: f32,
+    _pad: u32,
+}
+
+/// Per-world clock and step-size state.
+struct CenicWorld {
+    /// Time and end of the current advance, (hi, lo) pairs: t = hi + lo (s).
+    time: vec2f,
+    t_end: vec2f,
+    /// Step to try next (s).
+    h_next: f32,
+    /// Nominal step of the current trial, before truncation (s).
+    h: f32,
+    /// Step of the current trial (s).
+    h_try: f32,
+    /// Error of the last trial over the accuracy.
+    err: f32,
+    /// WORLD_DONE, WORLD_RUNNING or WORLD_FAILED.
+    state: u32,
+    /// 1 while the current trial goes on (0 after a rejection or failure in it).
+    trial: u32,
+    /// FAIL_* code and detail of a failure.
+    reason: u32,
+    detail: f32,
+    /// 1 for the first trial of a step (overflow at x0 is counted once per step).
+    first_trial: u32,
+    /// 1 when h_try < h (interval end or impact bound).
+    shortened: u32,
+    /// 1 when h_try lands exactly on t_end.
+    lands: u32,
+    /// Contacts at the start of the step (step records).
+    ncontact0: u32,
+}
+
+/// Per-world statistics of the current advance (the host accumulates them).
+struct CenicStats {
+    accepted: u32,
+    rejected: u32,
+    newton_iterations: u32,
+    line_search_iterations: u32,
+    factorizations: u32,
+    accuracy_misses: u32,
+    impact_limited: u32,
+    contact_overflow: u32,
+    /// Smallest and largest accepted step (s).
+    min_h: f32,
+    max_h: f32,
+    /// Steps written to cenic_steps (may exceed its capacity; extras are not kept).
+    recorded: u32,
+    _pad: u32,
+}
+
+/// An accepted step (integrator::StepRecord).
+struct StepRecord {
+    /// Start time (hi, lo) (s).
+    t: vec2f,
+    h: f32,
+    err: f32,
+    contacts: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+// ICF model constants
+@group(0) @binding(80) var<uniform> icf_dims: IcfDims;
+@group(0) @binding(81) var<uniform> icf_params: IcfParams;
+/// (nbody)
+@group(0) @binding(82) var<storage, read> icf_bodies: array<IcfBody>;
+/// (nu)
+@group(0) @binding(83) var<storage, read> actuators: array<Actuator>;
+/// (nlimit)
+@group(0) @binding(84) var<storage, read> icf_limit_defs: array<IcfLimitDef>;
+
+// ICF per-world inputs
+/// Controls (nworld, nu): motor inputs or servo target positions.
+@group(0) @binding(86) var<storage, read_write> ctrl: array<f32>;
+/// Servo target velocities (nworld, nu).
+@group(0) @binding(87) var<storage, read_write> target_velocity: array<f32>;
+
+// ICF problem and solver state
+/// (nworld)
+@group(0) @binding(88) var<storage, read_write> icf_world: array<IcfWorld>;
+/// Contact constraints (nworld, ncon).
+@group(0) @binding(89) var<storage, read_write> icf_con: array<IcfContact>;
+/// Contact Jacobian entries (nworld, ncon, ndofc).
+@group(0) @binding(90) var<storage, read_write> icf_jac: array<JacEntry>;
+/// Gain laws (nworld, ngain).
+@group(0) @binding(91) var<storage, read_write> icf_gain: array<IcfGain>;
+/// Joint limits (nworld, nlimit).
+@group(0) @binding(92) var<storage, read_write> icf_limit: array<IcfLimit>;
+/// A = M + hD (nworld, nv, nv).
+@group(0) @binding(93) var<storage, read_write> icf_a: array<f32>;
+/// Hessian, then its Cholesky factor L in the lower triangle (nworld, nv, nv).
+@group(0) @binding(94) var<storage, read_write> icf_factor: array<f32>;
+/// Per-world vectors (nworld, ICF_NVEC, nv), see the VEC_* constants.
+@group(0) @binding(95) var<storage, read_write> icf_vec: array<f32>;
+/// For each dof, the Jacobian entries (c·ndofc + e) acting on it, in contact
+/// order: (nworld, nv, 1 + ncon), entry 0 is the count.
+@group(0) @binding(96) var<storage, read_write> icf_rows: array<u32>;
+/// [0]: unfinished solves (counted by icf_count_unfinished).
+@group(0) @binding(97) var<storage, read_write> icf_counter: array<atomic<u32>>;
+
+// CENIC
+@group(0) @binding(100) var<uniform> cenic_params: CenicParams;
+/// Error weights (nv).
+@group(0) @binding(101) var<storage, read> cenic_weights: array<f32>;
+/// Geom pairs that may collide with at least one moving geom (npair), for conservative advancement.
+@group(0) @binding(102) var<storage, read> cenic_pairs: array<GeomPair>;
+/// (nworld)
+@group(0) @binding(103) var<storage, read_write> cenic_world: array<CenicWorld>;
+/// (nworld)
+@group(0) @binding(104) var<storage, read_write> cenic_stats: array<CenicStats>;
+/// q0 and q_full (nworld, 2, nq).
+@group(0) @binding(105) var<storage, read_write> cenic_q: array<f32>;
+/// v0 and v_full (nworld, 2, nv).
+@group(0) @binding(106) var<storage, read_write> cenic_v: array<f32>;
+/// Accepted steps (nworld, record_capacity).
+@group(0) @binding(107) var<storage, read_write> cenic_steps: array<StepRecord>;
+/// [0]: running worlds (counted by cenic_count_running).
+@group(0) @binding(108) var<storage, read_write> cenic_counter: array<atomic<u32>>;
+
+const ACT_MOTOR: u32 = 0u;
+const ACT_POSITION: u32 = 1u;
+
+/// IcfWorld.status of a solve (icf::SolveError).
+const SOLVE_OK: u32 = 0u;
+const SOLVE_MAX_ITERATIONS: u32 = 1u;
+const SOLVE_NOT_PD: u32 = 2u;
+const SOLVE_STALLED: u32 = 3u;
+const SOLVE_NON_FINITE: u32 = 4u;
+
+const NEWTON_START: u32 = 0u;
+const NEWTON_RUNNING: u32 = 1u;
+const NEWTON_DONE: u32 = 2u;
+
+/// Rows of icf_vec per world.
+const ICF_NVEC: u32 = 9u;
+/// k(q0, v0) = bias − passive + D v0 − motor forces (N, N·m).
+const VEC_FORCE: u32 = 0u;
+/// v0 of the problem (m/s, rad/s).
+const VEC_V0: u32 = 1u;
+/// r = A v0 − h k (N·s, N·m·s).
+const VEC_R: u32 = 2u;
+/// Convergence scaling diag(M)^(−½).
+const VEC_SCALE: u32 = 3u;
+/// ∇ℓ at the iterate.
+const VEC_GRAD: u32 = 4u;
+/// Newton direction.
+const VEC_W: u32 = 5u;
+/// The iterate: warm start in, solution v1 out.
+const VEC_V: u32 = 6u;
+/// A v and A w along the search line.
+const VEC_AV: u32 = 7u;
+const VEC_AW: u32 = 8u;
+
+fn ivec_at(w: u32, row: u32, i: u32) -> u32 {
+    return (w * ICF_NVEC + row) * dims.nv + i;
+}
+fn con_at(w: u32, c: u32) -> u32 {
+    return w * dims.ncon + c;
+}
+fn jac_at(w: u32, c: u32, e: u32) -> u32 {
+    return (w * dims.ncon + c) * icf_dims.ndofc + e;
+}
+fn rows_at(w: u32, i: u32, k: u32) -> u32 {
+    return (w * dims.nv + i) * (dims.ncon + 1u) + k;
+}
+/// True for NaN and ±infinity, from the bits (immune to fast-math assumptions).
+fn non_finite(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7f800000u) == 0x7f800000u;
+}
+
 
 // ---------------------------------------------------------------- per-world scratch
 

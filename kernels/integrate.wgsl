@@ -25,6 +25,11 @@ fn integrate_q(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroup
     let qa = q_at(w, j.qpos_adr);
     let da = dof_at(w, j.dof_adr);
     let hw = h[w];
+    // A zero step leaves q bit-identical (idle worlds of a batch), without
+    // the renormalisation's rounding.
+    if (hw == 0.0) {
+        return;
+    }
     switch j.kind {
         case JOINT_FREE: {
             for (var k = 0u; k < 3u; k++) {

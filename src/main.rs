@@ -2,6 +2,7 @@
 
 use cenic::Model;
 use cenic::batch::{Batch, CpuBatch, WorldStatus};
+use cenic::gpu::{GpuBatch, GpuBatchOptions, GpuContext};
 use cenic::integrator::{CenicParams, Mode, WorldStats};
 use cenic::output::{TRAJECTORY_HEADER, TrajectoryWriter};
 use clap::{Parser, Subcommand};
@@ -57,8 +58,16 @@ struct RunArgs {
     #[arg(long, default_value_t = 0.01)]
     sample_dt: f64,
     /// Simulate in single precision (the GPU parity reference) instead of f64.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "gpu")]
     f32: bool,
+    /// Simulate on the GPU (f32; any wgpu adapter, e.g. Mesa's lavapipe).
+    /// WGPU_BACKEND, WGPU_ADAPTER_NAME and WGPU_POWER_PREF choose the adapter.
+    #[arg(long)]
+    gpu: bool,
+    /// GPU: contacts kept per world (default: 8 per geom on a moving body);
+    /// more are counted as overflow and reported.
+    #[arg(long, requires = "gpu")]
+    contact_capacity: Option<usize>,
 }
 
 fn load(path: &Option<PathBuf>) -> Result<Model, String> {
@@ -72,13 +81,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Info { model } => load(&model).map(|m| print!("{}", m.summary())),
-        Command::Run(args) => {
-            if args.f32 {
-                run::<f32>(args)
-            } else {
-                run::<f64>(args)
-            }
-        }
+        Command::Run(args) => run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -89,7 +92,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run<T: cenic::math::Real>(args: RunArgs) -> Result<(), String> {
+fn run(args: RunArgs) -> Result<(), String> {
     if args.worlds == 0 {
         return Err("--worlds must be at least 1".into());
     }
@@ -110,7 +113,20 @@ fn run<T: cenic::math::Real>(args: RunArgs) -> Result<(), String> {
             ..CenicParams::default()
         }),
     };
-    let mut batch = CpuBatch::<T>::new(model.clone(), args.worlds, mode.clone());
+    let (mut batch, precision): (Box<dyn Batch>, String) = if args.gpu {
+        // A missing adapter is a clear error; the CPU path does not need one.
+        let ctx = Arc::new(GpuContext::new().map_err(|e| e.to_string())?);
+        println!("GPU adapter: {}", ctx.describe());
+        let options = GpuBatchOptions { contact_capacity: args.contact_capacity, ..Default::default() };
+        let b = GpuBatch::with_options(ctx.clone(), model.clone(), args.worlds, mode.clone(), options)
+            .map_err(|e| e.to_string())?;
+        let label = format!("GPU f32 on {}, {} contacts per world", ctx.adapter_name(), b.contact_capacity());
+        (Box::new(b), label)
+    } else if args.f32 {
+        (Box::new(CpuBatch::<f32>::new(model.clone(), args.worlds, mode.clone())), "f32".into())
+    } else {
+        (Box::new(CpuBatch::<f64>::new(model.clone(), args.worlds, mode.clone())), "f64".into())
+    };
     if let Some(k) = &key {
         for w in 0..args.worlds {
             batch
@@ -131,7 +147,7 @@ fn run<T: cenic::math::Real>(args: RunArgs) -> Result<(), String> {
     );
     let (mut qpos, mut qvel) = (vec![0.0; args.worlds * model.nq], vec![0.0; args.worlds * model.nv]);
     let start = Instant::now();
-    let mut write_sample = |batch: &CpuBatch<T>, writer: &mut Option<TrajectoryWriter>| -> Result<(), String> {
+    let mut write_sample = |batch: &dyn Batch, writer: &mut Option<TrajectoryWriter>| -> Result<(), String> {
         if let Some(wr) = writer {
             batch.qpos(&mut qpos);
             batch.qvel(&mut qvel);
@@ -139,10 +155,10 @@ fn run<T: cenic::math::Real>(args: RunArgs) -> Result<(), String> {
         }
         Ok(())
     };
-    write_sample(&batch, &mut writer)?;
+    write_sample(batch.as_ref(), &mut writer)?;
     for _ in 0..n_samples {
         batch.advance(interval).map_err(|e| e.to_string())?;
-        write_sample(&batch, &mut writer)?;
+        write_sample(batch.as_ref(), &mut writer)?;
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -169,7 +185,7 @@ fn run<T: cenic::math::Real>(args: RunArgs) -> Result<(), String> {
             Mode::Fixed { dt } => format!("fixed step {dt} s"),
             Mode::ErrorControlled(p) => format!("error-controlled, accuracy {}", p.accuracy),
         },
-        if args.f32 { "f32" } else { "f64" }
+        precision
     );
     println!(
         "wall time {:.3} s, real-time factor {:.2} (per world {:.2}), {:.0} world-steps/s",
@@ -195,7 +211,16 @@ fn run<T: cenic::math::Real>(args: RunArgs) -> Result<(), String> {
         );
     }
     if total.contact_overflow > 0 {
-        println!("warning: {} contact(s) exceeded the contact capacity", total.contact_overflow);
+        let worlds: Vec<String> = (0..args.worlds)
+            .filter(|&w| batch.stats(w).contact_overflow > 0)
+            .map(|w| format!("{w} ({})", batch.stats(w).contact_overflow))
+            .collect();
+        println!(
+            "warning: {} contact(s) exceeded the contact capacity, in world(s) {}{}",
+            total.contact_overflow,
+            worlds.iter().take(10).cloned().collect::<Vec<_>>().join(", "),
+            if worlds.len() > 10 { format!(" and {} more", worlds.len() - 10) } else { String::new() }
+        );
     }
     if let Some(p) = &args.out {
         println!("trajectory: {} ({} samples; columns {})", p.display(), n_samples + 1, TRAJECTORY_HEADER);

@@ -3,12 +3,19 @@
 //! every variable they bind is provided by a host buffer; and the host's
 //! packed structs and per-world arrays have the WGSL layouts. No GPU needed.
 
+use cenic::gpu::batch::HostCollision;
+use cenic::gpu::cenic::CenicBuffers;
 use cenic::gpu::context::REQUIRED_STORAGE_BUFFERS_PER_STAGE;
+use cenic::gpu::icf::IcfBuffers;
 use cenic::gpu::model::struct_layouts;
 use cenic::gpu::shaders::{self, STAGES};
 use cenic::gpu::{Field, GpuCollision, GpuModel, WORKGROUP_SIZE};
 use naga::{Module, TypeInner};
 use std::collections::HashMap;
+
+/// Entry points launched with one workgroup per world (`SOLVER_THREADS` in `kernels/icf_cost.wgsl`).
+const COOPERATIVE: [&str; 2] = ["icf_evaluate", "icf_solve"];
+const SOLVER_THREADS: u32 = cenic::gpu::icf::SOLVER_THREADS;
 
 fn validate(label: &str, source: &str) -> Module {
     let module = naga::front::wgsl::parse_str(source)
@@ -31,6 +38,14 @@ fn every_kernel_file_is_a_stage() {
             match stem.as_str() {
                 "common" => assert_eq!(text, shaders::COMMON),
                 "data" => assert_eq!(text, shaders::DATA),
+                lib if shaders::LIBRARIES.iter().any(|(n, _)| *n == lib) => {
+                    let (_, src) = shaders::LIBRARIES.iter().find(|(n, _)| *n == lib).unwrap();
+                    assert_eq!(&text, src);
+                    assert!(
+                        shaders::STAGE_DEPS.iter().any(|(_, deps)| deps.contains(&lib)),
+                        "library kernels/{lib}.wgsl is composed into no stage"
+                    );
+                }
                 _ => {
                     let (_, src) = STAGES
                         .iter()
@@ -52,6 +67,9 @@ fn composed_stages_validate_and_bind_known_buffers() {
         .copied()
         .chain(Field::ALL.iter().map(|f| f.name()))
         .chain(GpuCollision::BUFFER_NAMES)
+        .chain(HostCollision::BUFFER_NAMES)
+        .chain(IcfBuffers::BUFFER_NAMES)
+        .chain(CenicBuffers::BUFFER_NAMES)
         .collect();
     for (name, _) in STAGES {
         let source = shaders::compose(name).unwrap();
@@ -59,7 +77,9 @@ fn composed_stages_validate_and_bind_known_buffers() {
         let computes: Vec<_> = module.entry_points.iter().filter(|e| e.stage == naga::ShaderStage::Compute).collect();
         assert!(!computes.is_empty(), "{name} has no compute entry point");
         for ep in computes {
-            assert_eq!(ep.workgroup_size, [WORKGROUP_SIZE, 1, 1], "{name}::{}", ep.name);
+            // Cooperative kernels run one world per workgroup of their own size.
+            let size = if COOPERATIVE.contains(&ep.name.as_str()) { SOLVER_THREADS } else { WORKGROUP_SIZE };
+            assert_eq!(ep.workgroup_size, [size, 1, 1], "{name}::{}", ep.name);
         }
         // The runtime's own reflection agrees and every binding resolves.
         let info = shaders::reflect(name, &source).unwrap();
@@ -110,7 +130,12 @@ fn binding_table_matches_host_layout() {
         module.types.iter().filter_map(|(_, t)| Some((t.name.clone()?, &t.inner))).collect();
     let Some(TypeInner::Struct { span, .. }) = structs.get("EpaScratch") else { panic!("no WGSL struct EpaScratch") };
     assert_eq!(*span as usize, cenic::gpu::collision::EPA_SCRATCH_BYTES, "size of EpaScratch");
-    for (name, size, fields) in struct_layouts().into_iter().chain(cenic::gpu::collision::struct_layouts()) {
+    let layouts = struct_layouts()
+        .into_iter()
+        .chain(cenic::gpu::collision::struct_layouts())
+        .chain(cenic::gpu::icf::struct_layouts())
+        .chain(cenic::gpu::cenic::struct_layouts());
+    for (name, size, fields) in layouts {
         let Some(TypeInner::Struct { members, span }) = structs.get(name) else { panic!("no WGSL struct {name}") };
         assert_eq!(*span as usize, size, "size of {name}");
         for (field, offset) in fields {

@@ -99,6 +99,11 @@ impl GpuDynamics {
     pub fn gpu_model(&self) -> &GpuModel {
         &self.gmodel
     }
+    /// Sets the contact capacity per world (`Dims.ncon`), before creating
+    /// the kernels that read or write contacts.
+    pub fn set_contact_capacity(&mut self, ncon: usize) -> Result<(), GpuError> {
+        self.gmodel.set_contact_capacity(&self.ctx, ncon)
+    }
     /// The per-world buffers (for later phases' kernels).
     pub fn gpu_data(&self) -> &GpuData {
         &self.data

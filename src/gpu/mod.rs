@@ -7,6 +7,9 @@
 //! | [`rnea`] | `kernels/rnea.wgsl` | `src/dynamics/rnea.rs` |
 //! | [`integrate`] | `kernels/integrate.wgsl` | `src/dynamics/integrate.rs` |
 //! | [`collision`] | `kernels/collision.wgsl` | `src/collision/` |
+//! | [`icf`] | `kernels/icf_builder.wgsl`, `icf_cost.wgsl`, `icf_solver.wgsl` | `src/icf/` |
+//! | [`cenic`] | `kernels/cenic.wgsl` | `src/integrator/cenic.rs` |
+//! | [`batch`] ([`GpuBatch`]) | all of the above | `src/batch/` ([`crate::batch::CpuBatch`]) |
 //!
 //! Every kernel file is composed at load time as `common.wgsl` (math
 //! helpers, the twin of `src/math`) + `data.wgsl` (the binding table, the
@@ -43,17 +46,21 @@
 //! # Ok::<(), cenic::gpu::GpuError>(())
 //! ```
 
+pub mod batch;
 pub mod buffers;
+pub mod cenic;
 pub mod collision;
 pub mod contact;
 pub mod context;
 pub mod dynamics;
+pub mod icf;
 pub mod integrate;
 pub mod kinematics;
 pub mod model;
 pub mod rnea;
 pub mod shaders;
 
+pub use batch::{CollisionBackend, GpuBatch, GpuBatchOptions};
 pub use buffers::{BufferSource, Field, GpuData, Readback, StorageBuffer};
 pub use collision::GpuCollision;
 pub use context::{GpuContext, GpuOptions};

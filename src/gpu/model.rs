@@ -431,6 +431,20 @@ impl GpuModel {
         })
     }
 
+    /// Sets the contact capacity per world (`Dims.ncon`: entries of the
+    /// `contacts` buffer per world), rewriting the uniform. Kernels created
+    /// before keep their launch sizes: set it before creating contact kernels.
+    pub fn set_contact_capacity(&mut self, ctx: &GpuContext, ncon: usize) -> Result<(), GpuError> {
+        self.dims.ncon = u32::try_from(ncon).map_err(|_| GpuError::Limits {
+            adapter: ctx.adapter_name().into(),
+            limit: "contact capacity (u32)",
+            required: ncon as u64,
+            available: u32::MAX as u64,
+        })?;
+        ctx.queue.write_buffer(&self.dims_buffer, 0, bytemuck::bytes_of(&self.dims));
+        Ok(())
+    }
+
     /// Sets every world's parameters (one entry per world).
     pub fn set_params(&self, ctx: &GpuContext, params: &[WorldParams]) -> Result<(), GpuError> {
         let p: Vec<GpuWorldParams> = params.iter().map(GpuWorldParams::from).collect();

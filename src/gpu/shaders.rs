@@ -27,12 +27,37 @@ pub const STAGES: &[(&str, &str)] = &[
     ("rnea", include_str!("../../kernels/rnea.wgsl")),
     ("integrate", include_str!("../../kernels/integrate.wgsl")),
     ("collision", include_str!("../../kernels/collision.wgsl")),
+    ("icf_builder", include_str!("../../kernels/icf_builder.wgsl")),
+    ("icf_solve_coop", include_str!("../../kernels/icf_solve_coop.wgsl")),
+    ("icf_solve_serial", include_str!("../../kernels/icf_solve_serial.wgsl")),
+    ("cenic", include_str!("../../kernels/cenic.wgsl")),
 ];
+
+/// Library files: WGSL functions shared by several stages, composed only
+/// in front of the stages that list them in [`STAGE_DEPS`] (no entry points
+/// of their own): (name, source), the name being the file stem.
+pub const LIBRARIES: &[(&str, &str)] = &[
+    ("icf_cost", include_str!("../../kernels/icf_cost.wgsl")),
+    ("icf_solver", include_str!("../../kernels/icf_solver.wgsl")),
+];
+
+/// Library files composed in front of a stage (after `data.wgsl`):
+/// (stage, [libraries in order]).
+pub const STAGE_DEPS: &[(&str, &[&str])] =
+    &[("icf_solve_coop", &["icf_cost", "icf_solver"]), ("icf_solve_serial", &["icf_cost", "icf_solver"])];
 
 /// The full WGSL module of stage `name` exactly as the runtime compiles it,
 /// or `None` for an unknown stage.
 pub fn compose(name: &str) -> Option<String> {
-    STAGES.iter().find(|(n, _)| *n == name).map(|(_, src)| compose_source(src))
+    let (_, src) = STAGES.iter().find(|(n, _)| *n == name)?;
+    let deps = STAGE_DEPS.iter().find(|(n, _)| *n == name).map_or(&[][..], |(_, d)| *d);
+    let mut body = String::new();
+    for d in deps {
+        let (_, dep) = LIBRARIES.iter().find(|(n, _)| n == d)?;
+        body.push_str(&format!("// ---- kernels/{d}.wgsl\n{dep}\n"));
+    }
+    body.push_str(src);
+    Some(compose_source(&body))
 }
 
 /// `common.wgsl + data.wgsl + stage`.

@@ -53,7 +53,9 @@ pub struct SolveStats {
     pub factorizations: usize,
     /// Final scaled momentum residual ‖D ∇ℓ‖ (√kg·m/s).
     pub residual: f64,
-    /// The tolerance it was compared with, ε·max(1, ‖D r‖).
+    /// The tolerance it was compared with, ε·max(1, ‖D r‖), or the residual's
+    /// rounding floor of the residual when that is larger (f32, stiff contacts:
+    /// EPS·‖D |H| |v|‖, what a one-ulp change of v can change ∇ℓ by).
     pub tolerance: f64,
     /// Whether a convergence test passed.
     pub converged: bool,
@@ -91,6 +93,8 @@ pub struct IcfSolver<T> {
     /// Whether `factor` holds a block-sparse (true) or dense factor.
     sparse: bool,
     blocks: Vec<(usize, usize)>,
+    /// Scratch: which pairs of tree blocks a contact couples (rounding floor).
+    coupled: Vec<bool>,
 }
 
 impl<T: Real> IcfSolver<T> {
@@ -145,6 +149,9 @@ impl<T: Real> IcfSolver<T> {
             if !gnorm.is_finite() {
                 return Err(SolveError::NonFinite);
             }
+            // Never ask for less than the rounding floor of the residual.
+            let tol = tol.max(rounding_floor(p, &self.hess, v, &mut self.coupled));
+            stats.tolerance = tol;
             if gnorm <= tol {
                 stats.converged = true;
                 stats.iterations = iter;
@@ -325,6 +332,48 @@ fn hermite_min<T: Real>(d0: T, c2: T, c3: T) -> Option<T> {
         }
     };
     if t > T::zero() && t < T::one() { Some(t) } else { None }
+}
+
+/// The smallest residual ‖D∇ℓ‖ worth asking for at iterate `v` with
+/// Hessian `hess`: v is only known to about EPS·|v| per entry, which moves
+/// the gradient by up to |H|·EPS|v|. In f64 this is far below any
+/// tolerance; in f32 with stiff contacts (a hard impact: contact stiffness
+/// k·h² and friction μn0/ε against the mass) it can exceed ε·max(1, ‖Dr‖),
+/// and Newton would wander at rounding level until the iteration cap.
+/// Reads only the structurally non-zero blocks of `hess` (the tree blocks
+/// and the pairs a contact couples; [`evaluate`] leaves the others stale);
+/// `coupled` is scratch.
+fn rounding_floor<T: Real>(p: &IcfProblem<T>, hess: &[T], v: &[T], coupled: &mut Vec<bool>) -> f64 {
+    let n = p.nv;
+    let nb = p.block_count();
+    coupled.clear();
+    coupled.resize(nb * nb, false);
+    for b in 0..nb {
+        coupled[b * nb + b] = true;
+    }
+    if nb > 1 {
+        for c in &p.contacts {
+            let (a, b) = super::cost::contact_blocks(p, c);
+            coupled[a * nb + b] = true;
+            coupled[b * nb + a] = true;
+        }
+    }
+    let mut sum = 0.0f64;
+    for bi in 0..nb {
+        let (si, mi) = p.block(bi);
+        for i in si..si + mi {
+            let mut s = T::zero();
+            for bj in (0..nb).filter(|&bj| coupled[bi * nb + bj]) {
+                let (sj, mj) = p.block(bj);
+                for j in sj..sj + mj {
+                    s += (hess[i * n + j] * v[j]).abs();
+                }
+            }
+            let y = (s * p.scale[i]).f64();
+            sum += y * y;
+        }
+    }
+    T::EPS.f64() * sum.sqrt()
 }
 
 /// ‖D x‖ (or ‖D⁻¹ x‖ when `inverse`) in f64.

@@ -1,0 +1,177 @@
+//! GPU batch throughput for BENCHMARKS.md (issue 6): accepted world-steps/s
+//! of `GpuBatch` against the number of worlds, side by side with `CpuBatch`
+//! (f64, all cores) on the same workload in the same run, for cube toss,
+//! clutter (20 objects) and the Gymnasium ant, in fixed-step (2 ms) and
+//! error-controlled (accuracy 1e-3) mode.
+//!
+//! ```text
+//! cargo run --release --example gpu_throughput -- [--quick] [--budget SECONDS] [--max-worlds N]
+//! ```
+//!
+//! Every world starts from the scene's initial state with its own small
+//! velocity perturbation, so error-controlled worlds run on different
+//! clocks. A series (scene, mode, path) stops growing once one measurement
+//! takes longer than the budget (default 20 s of wall time), when the
+//! next size would exceed `--max-worlds` (default 65536), or when the
+//! device refuses the buffers; the table says which.
+
+use cenic::batch::{Batch, CpuBatch};
+use cenic::gpu::{GpuBatch, GpuContext};
+use cenic::integrator::{CenicParams, Mode};
+use cenic::model::Model;
+use std::sync::Arc;
+use std::time::Instant;
+
+struct Scene {
+    name: &'static str,
+    model: Arc<Model>,
+    key: Option<&'static str>,
+    /// Simulated time per measurement (s).
+    horizon: f64,
+}
+
+fn scenes() -> Vec<Scene> {
+    let mut v = vec![
+        Scene { name: "cube toss", model: Arc::new(cenic::scenes::cube_toss()), key: Some("toss"), horizon: 0.5 },
+        Scene {
+            name: "clutter (20)",
+            model: Arc::new(cenic::scenes::clutter(20, cenic::scenes::CUBE_TOSS_MATERIAL)),
+            key: None,
+            horizon: 0.1,
+        },
+    ];
+    let ant = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models/gymnasium/ant.xml");
+    match Model::from_mjcf_file(&ant) {
+        Ok(m) => v.push(Scene { name: "ant", model: Arc::new(m), key: None, horizon: 0.2 }),
+        Err(e) => eprintln!("ant skipped: {} ({e})", ant.display()),
+    }
+    v
+}
+
+/// Initial state of world `w`: the scene's, with a small velocity perturbation.
+fn init(batch: &mut dyn Batch, scene: &Scene) {
+    let m = &scene.model;
+    for w in 0..batch.nworld() {
+        let (q, mut v) = match scene.key.and_then(|k| m.keyframe(k)) {
+            Some(k) => (k.qpos.clone(), k.qvel.clone()),
+            None => (m.qpos0.clone(), vec![0.0; m.nv]),
+        };
+        // Deterministic, world-dependent perturbation (m/s, rad/s).
+        let x = (w as f64 * 0.618_033_988_75).fract() - 0.5;
+        for (i, vi) in v.iter_mut().enumerate() {
+            *vi += 0.05 * x * ((i % 3) as f64 - 1.0);
+        }
+        if let Some(k) = scene.key {
+            batch.reset_to_keyframe(w, k).unwrap();
+        }
+        batch.set_state(w, &q, &v).unwrap();
+    }
+}
+
+/// Wall time (s), accepted steps and a note, or why it could not run.
+fn measure(batch: &mut dyn Batch, horizon: f64) -> Result<(f64, u64), String> {
+    let t = Instant::now();
+    batch.advance(horizon).map_err(|e| e.to_string())?;
+    let wall = t.elapsed().as_secs_f64();
+    let failed = (0..batch.nworld()).filter(|&w| batch.status(w) != cenic::batch::WorldStatus::Ok).count();
+    if failed > 0 {
+        eprintln!("  ({failed} worlds failed)");
+    }
+    Ok((wall, (0..batch.nworld()).map(|w| batch.stats(w).accepted).sum()))
+}
+
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let quick = args.iter().any(|a| a == "--quick");
+    let budget: f64 = arg("--budget").map_or(if quick { 5.0 } else { 20.0 }, |s| s.parse().expect("--budget SECONDS"));
+    let max_worlds: usize = arg("--max-worlds").map_or(65536, |s| s.parse().expect("--max-worlds N"));
+    let ctx = match GpuContext::new() {
+        Ok(c) => Arc::new(c),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+    };
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap().trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    println!("GPU adapter: {}", ctx.describe());
+    println!("CPU: {cpu}, {} threads (CpuBatch<f64> on all of them)", rayon::current_num_threads());
+    println!("load average at start: {}; budget {budget} s per measurement\n", load());
+    println!(
+        "| scene | mode | worlds | GPU wall [s] | GPU world-steps/s | CPU wall [s] | CPU world-steps/s | GPU/CPU |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    let sizes: Vec<usize> =
+        std::iter::successors(Some(1usize), |n| Some(n * 4)).take_while(|&n| n <= max_worlds).collect();
+    for scene in scenes() {
+        for (mname, mode) in [
+            ("fixed 2 ms", Mode::Fixed { dt: 2e-3 }),
+            ("accuracy 1e-3", Mode::ErrorControlled(CenicParams { accuracy: 1e-3, ..Default::default() })),
+        ] {
+            let (mut gpu_on, mut cpu_on) = (true, true);
+            let mut stopped = vec![];
+            for &n in &sizes {
+                if !gpu_on && !cpu_on {
+                    break;
+                }
+                let gpu = if gpu_on {
+                    match GpuBatch::new(ctx.clone(), scene.model.clone(), n, mode.clone()) {
+                        Ok(mut b) => {
+                            init(&mut b, &scene);
+                            let r = measure(&mut b, scene.horizon);
+                            if r.as_ref().map_or(true, |(wall, _)| *wall > budget) {
+                                gpu_on = false;
+                                stopped.push(format!("GPU stops after {n} worlds (over the {budget} s budget)"));
+                            }
+                            r.ok()
+                        }
+                        Err(e) => {
+                            gpu_on = false;
+                            stopped.push(format!("GPU: {n} worlds refused: {e}"));
+                            None
+                        }
+                    }
+                } else {
+                    None
+                };
+                let cpu = if cpu_on {
+                    let mut b = CpuBatch::<f64>::new(scene.model.clone(), n, mode.clone());
+                    init(&mut b, &scene);
+                    let r = measure(&mut b, scene.horizon);
+                    if r.as_ref().map_or(true, |(wall, _)| *wall > budget) {
+                        cpu_on = false;
+                        stopped.push(format!("CPU stops after {n} worlds (over the {budget} s budget)"));
+                    }
+                    r.ok()
+                } else {
+                    None
+                };
+                let cell = |r: &Option<(f64, u64)>| match r {
+                    Some((wall, steps)) => (format!("{wall:.3}"), format!("{:.0}", *steps as f64 / wall)),
+                    None => ("–".into(), "–".into()),
+                };
+                let ratio = match (&gpu, &cpu) {
+                    (Some((gw, gs)), Some((cw, cs))) => format!("{:.2}", (*gs as f64 / gw) / (*cs as f64 / cw)),
+                    _ => "–".into(),
+                };
+                let ((gw, gr), (cw, cr)) = (cell(&gpu), cell(&cpu));
+                println!("| {} | {mname} | {n} | {gw} | {gr} | {cw} | {cr} | {ratio} |", scene.name);
+            }
+            for s in stopped {
+                println!("|  | {mname} | {s} | | | | | |");
+            }
+        }
+    }
+    println!("\nload average at the end: {}", load());
+}

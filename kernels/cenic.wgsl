@@ -1,0 +1,769 @@
+// CENIC error control with a per-world clock: WGSL twin of
+// src/integrator/cenic.rs (World::advance, cenic_step, try_step,
+// error_norm, impact_bound, step_factor).
+//
+// One trial (a step-doubling attempt, or one fixed step) per world per
+// iteration. The host encodes an iteration as a fixed sequence of kernels
+// (src/gpu/cenic.rs): these control kernels, the multibody stages, the
+// collision, icf_build*, icf_set_time_step, icf_solve and integrate_q,
+// which reads each world's step from h[w]. A world takes part in a trial
+// while cenic_world[w].trial = 1; otherwise its h[w] = 0 (integrate_q then
+// leaves q untouched) and icf_world[w].solving = 0 (the ICF kernels skip it).
+// Worlds that reached their end time or failed stay idle.
+//
+// Time is a (hi, lo) pair of f32 (t = hi + lo, about 48 bits), so that a
+// world's clock does not drift over many small steps; steps and the error
+// control itself are f32.
+
+const CENIC_FIXED: u32 = 0u;
+const CENIC_ERROR_CONTROLLED: u32 = 1u;
+
+const WORLD_DONE: u32 = 0u;
+const WORLD_RUNNING: u32 = 1u;
+const WORLD_FAILED: u32 = 2u;
+
+/// Failure reasons (src/gpu/cenic.rs turns them into StepError messages).
+const FAIL_Q: u32 = 1u;
+const FAIL_V: u32 = 2u;
+const FAIL_HALF_STEP: u32 = 3u;
+/// FAIL_SOLVE + the SOLVE_* status of the failed solve.
+const FAIL_SOLVE: u32 = 16u;
+
+/// Stands for +∞ (WGSL may assume no infinities).
+const BIG: f32 = 3.0e38;
+
+// ---------------------------------------------------------------- double-single time
+
+/// x, through a multiplication by the opaque 1.0 of cenic_params: the
+/// compiler may treat float arithmetic as associative (Mesa's NIR rewrites
+/// (a + b) − a to b), which would cancel the error terms of two-sum.
+fn opaque(x: f32) -> f32 {
+    return x * cenic_params.one;
+}
+
+/// (hi, lo) + b, renormalised (Knuth's two-sum, then fast two-sum).
+fn ds_add(a: vec2f, b: f32) -> vec2f {
+    let s = opaque(a.x + b);
+    let bb = opaque(s - a.x);
+    let e = opaque(opaque(a.x - opaque(s - bb)) + opaque(b - bb)) + a.y;
+    let hi = opaque(s + e);
+    return vec2f(hi, e - opaque(hi - s));
+}
+
+/// (hi, lo) + (hi, lo).
+fn ds_add2(a: vec2f, b: vec2f) -> vec2f {
+    let s = opaque(a.x + b.x);
+    let bb = opaque(s - a.x);
+    let e = opaque(opaque(a.x - opaque(s - bb)) + opaque(b.x - bb)) + a.y + b.y;
+    let hi = opaque(s + e);
+    return vec2f(hi, e - opaque(hi - s));
+}
+
+/// a − b as one f32 (exact-ish when a and b are close).
+fn ds_diff(a: vec2f, b: vec2f) -> f32 {
+    return (a.x - b.x) + (a.y - b.y);
+}
+
+/// Time left to the end of the advance, and the tolerance for landing on
+/// it (World::advance: 1e-12 relative).
+fn remaining(w: u32) -> f32 {
+    return ds_diff(cenic_world[w].t_end, cenic_world[w].time);
+}
+fn end_eps(w: u32) -> f32 {
+    return 1e-12 * max(abs(cenic_world[w].t_end.x), 1.0);
+}
+
+// ---------------------------------------------------------------- per-world helpers
+
+fn cq_at(w: u32, k: u32, i: u32) -> u32 {
+    return (w * 2u + k) * dims.nq + i;
+}
+fn cv_at(w: u32, k: u32, i: u32) -> u32 {
+    return (w * 2u + k) * dims.nv + i;
+}
+
+/// Ends the world's current trial: nothing moves or solves until the next one.
+fn end_trial(w: u32) {
+    cenic_world[w].trial = 0u;
+    icf_world[w].solving = 0u;
+    h[w] = 0.0;
+}
+
+/// Back to x0 = (q0, v0).
+fn restore_start(w: u32) {
+    for (var i = 0u; i < dims.nq; i++) {
+        q[q_at(w, i)] = cenic_q[cq_at(w, 0u, i)];
+    }
+    for (var i = 0u; i < dims.nv; i++) {
+        v[dof_at(w, i)] = cenic_v[cv_at(w, 0u, i)];
+    }
+}
+
+/// Flags the world as failed (frozen at x0) with `reason` and `detail`.
+fn fail(w: u32, reason: u32, detail: f32) {
+    cenic_world[w].state = WORLD_FAILED;
+    cenic_world[w].reason = reason;
+    cenic_world[w].detail = detail;
+    end_trial(w);
+}
+
+/// The first non-finite coordinate class of the current state: 0 (none), FAIL_Q or FAIL_V.
+fn state_check(w: u32) -> u32 {
+    for (var i = 0u; i < dims.nq; i++) {
+        if (non_finite(q[q_at(w, i)])) {
+            return FAIL_Q;
+        }
+    }
+    for (var i = 0u; i < dims.nv; i++) {
+        if (non_finite(v[dof_at(w, i)])) {
+            return FAIL_V;
+        }
+    }
+    return 0u;
+}
+
+/// After an ICF solve: true when it succeeded (its statistics are added);
+/// otherwise the trial ends, as a rejection with a 4× smaller step in
+/// error-controlled mode (above the minimum step), else as a failure.
+fn solve_ok(w: u32) -> bool {
+    let st = icf_world[w].status;
+    if (st == SOLVE_OK) {
+        cenic_stats[w].newton_iterations += icf_world[w].iterations;
+        cenic_stats[w].line_search_iterations += icf_world[w].line_search_iterations;
+        cenic_stats[w].factorizations += icf_world[w].factorizations;
+        return true;
+    }
+    restore_start(w);
+    let h_try = cenic_world[w].h_try;
+    let p = cenic_params;
+    if (p.mode == CENIC_ERROR_CONTROLLED && h_try > p.min_step * (1.0 + 1e-9)) {
+        cenic_stats[w].rejected += 1u;
+        cenic_world[w].h_next = max(h_try * 0.25, p.min_step);
+        cenic_world[w].first_trial = 0u;
+        end_trial(w);
+    } else {
+        fail(w, FAIL_SOLVE + st, icf_world[w].detail);
+    }
+    return false;
+}
+
+/// icf_vec row VEC_V (the solution) into v and into cenic_v slot `slot` (when < 2).
+fn take_solution(w: u32, slot: u32) {
+    for (var i = 0u; i < dims.nv; i++) {
+        let x = icf_vec[ivec_at(w, VEC_V, i)];
+        v[dof_at(w, i)] = x;
+        if (slot < 2u) {
+            cenic_v[cv_at(w, slot, i)] = x;
+        }
+    }
+}
+
+/// Accepts the trial's step h_try: statistics, step record, clock.
+fn accept(w: u32, err: f32) {
+    let cw = cenic_world[w];
+    let hs = cw.h_try;
+    cenic_stats[w].accepted += 1u;
+    cenic_stats[w].min_h = min(cenic_stats[w].min_h, hs);
+    cenic_stats[w].max_h = max(cenic_stats[w].max_h, hs);
+    let k = cenic_stats[w].recorded;
+    if (k < cenic_params.record_capacity) {
+        cenic_steps[w * cenic_params.record_capacity + k] = StepRecord(cw.time, hs, err, cw.ncontact0, 0u, 0u, 0u);
+    }
+    cenic_stats[w].recorded = k + 1u;
+    // A step cut to the interval end lands on it exactly.
+    var t = ds_add(cw.time, hs);
+    if (cw.lands != 0u) {
+        t = cw.t_end;
+    }
+    cenic_world[w].time = t;
+    if (!(ds_diff(cw.t_end, t) > 1e-12 * max(abs(cw.t_end.x), 1.0))) {
+        cenic_world[w].time = cw.t_end;
+        cenic_world[w].state = WORLD_DONE;
+    }
+}
+
+/// h'/h from the error ratio err/accuracy: 0.9·(1/err)^½ clamped to [0.1, 5].
+fn step_factor(err: f32) -> f32 {
+    if (err <= 0.0) {
+        return 5.0;
+    }
+    return clamp(0.9 * pow(err, -0.5), 0.1, 5.0);
+}
+
+/// Rotation angle between unit quaternions a and b, |log(a* ⊗ b)| (Quat::angle_to).
+fn quat_angle(a: vec4f, b: vec4f) -> f32 {
+    var d = quat_mul(quat_conj(a), b);
+    if (d.x < 0.0) {
+        d = -d;
+    }
+    let u = d.yzw;
+    let s = sqrt(dot3(u, u));
+    if (s < 1e-12) {
+        let r = u * 2.0;
+        return sqrt(dot3(r, r));
+    }
+    let r = u * (2.0 * atan2(s, d.x) / s);
+    return sqrt(dot3(r, r));
+}
+
+fn q4(a: u32) -> vec4f {
+    return vec4f(q[a], q[a + 1u], q[a + 2u], q[a + 3u]);
+}
+fn qfull4(w: u32, i: u32) -> vec4f {
+    return vec4f(cenic_q[cq_at(w, 1u, i)], cenic_q[cq_at(w, 1u, i + 1u)], cenic_q[cq_at(w, 1u, i + 2u)], cenic_q[cq_at(w, 1u, i + 3u)]);
+}
+
+/// World::error_norm: weighted max-norm of q_prop − q_full (rotations as
+/// angles) and of τ_v·(v_prop − v_full), with x_prop in (q, v).
+fn error_norm(w: u32) -> f32 {
+    var err = 0.0;
+    for (var ji = 0u; ji < dims.njnt; ji++) {
+        let j = joints[ji];
+        let a = q_at(w, j.qpos_adr);
+        let ai = j.qpos_adr;
+        let d = j.dof_adr;
+        switch j.kind {
+            case JOINT_FREE: {
+                for (var k = 0u; k < 3u; k++) {
+                    err = max(err, cenic_weights[d + k] * abs(q[a + k] - cenic_q[cq_at(w, 1u, ai + k)]));
+                }
+                err = max(err, cenic_weights[d + 3u] * quat_angle(q4(a + 3u), qfull4(w, ai + 3u)));
+            }
+            case JOINT_BALL: {
+                err = max(err, cenic_weights[d] * quat_angle(q4(a), qfull4(w, ai)));
+            }
+            default: {
+                err = max(err, cenic_weights[d] * abs(q[a] - cenic_q[cq_at(w, 1u, ai)]));
+            }
+        }
+    }
+    let tau = cenic_params.velocity_time_scale;
+    if (tau > 0.0) {
+        for (var i = 0u; i < dims.nv; i++) {
+            err = max(err, tau * cenic_weights[i] * abs(v[dof_at(w, i)] - cenic_v[cv_at(w, 1u, i)]));
+        }
+    }
+    if (non_finite(err)) {
+        return BIG;
+    }
+    return err;
+}
+
+// ---------------------------------------------------------------- conservative advancement
+
+fn geom_axis(w: u32, g: u32, k: u32) -> vec3f {
+    let m = geom_xmat[geom_at(w, g)];
+    if (k == 0u) {
+        return vec3f(m.r0.x, m.r1.x, m.r2.x);
+    }
+    if (k == 1u) {
+        return vec3f(m.r0.y, m.r1.y, m.r2.y);
+    }
+    return vec3f(m.r0.z, m.r1.z, m.r2.z);
+}
+
+/// Largest extent of geom g along the unit direction u from its centre (m);
+/// every kind is centrally symmetric. Meshes (no vertices on the GPU): the bounding radius.
+fn support(w: u32, g: u32, u: vec3f) -> f32 {
+    let gm = geoms[g];
+    let s = gm.size;
+    switch gm.kind {
+        case 1u: {
+            return s.x;
+        }
+        case 2u: {
+            return s.x + s.y * abs(dot3(u, geom_axis(w, g, 2u)));
+        }
+        case 3u: {
+            return s.x * abs(dot3(u, geom_axis(w, g, 0u))) + s.y * abs(dot3(u, geom_axis(w, g, 1u)))
+                + s.z * abs(dot3(u, geom_axis(w, g, 2u)));
+        }
+        case 4u: {
+            let c = dot3(u, geom_axis(w, g, 2u));
+            return s.x * sqrt(max(1.0 - c * c, 0.0)) + s.y * abs(c);
+        }
+        case 5u: {
+            let e = vec3f(
+                s.x * dot3(u, geom_axis(w, g, 0u)),
+                s.y * dot3(u, geom_axis(w, g, 1u)),
+                s.z * dot3(u, geom_axis(w, g, 2u)),
+            );
+            return sqrt(dot3(e, e));
+        }
+        default: {
+            return gm.rbound;
+        }
+    }
+}
+
+/// Closest points of segments p1 + s d1 and p2 + t d2 (s, t ∈ [0, 1]).
+fn segment_closest(p1: vec3f, d1: vec3f, p2: vec3f, d2: vec3f) -> array<vec3f, 2> {
+    let r = p1 - p2;
+    let a = dot3(d1, d1);
+    let e = dot3(d2, d2);
+    let f = dot3(d2, r);
+    var s = 0.0;
+    var t = 0.0;
+    if (a <= 1e-12 && e <= 1e-12) {
+        return array<vec3f, 2>(p1, p2);
+    }
+    if (a <= 1e-12) {
+        t = clamp(f / e, 0.0, 1.0);
+    } else {
+        let c = dot3(d1, r);
+        if (e <= 1e-12) {
+            s = clamp(-c / a, 0.0, 1.0);
+        } else {
+            let b = dot3(d1, d2);
+            let den = a * e - b * b;
+            if (den > 0.0) {
+                s = clamp((b * f - c * e) / den, 0.0, 1.0);
+            }
+            t = (b * s + f) / e;
+            if (t < 0.0) {
+                t = 0.0;
+                s = clamp(-c / a, 0.0, 1.0);
+            } else if (t > 1.0) {
+                t = 1.0;
+                s = clamp((b - c) / a, 0.0, 1.0);
+            }
+        }
+    }
+    return array<vec3f, 2>(p1 + d1 * s, p2 + d2 * t);
+}
+
+/// The segment of a sphere (a point) or capsule: start and direction.
+fn core_segment(w: u32, g: u32) -> array<vec3f, 2> {
+    let c = unpack3(geom_xpos[geom_at(w, g)]);
+    if (geoms[g].kind == 2u) {
+        let ax = geom_axis(w, g, 2u) * geoms[g].size.y;
+        return array<vec3f, 2>(c - ax, ax * 2.0);
+    }
+    return array<vec3f, 2>(c, vec3f(0.0));
+}
+
+/// A unit vector along d, or +z when d is zero.
+fn unit_or_z(d: vec3f) -> vec3f {
+    let n = sqrt(dot3(d, d));
+    if (n > 0.0) {
+        return d / n;
+    }
+    return vec3f(0.0, 0.0, 1.0);
+}
+
+/// A separation estimate between geoms a < b: (distance lower bound (m),
+/// unit normal from a to b). Exact for a plane against any primitive, and
+/// between spheres and capsules (and a sphere and a box); otherwise the
+/// largest gap between the shapes' projections on the centre line and the
+/// geoms' axes (exact for face-separated boxes), along that axis.
+struct Separation {
+    dist: f32,
+    normal: vec3f,
+}
+
+fn separation(w: u32, a: u32, b: u32) -> Separation {
+    let ka = geoms[a].kind;
+    let kb = geoms[b].kind;
+    let xa = unpack3(geom_xpos[geom_at(w, a)]);
+    let xb = unpack3(geom_xpos[geom_at(w, b)]);
+    if (ka == 0u && kb == 0u) {
+        return Separation(BIG, vec3f(0.0, 0.0, 1.0));
+    }
+    if (ka == 0u) {
+        let n = geom_axis(w, a, 2u);
+        return Separation(dot3(n, xb - xa) - support(w, b, n), n);
+    }
+    if (kb == 0u) {
+        let n = geom_axis(w, b, 2u);
+        return Separation(dot3(n, xa - xb) - support(w, a, n), -n);
+    }
+    let round_a = ka == 1u || ka == 2u;
+    let round_b = kb == 1u || kb == 2u;
+    if (round_a && round_b) {
+        let sa = core_segment(w, a);
+        let sb = core_segment(w, b);
+        let p = segment_closest(sa[0], sa[1], sb[0], sb[1]);
+        let d = p[1] - p[0];
+        return Separation(sqrt(dot3(d, d)) - geoms[a].size.x - geoms[b].size.x, unit_or_z(d));
+    }
+    if ((ka == 1u && kb == 3u) || (ka == 3u && kb == 1u)) {
+        var sp = a;
+        var bx = b;
+        if (ka == 3u) {
+            sp = b;
+            bx = a;
+        }
+        // Sphere centre against the box: clamp in the box frame.
+        let cs = unpack3(geom_xpos[geom_at(w, sp)]);
+        let cb = unpack3(geom_xpos[geom_at(w, bx)]);
+        let hs = geoms[bx].size;
+        var q = cb;
+        for (var k = 0u; k < 3u; k++) {
+            let ax = geom_axis(w, bx, k);
+            q += ax * clamp(dot3(cs - cb, ax), -hs[k], hs[k]);
+        }
+        let d = cs - q;
+        var n = unit_or_z(d);
+        if (sp == a) {
+            n = -n;
+        }
+        return Separation(sqrt(dot3(d, d)) - geoms[sp].size.x, n);
+    }
+    let d = xb - xa;
+    let dn = sqrt(dot3(d, d));
+    var best = Separation(-BIG, vec3f(0.0, 0.0, 1.0));
+    if (dn > 0.0) {
+        let u = d / dn;
+        best = Separation(dn - support(w, a, u) - support(w, b, u), u);
+    }
+    for (var k = 0u; k < 6u; k++) {
+        var g = a;
+        if (k >= 3u) {
+            g = b;
+        }
+        var u = geom_axis(w, g, k % 3u);
+        if (dot3(u, d) < 0.0) {
+            u = -u;
+        }
+        let gap = dot3(u, d) - support(w, a, u) - support(w, b, u);
+        if (gap > best.dist) {
+            best = Separation(gap, u);
+        }
+    }
+    return best;
+}
+
+/// World's lower_distance (bounding spheres; planes: the other's centre height).
+fn lower_distance(w: u32, a: u32, b: u32) -> f32 {
+    let ga = geoms[a];
+    let gb = geoms[b];
+    let xa = unpack3(geom_xpos[geom_at(w, a)]);
+    let xb = unpack3(geom_xpos[geom_at(w, b)]);
+    if (ga.kind == 0u && gb.kind == 0u) {
+        return BIG;
+    }
+    if (ga.kind == 0u) {
+        return dot3(geom_axis(w, a, 2u), xb - xa) - gb.rbound;
+    }
+    if (gb.kind == 0u) {
+        return dot3(geom_axis(w, b, 2u), xa - xb) - ga.rbound;
+    }
+    let d = xa - xb;
+    return sqrt(dot3(d, d)) - ga.rbound - gb.rbound;
+}
+
+/// A geom's centre velocity (m/s), its body's angular velocity (rad/s) and
+/// bounding radius (m; 0 for planes); all zero for a static geom.
+struct GeomMotion {
+    c: vec3f,
+    w: vec3f,
+    r: f32,
+}
+
+fn geom_motion(w: u32, g: u32) -> GeomMotion {
+    let gm = geoms[g];
+    if (bodies[gm.body].weld == 0u) {
+        return GeomMotion(vec3f(0.0), vec3f(0.0), 0.0);
+    }
+    let cv = unpack_motion(cvel[body_at(w, gm.body)]);
+    let r = unpack3(geom_xpos[geom_at(w, g)]) - unpack3(body_ref[body_at(w, gm.body)]);
+    // Planes carry f32::MAX as their (infinite) bounding radius.
+    return GeomMotion(cv.lin + cross3(cv.ang, r), cv.ang, select(gm.rbound, 0.0, gm.rbound > 1e37));
+}
+
+/// Upper bound on the speed of any point of a geom (m/s).
+fn motion_speed(m: GeomMotion) -> f32 {
+    return sqrt(dot3(m.c, m.c)) + sqrt(dot3(m.w, m.w)) * m.r;
+}
+
+/// World::impact_bound (seed eq. 3): the largest step (≤ hs) during which
+/// no two geoms farther apart than the skin can touch, each gap shrinking
+/// at most at the approach speed along its normal, n·(v_A − v_B) +
+/// |n × ω_A| r_A + |n × ω_B| r_B, plus |n·g|·t from gravity. Pairs with
+/// contacts at x0 use the closest contact (as the CPU's narrow phase); the
+/// others are at least the contact margin plus the skin apart (the
+/// collision found nothing closer) and at least their separation().
+fn impact_bound(w: u32, hs: f32) -> f32 {
+    let skin = cenic_params.skin;
+    let grav = dims.gravity.xyz;
+    let gnorm = sqrt(dot3(grav, grav));
+    var bound = hs;
+    let ncon = icf_world[w].ncon;
+    let complete = icf_world[w].overflow == 0u;
+    for (var pi = 0u; pi < cenic_params.npair; pi++) {
+        let pr = cenic_pairs[pi];
+        let ma = geom_motion(w, pr.a);
+        let mb = geom_motion(w, pr.b);
+        let travel = (motion_speed(ma) + motion_speed(mb)) * bound + 0.5 * gnorm * bound * bound;
+        if (lower_distance(w, pr.a, pr.b) > travel + skin) {
+            continue;
+        }
+        var phi = BIG;
+        var n = vec3f(0.0, 0.0, 1.0);
+        var found = false;
+        for (var ci = 0u; ci < ncon; ci++) {
+            let c = contacts[con_at(w, ci)];
+            let same = c.geom.x == pr.a && c.geom.y == pr.b;
+            if ((same || (c.geom.x == pr.b && c.geom.y == pr.a)) && c.dist < phi) {
+                phi = c.dist;
+                n = select(-c.normal, c.normal, same);
+                found = true;
+            }
+        }
+        if (!found) {
+            let sep = separation(w, pr.a, pr.b);
+            phi = sep.dist;
+            n = sep.normal;
+            if (complete) {
+                phi = max(phi, pr.margin + skin);
+            }
+            if (phi > travel + skin) {
+                continue;
+            }
+        }
+        if (!(phi >= skin)) {
+            continue;
+        }
+        let v_app = dot3(n, ma.c - mb.c) + sqrt(dot3(cross3(n, ma.w), cross3(n, ma.w))) * ma.r
+            + sqrt(dot3(cross3(n, mb.w), cross3(n, mb.w))) * mb.r;
+        let acc = abs(dot3(n, grav));
+        let allowed = phi - 0.5 * skin;
+        // Largest t with v_app·t + ½·acc·t² ≤ allowed, without cancellation.
+        let root = sqrt(v_app * v_app + 2.0 * acc * allowed);
+        var t = BIG;
+        if (v_app > 0.0) {
+            t = 2.0 * allowed / (v_app + root);
+        } else if (acc > 0.0) {
+            t = (root - v_app) / acc;
+        }
+        bound = min(bound, t);
+    }
+    return bound;
+}
+
+// ---------------------------------------------------------------- kernels
+
+/// Starts World::advance(dt) in every world that has not failed: resets
+/// the per-advance statistics and sets t_end = t + dt. One thread per world.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn cenic_start_advance(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let w = thread_index(gid, nwg);
+    if (w >= dims.nworld) {
+        return;
+    }
+    let recorded = cenic_stats[w].recorded;
+    cenic_stats[w] = CenicStats(0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, BIG, 0.0, recorded, 0u);
+    end_trial(w);
+    if (cenic_world[w].state == WORLD_FAILED) {
+        return;
+    }
+    let t_end = ds_add2(cenic_world[w].time, cenic_params.advance_dt);
+    cenic_world[w].t_end = t_end;
+    cenic_world[w].first_trial = 1u;
+    if (remaining(w) > end_eps(w)) {
+        cenic_world[w].state = WORLD_RUNNING;
+    } else {
+        cenic_world[w].state = WORLD_DONE;
+    }
+}
+
+/// Starts a trial in every running world: checks that the state is
+/// finite (World::check_finite) and saves x0. One thread per world.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn cenic_begin(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let w = thread_index(gid, nwg);
+    if (w >= dims.nworld) {
+        return;
+    }
+    end_trial(w);
+    if (cenic_world[w].state != WORLD_RUNNING) {
+        return;
+    }
+    let bad = state_check(w);
+    if (bad != 0u) {
+        fail(w, bad, 0.0);
+        return;
+    }
+    for (var i = 0u; i < dims.nq; i++) {
+        cenic_q[cq_at(w, 0u, i)] = q[q_at(w, i)];
+    }
+    for (var i = 0u; i < dims.nv; i++) {
+        cenic_v[cv_at(w, 0u, i)] = v[dof_at(w, i)];
+    }
+    cenic_world[w].trial = 1u;
+    icf_world[w].solving = 1u;
+}
+
+/// Chooses the trial's step after the geometry and the ICF build at x0:
+/// fixed mode min(dt, remaining); error-controlled mode the step-size rule's
+/// h, cut at the interval end and by conservative advancement. Sets h[w]
+/// and the warm start v0. One thread per world.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn cenic_choose_step(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let w = thread_index(gid, nwg);
+    if (w >= dims.nworld || cenic_world[w].trial == 0u) {
+        return;
+    }
+    let p = cenic_params;
+    let rem = remaining(w);
+    var hn: f32;
+    if (p.mode == CENIC_FIXED) {
+        hn = p.fixed_dt;
+    } else {
+        hn = max(min(cenic_world[w].h_next, p.max_step), p.min_step);
+        if (cenic_world[w].first_trial != 0u) {
+            cenic_stats[w].contact_overflow += icf_world[w].overflow;
+        }
+    }
+    var h_try = min(hn, rem);
+    let lands = h_try == rem;
+    var cut = false;
+    if (p.mode == CENIC_ERROR_CONTROLLED && p.conservative_advancement != 0u) {
+        let h_ca = max(impact_bound(w, h_try), p.min_step);
+        if (h_ca < h_try) {
+            h_try = h_ca;
+            cut = true;
+            cenic_stats[w].impact_limited += 1u;
+        }
+    }
+    cenic_world[w].h = hn;
+    cenic_world[w].h_try = h_try;
+    cenic_world[w].lands = u32(lands && !cut);
+    cenic_world[w].ncontact0 = icf_world[w].ncon;
+    h[w] = h_try;
+    for (var i = 0u; i < dims.nv; i++) {
+        icf_vec[ivec_at(w, VEC_V, i)] = cenic_v[cv_at(w, 0u, i)];
+    }
+}
+
+/// After the full (or the fixed) step's solve: v ← v_full; q is then
+/// advanced by integrate_q with h_try. One thread per world.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn cenic_after_full(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let w = thread_index(gid, nwg);
+    if (w >= dims.nworld || cenic_world[w].trial == 0u || !solve_ok(w)) {
+        return;
+    }
+    take_solution(w, 1u);
+}
+
+/// Fixed mode, after integrate_q: accepts the step. One thread per world.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn cenic_finish_fixed(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let w = thread_index(gid, nwg);
+    if (w >= dims.nworld || cenic_world[w].trial == 0u) {
+        return;
+    }
+    cenic_stats[w].contact_overflow += icf_world[w].overflow;
+    accept(w, 0.0);
+    end_trial(w);
+}
+
+/// Error-controlled mode, after the full step's integrate_q: saves q_full,
+/// goes back to q0 and warm-starts the first half step at ½(v0 + v_full).
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn cenic_start_half(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let w = thread_index(gid, nwg);
+    if (w >= dims.nworld || cenic_world[w].trial == 0u) {
+        return;
+    }
+    for (var i = 0u; i < dims.nq; i++) {
+        cenic_q[cq_at(w, 1u, i)] = q[q_at(w, i)];
+        q[q_at(w, i)] = cenic_q[cq_at(w, 0u, i)];
+    }
+    for (var i = 0u; i < dims.nv; i++) {
+        icf_vec[ivec_at(w, VEC_V, i)] = 0.5 * (cenic_v[cv_at(w, 0u, i)] + cenic_v[cv_at(w, 1u, i)]);
+    }
+    h[w] = 0.5 * cenic_world[w].h_try;
+}
+
+/// After the first half step's solve: v ← v_half (integrate_q then gives x_half).
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn cenic_after_half(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let w = thread_index(gid, nwg);
+    if (w >= dims.nworld || cenic_world[w].trial == 0u || !solve_ok(w)) {
+        return;
+    }
+    take_solution(w, 2u);
+}
+
+/// After the geometry and ICF build at x_half: checks x_half is finite,
+/// counts its contact overflow and warm-starts the second half step at v_full.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn cenic_start_second_half(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let w = thread_index(gid, nwg);
+    if (w >= dims.nworld || cenic_world[w].trial == 0u) {
+        return;
+    }
+    if (state_check(w) != 0u) {
+        restore_start(w);
+        fail(w, FAIL_HALF_STEP, 0.0);
+        return;
+    }
+    cenic_stats[w].contact_overflow += icf_world[w].overflow;
+    for (var i = 0u; i < dims.nv; i++) {
+        icf_vec[ivec_at(w, VEC_V, i)] = cenic_v[cv_at(w, 1u, i)];
+    }
+}
+
+/// After the second half step's solve: v ← v_prop (integrate_q then gives q_prop).
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn cenic_after_second_half(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let w = thread_index(gid, nwg);
+    if (w >= dims.nworld || cenic_world[w].trial == 0u || !solve_ok(w)) {
+        return;
+    }
+    take_solution(w, 2u);
+}
+
+/// Error-controlled mode, after x_prop: error estimate, accept (clock,
+/// statistics, next step with hysteresis) or reject (back to x0 with a
+/// smaller step). One thread per world.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn cenic_finish(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let w = thread_index(gid, nwg);
+    if (w >= dims.nworld || cenic_world[w].trial == 0u) {
+        return;
+    }
+    let p = cenic_params;
+    let cw = cenic_world[w];
+    let err = error_norm(w) / p.accuracy;
+    cenic_world[w].err = err;
+    if (err <= 1.0 || cw.h_try <= p.min_step * (1.0 + 1e-9)) {
+        if (err > 1.0) {
+            cenic_stats[w].accuracy_misses += 1u;
+        }
+        accept(w, err);
+        // Grow with hysteresis, unless this step was cut (interval end,
+        // impact bound), which says nothing about accuracy.
+        let factor = step_factor(err);
+        var base = cw.h_try;
+        if (cw.h_try < cw.h) {
+            base = cw.h;
+        }
+        var hn = base * factor;
+        if (factor < 1.2 && factor >= 1.0) {
+            hn = base;
+        }
+        cenic_world[w].h_next = clamp(hn, p.min_step, p.max_step);
+        cenic_world[w].first_trial = 1u;
+    } else {
+        cenic_stats[w].rejected += 1u;
+        cenic_world[w].h_next = max(cw.h_try * step_factor(err), p.min_step);
+        cenic_world[w].first_trial = 0u;
+        restore_start(w);
+    }
+    end_trial(w);
+}
+
+/// Counts the running worlds into cenic_counter[0] (cleared by the host).
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn cenic_count_running(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let w = thread_index(gid, nwg);
+    if (w >= dims.nworld) {
+        return;
+    }
+    if (cenic_world[w].state == WORLD_RUNNING) {
+        atomicAdd(&cenic_counter[0], 1u);
+    }
+}

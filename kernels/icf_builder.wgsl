@@ -1,0 +1,239 @@
+// The ICF builder and the step-size dependent terms: WGSL twin of
+// src/icf/builder.rs (IcfBuilder::build) and src/icf/problem.rs
+// (IcfProblem::set_time_step). Like the CPU builder, these are the only
+// kernels that read the model, the multibody data and the contacts.
+//
+// Needs kinematics, velocities, mass_matrix, bias_forces and
+// passive_forces at (q0, v0), and the contacts. Worlds with
+// icf_world[w].solving == 0 are skipped.
+
+/// The h-independent part of one world's problem except the contacts:
+/// k(q0, v0), v0, gain laws, joint limits, and the contact count. One
+/// thread per world.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn icf_build(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let w = thread_index(gid, nwg);
+    if (w >= dims.nworld || icf_world[w].solving == 0u) {
+        return;
+    }
+    let nv = dims.nv;
+    for (var i = 0u; i < nv; i++) {
+        let vi = v[dof_at(w, i)];
+        icf_vec[ivec_at(w, VEC_V0, i)] = vi;
+        // Damping at v0 goes into k; A = M + hD makes it implicit.
+        icf_vec[ivec_at(w, VEC_FORCE, i)] = bias[dof_at(w, i)] - passive[dof_at(w, i)] + dofs[i].damping * vi;
+    }
+    for (var ai = 0u; ai < icf_dims.nu; ai++) {
+        let a = actuators[ai];
+        var u = ctrl[w * icf_dims.nu + ai];
+        if (a.has_ctrl_range != 0u) {
+            u = min(max(u, a.ctrl_lo), a.ctrl_hi);
+        }
+        if (a.kind == ACT_MOTOR) {
+            if (a.has_force_range != 0u) {
+                u = min(max(u, a.force_lo), a.force_hi);
+            }
+            icf_vec[ivec_at(w, VEC_FORCE, a.dof)] -= a.gear * u;
+        } else {
+            icf_gain[w * icf_dims.ngain + a.gain_slot] = IcfGain(
+                a.dof,
+                a.kp,
+                a.kd,
+                u - q[q_at(w, a.qpos_adr)],
+                target_velocity[w * icf_dims.nu + ai],
+                a.effort_limit,
+                0.0,
+                0.0,
+            );
+        }
+    }
+    for (var li = 0u; li < icf_dims.nlimit; li++) {
+        let d = icf_limit_defs[li];
+        let qv = q[q_at(w, d.qpos_adr)];
+        // Written as on the CPU: q − lo for a lower limit, hi − q for an upper one.
+        var g0 = qv - d.q_limit;
+        if (d.sign < 0.0) {
+            g0 = d.q_limit - qv;
+        }
+        icf_limit[w * icf_dims.nlimit + li] =
+            IcfLimit(d.dof, d.sign, g0, mass[mass_at(w, d.dof, d.dof)], 0.0, 0.0, 0.0, 0.0);
+    }
+    let found = atomicLoad(&contact_count[w]);
+    icf_world[w].ncon = min(found, dims.ncon);
+    icf_world[w].overflow = found - min(found, dims.ncon);
+}
+
+/// One contact constraint: its Jacobian J = J_B(p) − J_A(p) merged over
+/// the dof chains of both bodies (B's chain first, in the CPU's order),
+/// materials with the world's multipliers, the Delassus estimate and
+/// vc0 = J v0. One thread per (world, contact slot).
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn icf_build_contacts(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let t = thread_index(gid, nwg);
+    if (t >= dims.nworld * dims.ncon) {
+        return;
+    }
+    let w = t / dims.ncon;
+    let slot = t % dims.ncon;
+    // Reads the count itself: icf_build may run in the same pass, unordered with this kernel's threads.
+    if (icf_world[w].solving == 0u || slot >= min(atomicLoad(&contact_count[w]), dims.ncon)) {
+        return;
+    }
+    let c = contacts[t];
+    var n = 0u;
+    for (var side = 0u; side < 2u; side++) {
+        var body = c.body.y;
+        var sign = 1.0;
+        if (side == 1u) {
+            body = c.body.x;
+            sign = -1.0;
+        }
+        let r = c.pos - unpack3(body_ref[body_at(w, body)]);
+        var d = icf_bodies[body].last_dof;
+        loop {
+            if (d == NONE) {
+                break;
+            }
+            let cd = unpack_motion(cdof[dof_at(w, d)]);
+            let col = (cd.lin + cross3(cd.ang, r)) * sign;
+            var merged = false;
+            for (var e = 0u; e < n; e++) {
+                let at = jac_at(w, slot, e);
+                if (icf_jac[at].dof == d) {
+                    icf_jac[at].col += col;
+                    merged = true;
+                    break;
+                }
+            }
+            if (!merged) {
+                icf_jac[jac_at(w, slot, n)] = JacEntry(col, d);
+                n++;
+            }
+            d = dofs[d].parent;
+        }
+    }
+    var vc0 = vec3f(0.0);
+    for (var e = 0u; e < n; e++) {
+        let j = icf_jac[jac_at(w, slot, e)];
+        vc0 += j.col * v[dof_at(w, j.dof)];
+    }
+    let p = world_params[w];
+    let wd = icf_bodies[c.body.x].delassus + icf_bodies[c.body.y].delassus;
+    icf_con[t] = IcfContact(
+        c.normal,
+        c.dist,
+        vc0,
+        c.stiffness * p.stiffness,
+        vec3f(0.0),
+        c.dissipation * p.dissipation,
+        vec3f(0.0),
+        c.mu_static * p.mu_static,
+        c.mu_dynamic * p.mu_dynamic,
+        wd,
+        n,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        vec3f(0.0),
+        0.0,
+        vec3f(0.0),
+        0.0,
+        vec3f(0.0),
+        0.0,
+        vec3f(0.0),
+        0.0,
+    );
+}
+
+/// For each dof, the Jacobian entries acting on it, in contact order (the
+/// solver assembles rows of ∇ℓ and H from them in the CPU's summation
+/// order). Needs icf_build_contacts. One thread per world.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn icf_build_rows(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let w = thread_index(gid, nwg);
+    if (w >= dims.nworld || icf_world[w].solving == 0u) {
+        return;
+    }
+    for (var i = 0u; i < dims.nv; i++) {
+        icf_rows[rows_at(w, i, 0u)] = 0u;
+    }
+    let ncon = icf_world[w].ncon;
+    for (var c = 0u; c < ncon; c++) {
+        let n = icf_con[con_at(w, c)].jac_len;
+        for (var e = 0u; e < n; e++) {
+            let d = icf_jac[jac_at(w, c, e)].dof;
+            let k = icf_rows[rows_at(w, d, 0u)] + 1u;
+            icf_rows[rows_at(w, d, k)] = c * icf_dims.ndofc + e;
+            icf_rows[rows_at(w, d, 0u)] = k;
+        }
+    }
+}
+
+/// σ(x) = x / √(1 + x²).
+fn icf_sigmoid(x: f32) -> f32 {
+    return x / sqrt(1.0 + x * x);
+}
+
+/// IcfProblem::set_time_step for each world's step h[w] (s): A = M + hD,
+/// r = A v0 − h k, the scaling diag(M)^(−½), the lagged contact terms,
+/// gain laws and limit stiffnesses. One thread per world.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn icf_set_time_step(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let w = thread_index(gid, nwg);
+    if (w >= dims.nworld || icf_world[w].solving == 0u) {
+        return;
+    }
+    let nv = dims.nv;
+    let hw = h[w];
+    icf_world[w].h = hw;
+    icf_world[w].phase = NEWTON_START;
+    for (var i = 0u; i < nv; i++) {
+        for (var j = 0u; j < nv; j++) {
+            icf_a[mass_at(w, i, j)] = mass[mass_at(w, i, j)];
+        }
+        icf_a[mass_at(w, i, i)] += hw * dofs[i].damping;
+        // 1.17549435e-38: f32::MIN_POSITIVE.
+        icf_vec[ivec_at(w, VEC_SCALE, i)] = 1.0 / sqrt(max(mass[mass_at(w, i, i)], 1.17549435e-38));
+    }
+    for (var i = 0u; i < nv; i++) {
+        var s = 0.0;
+        for (var j = 0u; j < nv; j++) {
+            s += icf_a[mass_at(w, i, j)] * icf_vec[ivec_at(w, VEC_V0, j)];
+        }
+        icf_vec[ivec_at(w, VEC_R, i)] = s - hw * icf_vec[ivec_at(w, VEC_FORCE, i)];
+    }
+    let vs = icf_dims.stiction_tolerance;
+    let sig10 = icf_sigmoid(10.0);
+    let ncon = icf_world[w].ncon;
+    for (var ci = 0u; ci < ncon; ci++) {
+        let at = con_at(w, ci);
+        var c = icf_con[at];
+        let vn0 = dot3(c.normal, c.vc0);
+        let vt0 = c.vc0 - c.normal * vn0;
+        c.fe0 = -c.stiffness * c.phi0;
+        c.n0 = hw * max(c.fe0, 0.0) * max(1.0 - c.dissipation * vn0, 0.0);
+        // Stribeck-like blend from μs (sticking) to μd (sliding), lagged at v0 so ℓ stays convex.
+        let s = sqrt(dot3(vt0, vt0)) / vs;
+        c.mu = c.mu_dynamic + (c.mu_static - c.mu_dynamic) * 0.5 * (1.0 - icf_sigmoid(s - 10.0) / sig10);
+        let reg = 1e-3 * c.delassus;
+        // STICTION_EPS_RATIO = 0.1 (src/icf/problem.rs).
+        c.eps = max(vs * 0.1, c.mu * reg * c.n0);
+        icf_con[at] = c;
+    }
+    for (var gi = 0u; gi < icf_dims.ngain; gi++) {
+        let at = w * icf_dims.ngain + gi;
+        let g = icf_gain[at];
+        icf_gain[at].gain = hw * g.kp + g.kd;
+        icf_gain[at].bias = g.kp * g.q_err + g.kd * g.v_ref;
+    }
+    let two_pi = 6.2831853071795864769;
+    for (var li = 0u; li < icf_dims.nlimit; li++) {
+        let at = w * icf_dims.nlimit + li;
+        // Near-rigid: the limit spring's period equals h (β = 1); damping time h/π.
+        let k = icf_limit[at].m_eff * (two_pi / hw) * (two_pi / hw);
+        icf_limit[at].stiffness = k;
+        icf_limit[at].damping = k * hw / 3.14159265358979323846;
+    }
+}

@@ -1,0 +1,489 @@
+// Newton's method on the convex ICF cost with dense Cholesky and an exact
+// line search: WGSL twin of src/icf/solver.rs (IcfSolver::solve). A library
+// file (see icf_cost.wgsl): SOLVER_THREADS threads share one world, rows
+// and contacts split over them.
+//
+// A solve may span several dispatches: each pauses before its loop
+// iterations could exceed icf_params.loop_budget (Mesa's llvmpipe stops an
+// invocation after 65535 loop iterations in total; hardware adapters get
+// no budget) and keeps the Newton state (iterate, iteration count, last
+// step and residual) in the world's buffers; the host dispatches again
+// while icf_count_unfinished finds unfinished solves.
+
+/// f32::EPSILON.
+const F32_EPS: f32 = 1.1920929e-7;
+/// Stands for +∞ in the θ test (WGSL may assume no infinities).
+const BIG: f32 = 3.0e38;
+
+/// ‖D x‖ of icf_vec row `row` with D = diag(M)^(−½) (row VEC_SCALE); uniform.
+fn scaled_norm(w: u32, lid: u32, row: u32) -> f32 {
+    var s = 0.0;
+    for (var i = lid; i < dims.nv; i += SOLVER_THREADS) {
+        let y = icf_vec[ivec_at(w, row, i)] * icf_vec[ivec_at(w, VEC_SCALE, i)];
+        s += y * y;
+    }
+    return sqrt(wg_sum(lid, vec4f(s, 0.0, 0.0, 0.0)).x);
+}
+
+/// rounding_floor (src/icf/solver.rs): EPS·‖D (|H| |v|)‖, the change of the
+/// gradient a one-ulp change of the iterate can cause, from the Hessian
+/// still unfactored in icf_factor. Below it the residual is rounding noise.
+fn rounding_floor(w: u32, lid: u32) -> f32 {
+    let nv = dims.nv;
+    var sum = 0.0;
+    for (var i = lid; i < nv; i += SOLVER_THREADS) {
+        var s = 0.0;
+        for (var j = 0u; j < nv; j++) {
+            s += abs(icf_factor[mass_at(w, i, j)] * icf_vec[ivec_at(w, VEC_V, j)]);
+        }
+        let y = s * icf_vec[ivec_at(w, VEC_SCALE, i)];
+        sum += y * y;
+    }
+    return F32_EPS * sqrt(wg_sum(lid, vec4f(sum, 0.0, 0.0, 0.0)).x);
+}
+
+/// In-place Cholesky of the world's icf_factor (math::cholesky_factor),
+/// right-looking: after column j, each row owner subtracts L_ij L_kj from
+/// its entries (i, k), k ≤ i, so every entry sees the same subtractions in
+/// the same order as the CPU's left-looking loops. Returns the failing
+/// pivot, or NONE (uniform).
+fn cholesky_factor(w: u32, lid: u32) -> u32 {
+    let nv = dims.nv;
+    for (var j = 0u; j < nv; j++) {
+        wg_sync();
+        let d = wg_bcast_f32(lid, icf_factor[mass_at(w, j, j)]);
+        if (!(d > 0.0) || non_finite(d)) {
+            return j;
+        }
+        let ds = sqrt(d);
+        let inv = 1.0 / ds;
+        if (lid == j % SOLVER_THREADS) {
+            icf_factor[mass_at(w, j, j)] = ds;
+        }
+        // Owned rows below j, in increasing order.
+        let first = j + 1u + (lid + SOLVER_THREADS - (j + 1u) % SOLVER_THREADS) % SOLVER_THREADS;
+        for (var i = first; i < nv; i += SOLVER_THREADS) {
+            icf_factor[mass_at(w, i, j)] = icf_factor[mass_at(w, i, j)] * inv;
+        }
+        wg_sync();
+        for (var i = first; i < nv; i += SOLVER_THREADS) {
+            let lij = icf_factor[mass_at(w, i, j)];
+            let row = mass_at(w, i, 0u);
+            var k = j + 1u;
+            // Four entries per iteration (fewer loop iterations, same arithmetic).
+            for (; k + 3u <= i; k += 4u) {
+                icf_factor[row + k] -= lij * icf_factor[mass_at(w, k, j)];
+                icf_factor[row + k + 1u] -= lij * icf_factor[mass_at(w, k + 1u, j)];
+                icf_factor[row + k + 2u] -= lij * icf_factor[mass_at(w, k + 2u, j)];
+                icf_factor[row + k + 3u] -= lij * icf_factor[mass_at(w, k + 3u, j)];
+            }
+            for (; k <= i; k++) {
+                icf_factor[row + k] -= lij * icf_factor[mass_at(w, k, j)];
+            }
+        }
+    }
+    wg_sync();
+    return NONE;
+}
+
+/// Solves L Lᵀ x = b in place on icf_vec row `row`, column by column.
+fn cholesky_solve(w: u32, lid: u32, row: u32) {
+    let nv = dims.nv;
+    for (var j = 0u; j < nv; j++) {
+        wg_sync();
+        let y = wg_bcast_f32(lid, icf_vec[ivec_at(w, row, j)] / icf_factor[mass_at(w, j, j)]);
+        if (lid == j % SOLVER_THREADS) {
+            icf_vec[ivec_at(w, row, j)] = y;
+        }
+        let first = j + 1u + (lid + SOLVER_THREADS - (j + 1u) % SOLVER_THREADS) % SOLVER_THREADS;
+        for (var i = first; i < nv; i += SOLVER_THREADS) {
+            icf_vec[ivec_at(w, row, i)] -= icf_factor[mass_at(w, i, j)] * y;
+        }
+    }
+    for (var jj = 0u; jj < nv; jj++) {
+        let j = nv - 1u - jj;
+        wg_sync();
+        let x = wg_bcast_f32(lid, icf_vec[ivec_at(w, row, j)] / icf_factor[mass_at(w, j, j)]);
+        if (lid == j % SOLVER_THREADS) {
+            icf_vec[ivec_at(w, row, j)] = x;
+        }
+        for (var i = lid; i < j; i += SOLVER_THREADS) {
+            icf_vec[ivec_at(w, row, i)] -= icf_factor[mass_at(w, j, i)] * x;
+        }
+    }
+    wg_sync();
+}
+
+/// IcfSolver::factorize: Cholesky of the Hessian in icf_factor (assembled
+/// there unless `assembled` is false); on failure (rounding in f32) retries
+/// with a growing diagonal shift relative to the diagonal. Returns the
+/// failing pivot of the last attempt, NONE, or PAUSE when another attempt
+/// would exceed the loop budget (uniform).
+fn icf_factorize(w: u32, lid: u32, ncon: u32, assembled: bool, spent: ptr<function, f32>, costs: SolverCosts) -> u32 {
+    var shift = 0.0;
+    var pivot = NONE;
+    for (var attempt = 0u; attempt < 6u; attempt++) {
+        if (attempt > 0u && *spent + costs.attempt > f32(icf_params.loop_budget)) {
+            return PAUSE;
+        }
+        *spent += costs.attempt;
+        if (attempt > 0u || !assembled) {
+            icf_eval(w, lid, ncon, true);
+        }
+        if (shift > 0.0) {
+            for (var i = lid; i < dims.nv; i += SOLVER_THREADS) {
+                let d = icf_factor[mass_at(w, i, i)];
+                icf_factor[mass_at(w, i, i)] = d + shift * max(abs(d), 1.0);
+            }
+        }
+        pivot = cholesky_factor(w, lid);
+        if (pivot == NONE) {
+            return NONE;
+        }
+        if (shift == 0.0) {
+            shift = F32_EPS * 16.0;
+        } else {
+            shift = shift * 100.0;
+        }
+    }
+    return pivot;
+}
+
+/// hermite_min: minimiser in (0, 1) of the cubic with derivative
+/// d0 + 2 c2 t + 3 c3 t², or −1 when there is none.
+fn hermite_min(d0: f32, c2: f32, c3: f32) -> f32 {
+    let a = 3.0 * c3;
+    let b = 2.0 * c2;
+    let c = d0;
+    var t: f32;
+    if (abs(a) <= F32_EPS * (abs(b) + abs(c))) {
+        if (b > 0.0) {
+            t = -c / b;
+        } else {
+            return -1.0;
+        }
+    } else {
+        let disc = b * b - 4.0 * a * c;
+        if (disc < 0.0) {
+            return -1.0;
+        }
+        // The root where the derivative crosses from negative to positive.
+        var s = sqrt(disc);
+        if (b < 0.0) {
+            s = -s;
+        }
+        let qq = -0.5 * (b + s);
+        let r1 = qq / a;
+        let r2 = c / qq;
+        if (r1 > 0.0 && r1 < 1.0 && b + 2.0 * a * r1 > 0.0) {
+            t = r1;
+        } else if (r2 > 0.0 && r2 < 1.0 && b + 2.0 * a * r2 > 0.0) {
+            t = r2;
+        } else {
+            return -1.0;
+        }
+    }
+    if (t > 0.0 && t < 1.0) {
+        return t;
+    }
+    return -1.0;
+}
+
+/// IcfSolver::line_search along row VEC_W from row VEC_V: α = 1 when
+/// ℓ'(1) ≤ 0; otherwise the root of ℓ'(α) in (0, 1) by Newton with bisection
+/// fallback, from the minimiser of the cubic Hermite interpolant. Returns
+/// (α, iterations), uniform.
+fn line_search(w: u32, lid: u32, ncon: u32, max_iter: u32) -> vec2f {
+    let qc = icf_prepare_line(w, lid, ncon);
+    let e0 = icf_line_eval(w, lid, ncon, qc, 0.0);
+    let f0 = e0.x;
+    let d0 = e0.y;
+    if (!(d0 < 0.0)) {
+        return vec2f(0.0, 1.0);
+    }
+    let e1 = icf_line_eval(w, lid, ncon, qc, 1.0);
+    let f1 = e1.x;
+    let d1 = e1.y;
+    if (d1 <= 0.0) {
+        return vec2f(1.0, 2.0);
+    }
+    // Cubic Hermite p(t) = f0 + d0 t + c2 t² + c3 t³ through both ends.
+    let df = f1 - f0;
+    let c2 = 3.0 * df - 2.0 * d0 - d1;
+    let c3 = d0 + d1 - 2.0 * df;
+    var alpha = hermite_min(d0, c2, c3);
+    if (alpha < 0.0) {
+        alpha = 0.5;
+    }
+    var lo = 0.0;
+    var hi = 1.0;
+    let tol = abs(d0) * max(1e-10, F32_EPS * 10.0);
+    var iters = 2u;
+    for (var it = 0u; it < max_iter; it++) {
+        let e = icf_line_eval(w, lid, ncon, qc, alpha);
+        let d = e.y;
+        let dd = e.z;
+        iters++;
+        if (abs(d) <= tol) {
+            break;
+        }
+        if (d < 0.0) {
+            lo = alpha;
+        } else {
+            hi = alpha;
+        }
+        let newton = alpha - d / dd;
+        if (dd > 0.0 && newton > lo && newton < hi) {
+            alpha = newton;
+        } else {
+            alpha = 0.5 * (lo + hi);
+        }
+        if (hi - lo <= F32_EPS * 4.0) {
+            break;
+        }
+    }
+    return vec2f(alpha, f32(iters));
+}
+
+/// Factorization paused for the loop budget (icf_factorize).
+const PAUSE: u32 = 0xfffffffeu;
+
+/// Upper bounds on one thread's loop iterations (what llvmpipe counts) of
+/// an evaluation, of one factorization attempt (evaluation + Cholesky) and
+/// of a whole Newton iteration, from the world's actual sizes (uniform).
+struct SolverCosts {
+    eval: f32,
+    attempt: f32,
+    iteration: f32,
+}
+
+fn solver_costs(w: u32, lid: u32, ncon: u32) -> SolverCosts {
+    let nv = f32(dims.nv);
+    let r = f32((dims.nv + SOLVER_THREADS - 1u) / SOLVER_THREADS);
+    let c = f32((ncon + SOLVER_THREADS - 1u) / SOLVER_THREADS);
+    let nd = f32(icf_dims.ndofc);
+    let gl = f32(icf_dims.ngain + icf_dims.nlimit);
+    // Jacobian entries on the busiest thread's rows.
+    var mine = 0.0;
+    for (var i = lid; i < dims.nv; i += SOLVER_THREADS) {
+        mine += f32(icf_rows[rows_at(w, i, 0u)]);
+    }
+    let lmax = wg_max(lid, mine);
+    let red = 8.0;
+    let eval = c * (1.0 + nd) + r * (3.0 + 2.0 * nv + gl) + lmax * (1.0 + nd) + red;
+    let chol = nv * (4.0 + 2.0 * r) + r * (nv * nv / 8.0 + 4.0 * nv) + r;
+    let solve = 2.0 * nv * (2.0 + r);
+    let nls = f32(icf_params.max_line_search_iterations + 3u);
+    let ls = r * (1.0 + nv) + c * (1.0 + nd) + red + nls * (c + gl + red + 2.0);
+    let iteration = eval + chol + solve + ls + r * (1.0 + nv) + 6.0 * (r + red);
+    return SolverCosts(eval, eval + chol, iteration * 1.25 + 64.0);
+}
+
+/// Ends the solve with `status` (thread 0 writes).
+fn solve_done(w: u32, lid: u32, status: u32, detail: f32, factor_valid: bool) {
+    if (lid == 0u) {
+        icf_world[w].status = status;
+        icf_world[w].detail = detail;
+        icf_world[w].converged = u32(status == SOLVE_OK);
+        icf_world[w].factor_valid = u32(factor_valid);
+        icf_world[w].phase = NEWTON_DONE;
+    }
+}
+
+/// IcfSolver::solve for world w (the icf_solve entry points): minimises ℓ
+/// from the warm start in row VEC_V, which receives v1; statistics and the
+/// SOLVE_* status into icf_world. Resumes a solve started by an earlier
+/// dispatch.
+fn solve_world(w: u32, lid: u32) {
+    let phase = wg_bcast_u32(lid, select(icf_world[w].phase, NEWTON_DONE, icf_world[w].solving == 0u));
+    if (phase == NEWTON_DONE) {
+        return;
+    }
+    let nv = dims.nv;
+    let prm = icf_params;
+    let ncon = wg_bcast_u32(lid, icf_world[w].ncon);
+    let reuse = prm.hessian_reuse != 0u;
+    var iter = 0u;
+    var tol0: f32;
+    var tol: f32;
+    var factor_valid: bool;
+    var prev_step: f32;
+    var prev_residual: f32;
+    if (phase == NEWTON_START) {
+        // The f32 floor of the relative tolerance (1e-6), as on the CPU.
+        tol0 = max(prm.tolerance, 1e-6) * max(scaled_norm(w, lid, VEC_R), 1.0);
+        tol = tol0;
+        factor_valid = reuse && wg_bcast_u32(lid, icf_world[w].factor_valid) != 0u;
+        prev_step = BIG;
+        prev_residual = BIG;
+        if (lid == 0u) {
+            icf_world[w].iterations = 0u;
+            icf_world[w].line_search_iterations = 0u;
+            icf_world[w].factorizations = 0u;
+            icf_world[w].converged = 0u;
+            icf_world[w].tol0 = tol0;
+            icf_world[w].tolerance = tol0;
+            icf_world[w].phase = NEWTON_RUNNING;
+            // Until it finishes, the solve reads as not converged (a caller
+            // that stops dispatching early sees a failure, never a stale OK).
+            icf_world[w].status = SOLVE_MAX_ITERATIONS;
+            icf_world[w].detail = f32(prm.max_iterations);
+        }
+    } else {
+        iter = wg_bcast_u32(lid, icf_world[w].iterations);
+        tol0 = wg_bcast_f32(lid, icf_world[w].tol0);
+        tol = wg_bcast_f32(lid, icf_world[w].tolerance);
+        factor_valid = wg_bcast_u32(lid, icf_world[w].factor_valid) != 0u;
+        prev_step = wg_bcast_f32(lid, icf_world[w].prev_step);
+        prev_residual = wg_bcast_f32(lid, icf_world[w].prev_residual);
+    }
+    var ls_total = 0u;
+    var factorizations = 0u;
+    let costs = solver_costs(w, lid, ncon);
+    let budget = f32(prm.loop_budget);
+    var spent = 64.0 + 4.0 * f32((nv + SOLVER_THREADS - 1u) / SOLVER_THREADS) + 32.0;
+    let first = iter;
+    for (; iter < prm.max_iterations; iter++) {
+        // Pause before an iteration could exceed the budget (the first one
+        // of a dispatch always runs, so every dispatch makes progress).
+        if (iter > first && spent + costs.iteration > budget) {
+            break;
+        }
+        spent += costs.iteration - costs.attempt;
+        // Without reuse (or a usable factor) the Hessian is assembled with the
+        // gradient in one pass; with one, only if the reuse rule asks for a
+        // new factor (then the rounding floor keeps its last value).
+        let assemble = !factor_valid || !reuse;
+        icf_eval(w, lid, ncon, assemble);
+        let gnorm = scaled_norm(w, lid, VEC_GRAD);
+        if (non_finite(gnorm)) {
+            solve_done(w, lid, SOLVE_NON_FINITE, 0.0, false);
+            break;
+        }
+        if (assemble) {
+            // Never ask for less than the rounding floor of the residual.
+            tol = max(tol0, rounding_floor(w, lid));
+        }
+        if (gnorm <= tol) {
+            solve_done(w, lid, SOLVE_OK, 0.0, factor_valid && !assemble);
+            if (lid == 0u) {
+                icf_world[w].residual = gnorm;
+            }
+            break;
+        }
+        var need_factor = assemble;
+        if (!need_factor && iter > 0u) {
+            // Stale factor: linear convergence at rate ρ. Keep it only if ρ
+            // predicts reaching the tolerance within the iteration budget.
+            let rho = gnorm / prev_residual;
+            var budget = 1.0;
+            if (prm.reuse_target_iterations > iter + 1u) {
+                budget = f32(prm.reuse_target_iterations - iter);
+            }
+            var predicted = BIG;
+            if (rho < 1.0) {
+                predicted = log(tol / gnorm) / log(rho);
+            }
+            need_factor = !(predicted <= budget);
+        }
+        prev_residual = gnorm;
+        if (need_factor) {
+            let pivot = icf_factorize(w, lid, ncon, assemble, &spent, costs);
+            if (pivot == PAUSE) {
+                // Redo this iteration (same v) in the next dispatch.
+                factor_valid = false;
+                break;
+            }
+            if (pivot != NONE) {
+                solve_done(w, lid, SOLVE_NOT_PD, f32(pivot), false);
+                break;
+            }
+            factor_valid = true;
+            factorizations++;
+        }
+        for (var i = lid; i < nv; i += SOLVER_THREADS) {
+            icf_vec[ivec_at(w, VEC_W, i)] = -icf_vec[ivec_at(w, VEC_GRAD, i)];
+        }
+        cholesky_solve(w, lid, VEC_W);
+        let ls = line_search(w, lid, ncon, prm.max_line_search_iterations);
+        let alpha = ls.x;
+        ls_total += u32(ls.y);
+        var step2 = 0.0;
+        for (var i = lid; i < nv; i += SOLVER_THREADS) {
+            let dv = alpha * icf_vec[ivec_at(w, VEC_W, i)];
+            icf_vec[ivec_at(w, VEC_V, i)] += dv;
+            let s = dv / icf_vec[ivec_at(w, VEC_SCALE, i)];
+            step2 += s * s;
+        }
+        let step = sqrt(wg_sum(lid, vec4f(step2, 0.0, 0.0, 0.0)).x);
+        wg_sync();
+        let theta = step / prev_step;
+        if (prm.theta_criterion != 0u && theta < 1.0 && theta / (1.0 - theta) * step <= tol) {
+            icf_eval(w, lid, ncon, false);
+            let r = scaled_norm(w, lid, VEC_GRAD);
+            solve_done(w, lid, SOLVE_OK, 0.0, factor_valid);
+            if (lid == 0u) {
+                icf_world[w].residual = r;
+            }
+            iter++;
+            break;
+        }
+        if (alpha == 0.0 || step == 0.0) {
+            // No descent possible at this precision from a fresh factor:
+            // the iterate is as good as it gets.
+            if (need_factor) {
+                solve_done(w, lid, SOLVE_STALLED, gnorm, factor_valid);
+                if (lid == 0u) {
+                    icf_world[w].residual = gnorm;
+                }
+                iter++;
+                break;
+            }
+            factor_valid = false;
+        }
+        prev_step = step;
+    }
+    // Sentinel: if llvmpipe's loop limiter cut this invocation short despite
+    // the budget, this loop runs once instead of nv + 1 times; the solve is
+    // then reported as not converged rather than returning a wrong v1.
+    var sentinel = 0u;
+    for (var k = 0u; k <= nv; k++) {
+        sentinel++;
+    }
+    if (lid == 0u) {
+        if (sentinel != nv + 1u) {
+            icf_world[w].status = SOLVE_MAX_ITERATIONS;
+            icf_world[w].detail = f32(iter);
+            icf_world[w].converged = 0u;
+            icf_world[w].phase = NEWTON_DONE;
+        }
+        icf_world[w].iterations = iter;
+        icf_world[w].line_search_iterations += ls_total;
+        icf_world[w].factorizations += factorizations;
+        icf_world[w].tolerance = tol;
+        icf_world[w].prev_step = prev_step;
+        icf_world[w].prev_residual = prev_residual;
+        if (icf_world[w].phase != NEWTON_DONE) {
+            icf_world[w].factor_valid = u32(factor_valid && reuse);
+            if (iter >= prm.max_iterations) {
+                icf_world[w].status = SOLVE_MAX_ITERATIONS;
+                icf_world[w].detail = f32(prm.max_iterations);
+                icf_world[w].converged = 0u;
+                icf_world[w].phase = NEWTON_DONE;
+            }
+        }
+    }
+}
+
+/// Counts the solves still running into icf_counter[0] (cleared by the
+/// host). One thread per world.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn icf_count_unfinished(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let w = thread_index(gid, nwg);
+    if (w >= dims.nworld) {
+        return;
+    }
+    if (icf_world[w].solving != 0u && icf_world[w].phase != NEWTON_DONE) {
+        atomicAdd(&icf_counter[0], 1u);
+    }
+}

@@ -1,0 +1,1132 @@
+//! Kernels of `kernels/icf_builder.wgsl`, `kernels/icf_cost.wgsl` and
+//! `kernels/icf_solver.wgsl`, the twins of `src/icf` ([`crate::icf::IcfBuilder`],
+//! [`crate::icf::IcfProblem::set_time_step`], [`crate::icf::cost`],
+//! [`crate::icf::IcfSolver`]), and their buffers.
+//!
+//! Each world's problem lives at a world offset: constraints in fixed
+//! per-world capacities (contacts: `Dims.ncon`, each with at most
+//! [`IcfLayout::ndofc`] Jacobian entries; one gain law per position servo;
+//! two limits per limited hinge or slide), dense `A` and the Hessian /
+//! Cholesky factor (nv × nv), and the vectors of [`IcfVec`].
+//!
+//! Launches: `icf_build_contacts` runs one thread per (world, contact
+//! slot), the other builder kernels one thread per world; the Newton solver
+//! (and the cost evaluation of the parity tests) runs either one thread per
+//! world (`kernels/icf_solve_serial.wgsl`, small models) or one workgroup
+//! per world (`kernels/icf_solve_coop.wgsl`), see [`SolverVariant`].
+
+use super::buffers::{BufferSource, Readback, StorageBuffer};
+use super::context::GpuContext;
+use super::model::{NONE, StructLayout};
+use super::shaders::Kernel;
+use super::{GpuError, WORKGROUP_SIZE};
+use crate::icf::{
+    ContactConstraint, GainConstraint, IcfProblem, LimitConstraint, SolveError, SolveStats, SolverParams,
+};
+use crate::math::Vec3;
+use crate::model::{ActuatorKind, JointKind, Model};
+use bytemuck::{Pod, Zeroable};
+use core::mem::offset_of;
+
+/// Threads per world of the cooperative solver stage (`SOLVER_THREADS` in
+/// `kernels/icf_solve_coop.wgsl`; one workgroup per world).
+pub const SOLVER_THREADS: u32 = 16;
+
+/// Largest nv solved by the serial stage ([`SolverVariant::for_nv`]).
+pub const SERIAL_MAX_NV: usize = 32;
+
+/// Which stage runs the Newton solves (the same `icf_cost.wgsl` and
+/// `icf_solver.wgsl` code in both).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SolverVariant {
+    /// `icf_solve_serial.wgsl`: one thread per world, 64 worlds per
+    /// workgroup, no barriers. For small problems.
+    Serial,
+    /// `icf_solve_coop.wgsl`: a workgroup of [`SOLVER_THREADS`] threads per
+    /// world sharing the dense nv × nv work. For large problems.
+    Cooperative,
+}
+
+impl SolverVariant {
+    /// Serial up to [`SERIAL_MAX_NV`] dofs (dense work per world small next to
+    /// the cost of a cooperative workgroup), cooperative beyond.
+    pub fn for_nv(nv: usize) -> Self {
+        if nv <= SERIAL_MAX_NV { SolverVariant::Serial } else { SolverVariant::Cooperative }
+    }
+
+    /// Threads per world.
+    pub fn threads(self) -> u32 {
+        match self {
+            SolverVariant::Serial => 1,
+            SolverVariant::Cooperative => SOLVER_THREADS,
+        }
+    }
+}
+
+/// Scale factor of the Delassus estimate w ≈ 2.65/m (as in the CPU builder).
+const DELASSUS_FACTOR: f64 = 2.65;
+
+/// ICF sizes and constants (WGSL `IcfDims`, a uniform).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct GpuIcfDims {
+    /// Jacobian entries per contact.
+    pub ndofc: u32,
+    /// Gain laws per world.
+    pub ngain: u32,
+    /// Joint limits per world.
+    pub nlimit: u32,
+    /// Actuators.
+    pub nu: u32,
+    /// Stiction tolerance vs (m/s).
+    pub stiction_tolerance: f32,
+    /// Padding.
+    pub _pad: [u32; 3],
+}
+
+/// Newton solver settings (WGSL `IcfParams`, a uniform), from [`SolverParams`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct GpuIcfParams {
+    /// Relative tolerance ε.
+    pub tolerance: f32,
+    /// Newton iteration cap.
+    pub max_iterations: u32,
+    /// Line-search iteration cap.
+    pub max_line_search_iterations: u32,
+    /// 1: θ criterion on.
+    pub theta_criterion: u32,
+    /// 1: Hessian reuse on.
+    pub hessian_reuse: u32,
+    /// Iteration budget of the reuse rule.
+    pub reuse_target_iterations: u32,
+    /// Loop iterations one solver invocation may run (`u32::MAX`: unlimited).
+    pub loop_budget: u32,
+    /// Padding.
+    pub _pad: u32,
+}
+
+/// Loop iterations a solver invocation may run on a software adapter:
+/// Mesa's llvmpipe (lavapipe) stops any shader invocation after 65535 loop
+/// iterations in total, silently; the solver pauses below that, with margin.
+pub const SOFTWARE_LOOP_BUDGET: u32 = 60_000;
+
+impl GpuIcfParams {
+    /// `p` for an adapter that does (`software`) or does not cap loop iterations.
+    pub fn new(p: &SolverParams, software: bool) -> Self {
+        Self {
+            tolerance: p.tolerance as f32,
+            max_iterations: p.max_iterations as u32,
+            max_line_search_iterations: p.max_line_search_iterations as u32,
+            theta_criterion: p.theta_criterion as u32,
+            hessian_reuse: p.hessian_reuse as u32,
+            reuse_target_iterations: p.reuse_target_iterations as u32,
+            loop_budget: if software { SOFTWARE_LOOP_BUDGET } else { u32::MAX },
+            _pad: 0,
+        }
+    }
+}
+
+/// Dispatches of `icf_solve` that surely finish every solve of a model
+/// with `nv` dofs and `ncon` contacts per world within `max_iterations`
+/// Newton iterations on a software adapter, from an upper bound on one
+/// iteration's loop count (the kernel's `solver_costs` with the worst-case
+/// row lengths); `None` when more than `max_dispatches` would be needed
+/// (then the host checks after each dispatch instead).
+pub fn software_solve_dispatches(
+    nv: usize,
+    ncon: usize,
+    layout: IcfLayout,
+    params: &SolverParams,
+    threads: u32,
+    max_dispatches: usize,
+) -> Option<usize> {
+    let t = threads as f64;
+    let nvf = nv as f64;
+    let r = (nvf / t).ceil();
+    let c = (ncon as f64 / t).ceil();
+    let nd = layout.ndofc as f64;
+    let gl = (layout.ngain + layout.nlimit) as f64;
+    let lmax = r * ncon as f64;
+    let red = 8.0;
+    let eval = c * (1.0 + nd) + r * (3.0 + 2.0 * nvf + gl) + lmax * (1.0 + nd) + red;
+    let chol = nvf * (4.0 + 2.0 * r) + r * (nvf * nvf / 8.0 + 4.0 * nvf) + r;
+    let solve = 2.0 * nvf * (2.0 + r);
+    let ls = r * (1.0 + nvf)
+        + c * (1.0 + nd)
+        + red
+        + (params.max_line_search_iterations as f64 + 3.0) * (c + gl + red + 2.0);
+    let iteration = ((eval + chol + solve + ls + r * (1.0 + nvf) + 6.0 * (r + red)) * 1.25 + 64.0) * 1.01 + 1.0;
+    let spent0 = 64.0 + 4.0 * r + 32.0;
+    let per_dispatch = (((SOFTWARE_LOOP_BUDGET as f64 - spent0) / iteration).floor() as usize).max(1);
+    let n = params.max_iterations.div_ceil(per_dispatch).max(1);
+    (n <= max_dispatches).then_some(n)
+}
+
+/// True for adapters that run shaders on the CPU (lavapipe): their
+/// invocations have a loop budget, so solves are resumed across dispatches.
+pub fn is_software(ctx: &GpuContext) -> bool {
+    ctx.adapter_info().device_type == wgpu::DeviceType::Cpu
+}
+
+/// Per-body builder constants (WGSL `IcfBody`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct GpuIcfBody {
+    /// Last dof on the body's path to the world ([`NONE`] when welded to the world).
+    pub last_dof: u32,
+    /// 2.65 / weld-group mass (1/kg), 0 for static or massless groups.
+    pub delassus: f32,
+}
+
+/// An actuator (WGSL `Actuator`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct GpuActuator {
+    /// 0 motor, 1 position servo.
+    pub kind: u32,
+    /// Actuated dof.
+    pub dof: u32,
+    /// Its position coordinate.
+    pub qpos_adr: u32,
+    /// Index of the servo's gain law.
+    pub gain_slot: u32,
+    /// Motor gear.
+    pub gear: f32,
+    /// Servo position gain.
+    pub kp: f32,
+    /// Servo velocity gain.
+    pub kd: f32,
+    /// Servo effort limit (`f32::MAX` when unlimited).
+    pub effort_limit: f32,
+    /// Control range.
+    pub ctrl_lo: f32,
+    /// Control range.
+    pub ctrl_hi: f32,
+    /// Motor force range.
+    pub force_lo: f32,
+    /// Motor force range.
+    pub force_hi: f32,
+    /// 1 when the control range applies.
+    pub has_ctrl_range: u32,
+    /// 1 when the force range applies.
+    pub has_force_range: u32,
+    /// Padding.
+    pub _pad: [u32; 2],
+}
+
+/// A joint-limit definition (WGSL `IcfLimitDef`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct GpuIcfLimitDef {
+    /// Dof.
+    pub dof: u32,
+    /// Position coordinate.
+    pub qpos_adr: u32,
+    /// +1 lower, −1 upper.
+    pub sign: f32,
+    /// Limit (rad or m).
+    pub q_limit: f32,
+}
+
+/// A contact constraint (WGSL `IcfContact`), twin of [`ContactConstraint`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct GpuIcfContact {
+    /// Unit normal from A to B.
+    pub normal: [f32; 3],
+    /// φ0 (m).
+    pub phi0: f32,
+    /// J v0 (m/s).
+    pub vc0: [f32; 3],
+    /// k (N/m).
+    pub stiffness: f32,
+    /// Scratch: J v.
+    pub vc: [f32; 3],
+    /// d (s/m).
+    pub dissipation: f32,
+    /// Scratch: J w.
+    pub uc: [f32; 3],
+    /// μs.
+    pub mu_static: f32,
+    /// μd.
+    pub mu_dynamic: f32,
+    /// Delassus estimate (1/kg).
+    pub delassus: f32,
+    /// Valid Jacobian entries.
+    pub jac_len: u32,
+    /// −kφ0 (N).
+    pub fe0: f32,
+    /// Lagged normal impulse (N·s).
+    pub n0: f32,
+    /// Lagged friction coefficient.
+    pub mu: f32,
+    /// Friction regularisation (m/s).
+    pub eps: f32,
+    /// Padding.
+    pub _pad: f32,
+    /// Scratch: impulse on B at the iterate (N·s).
+    pub impulse: [f32; 3],
+    /// Padding.
+    pub _pad1: f32,
+    /// Scratch: G = −dγ/dvc, rows.
+    pub g: [[f32; 4]; 3],
+}
+
+/// One Jacobian column of a contact (WGSL `JacEntry`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct GpuJacEntry {
+    /// J[:, dof] (m/s per unit dof velocity).
+    pub col: [f32; 3],
+    /// Dof.
+    pub dof: u32,
+}
+
+/// A gain law (WGSL `IcfGain`), twin of [`GainConstraint`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct GpuIcfGain {
+    /// Dof.
+    pub dof: u32,
+    /// kp.
+    pub kp: f32,
+    /// kd.
+    pub kd: f32,
+    /// q_ref − q0.
+    pub q_err: f32,
+    /// v_ref.
+    pub v_ref: f32,
+    /// Effort limit.
+    pub effort: f32,
+    /// K.
+    pub gain: f32,
+    /// b.
+    pub bias: f32,
+}
+
+/// A joint limit (WGSL `IcfLimit`), twin of [`LimitConstraint`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct GpuIcfLimit {
+    /// Dof.
+    pub dof: u32,
+    /// ±1.
+    pub sign: f32,
+    /// g0.
+    pub g0: f32,
+    /// Effective mass.
+    pub m_eff: f32,
+    /// Stiffness.
+    pub stiffness: f32,
+    /// Damping.
+    pub damping: f32,
+    /// Padding.
+    pub _pad: [f32; 2],
+}
+
+/// Per-world sizes, results and flags (WGSL `IcfWorld`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuIcfWorld {
+    /// 1: build and solve this world.
+    pub solving: u32,
+    /// Contacts in the problem.
+    pub ncon: u32,
+    /// Contacts beyond the capacity.
+    pub overflow: u32,
+    /// Solve status code.
+    pub status: u32,
+    /// Pivot or residual of a failure.
+    pub detail: f32,
+    /// Step of the last set_time_step (s).
+    pub h: f32,
+    /// Newton iterations.
+    pub iterations: u32,
+    /// Line-search iterations.
+    pub line_search_iterations: u32,
+    /// Factorizations.
+    pub factorizations: u32,
+    /// ‖D∇ℓ‖.
+    pub residual: f32,
+    /// Tolerance.
+    pub tolerance: f32,
+    /// ℓ (icf_evaluate).
+    pub cost: f32,
+    /// 1 while the factor is usable.
+    pub factor_valid: u32,
+    /// 1 when converged.
+    pub converged: u32,
+    /// Newton phase: 0 start, 1 running (resumed by the next dispatch), 2 done.
+    pub phase: u32,
+    /// Padding.
+    pub _pad0: u32,
+    /// Last step norm ‖D⁻¹Δv‖.
+    pub prev_step: f32,
+    /// Last residual.
+    pub prev_residual: f32,
+    /// ε·max(1, ‖Dr‖).
+    pub tol0: f32,
+    /// Padding.
+    pub _pad1: u32,
+}
+
+/// Solve status codes (`SOLVE_*` in `kernels/data.wgsl`).
+pub mod solve_status {
+    /// Converged.
+    pub const OK: u32 = 0;
+    /// Iteration cap reached.
+    pub const MAX_ITERATIONS: u32 = 1;
+    /// Hessian not positive definite.
+    pub const NOT_PD: u32 = 2;
+    /// Line search stalled.
+    pub const STALLED: u32 = 3;
+    /// Non-finite iterate.
+    pub const NON_FINITE: u32 = 4;
+}
+
+impl GpuIcfWorld {
+    /// The solve result as the CPU solver reports it.
+    pub fn solve_result(&self) -> Result<SolveStats, SolveError> {
+        match self.status {
+            solve_status::OK => Ok(SolveStats {
+                iterations: self.iterations as usize,
+                line_search_iterations: self.line_search_iterations as usize,
+                factorizations: self.factorizations as usize,
+                residual: self.residual as f64,
+                tolerance: self.tolerance as f64,
+                converged: true,
+            }),
+            other => Err(solve_error(other, self.detail)),
+        }
+    }
+}
+
+/// The [`SolveError`] of a failed solve's status code and detail.
+pub fn solve_error(status: u32, detail: f32) -> SolveError {
+    match status {
+        solve_status::MAX_ITERATIONS => SolveError::MaxIterations(detail as usize),
+        solve_status::NOT_PD => SolveError::NotPositiveDefinite(detail as usize),
+        solve_status::STALLED => SolveError::Stalled(detail as f64),
+        _ => SolveError::NonFinite,
+    }
+}
+
+/// Rows of the per-world vector block `icf_vec` (nworld, [`IcfVec::COUNT`], nv).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum IcfVec {
+    /// k(q0, v0) (N, N·m).
+    Force = 0,
+    /// v0 (m/s, rad/s).
+    V0 = 1,
+    /// r = A v0 − h k.
+    R = 2,
+    /// diag(M)^(−½).
+    Scale = 3,
+    /// ∇ℓ at the iterate.
+    Grad = 4,
+    /// Newton direction.
+    W = 5,
+    /// The iterate: warm start in, v1 out.
+    V = 6,
+    /// A v.
+    Av = 7,
+    /// A w.
+    Aw = 8,
+}
+
+impl IcfVec {
+    /// Rows per world (`ICF_NVEC`).
+    pub const COUNT: usize = 9;
+}
+
+/// Sizes of the per-world ICF blocks of a model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IcfLayout {
+    /// Jacobian entries per contact: the most dofs the chains of two bodies
+    /// span (twice the deepest chain, at most nv, at least 1).
+    pub ndofc: usize,
+    /// Gain laws (position servos).
+    pub ngain: usize,
+    /// One-sided joint limits.
+    pub nlimit: usize,
+}
+
+impl IcfLayout {
+    /// The layout of `model`.
+    pub fn new(model: &Model) -> Self {
+        let depth = |b: usize| {
+            let mut n = 0;
+            let mut d = model.bodies[b].last_dof;
+            while let Some(k) = d {
+                n += 1;
+                d = model.dofs[k].parent;
+            }
+            n
+        };
+        let deepest = (0..model.bodies.len()).map(depth).max().unwrap_or(0);
+        let ngain = model.actuators.iter().filter(|a| matches!(a.kind, ActuatorKind::Position { .. })).count();
+        let nlimit = 2 * model
+            .joints
+            .iter()
+            .filter(|j| j.range.is_some() && matches!(j.kind, JointKind::Hinge | JointKind::Slide))
+            .count();
+        Self { ndofc: (2 * deepest).min(model.nv).max(1), ngain, nlimit }
+    }
+}
+
+/// Model constants of the builder, packed (host side, no device needed).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PackedIcf {
+    /// Sizes.
+    pub dims: GpuIcfDims,
+    /// One per body.
+    pub bodies: Vec<GpuIcfBody>,
+    /// One per actuator.
+    pub actuators: Vec<GpuActuator>,
+    /// One per one-sided limit, in the CPU builder's order.
+    pub limit_defs: Vec<GpuIcfLimitDef>,
+}
+
+impl PackedIcf {
+    /// Packs `model`'s builder constants.
+    pub fn new(model: &Model) -> Self {
+        let layout = IcfLayout::new(model);
+        let mut weld_mass = vec![0.0; model.bodies.len()];
+        for b in &model.bodies {
+            weld_mass[b.weld] += b.mass;
+        }
+        let bodies = model
+            .bodies
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let m = weld_mass[b.weld];
+                GpuIcfBody {
+                    last_dof: b.last_dof.map_or(NONE, |d| d as u32),
+                    delassus: if model.body_is_dynamic(i) && m > 0.0 { (DELASSUS_FACTOR / m) as f32 } else { 0.0 },
+                }
+            })
+            .collect();
+        let mut gain_slot = 0;
+        let actuators = model
+            .actuators
+            .iter()
+            .map(|a| {
+                let j = &model.joints[a.joint];
+                let (ctrl_lo, ctrl_hi) = a.ctrl_range.map_or((0.0, 0.0), |[l, h]| (l as f32, h as f32));
+                let mut g = GpuActuator {
+                    kind: 0,
+                    dof: j.dof_adr as u32,
+                    qpos_adr: j.qpos_adr as u32,
+                    gain_slot: 0,
+                    gear: 0.0,
+                    kp: 0.0,
+                    kd: 0.0,
+                    effort_limit: 0.0,
+                    ctrl_lo,
+                    ctrl_hi,
+                    force_lo: 0.0,
+                    force_hi: 0.0,
+                    has_ctrl_range: a.ctrl_range.is_some() as u32,
+                    has_force_range: 0,
+                    _pad: [0; 2],
+                };
+                match a.kind {
+                    ActuatorKind::Motor { gear, force_range } => {
+                        g.gear = gear as f32;
+                        if let Some([l, h]) = force_range {
+                            (g.force_lo, g.force_hi, g.has_force_range) = (l as f32, h as f32, 1);
+                        }
+                    }
+                    ActuatorKind::Position { kp, kd, effort_limit } => {
+                        g.kind = 1;
+                        g.gain_slot = gain_slot;
+                        gain_slot += 1;
+                        (g.kp, g.kd) = (kp as f32, kd as f32);
+                        // WGSL may assume no infinities: the largest f32 acts as "unlimited".
+                        g.effort_limit = if effort_limit.is_finite() { effort_limit as f32 } else { f32::MAX };
+                    }
+                }
+                g
+            })
+            .collect();
+        let mut limit_defs = Vec::new();
+        for j in &model.joints {
+            let (Some([lo, hi]), JointKind::Hinge | JointKind::Slide) = (j.range, j.kind) else { continue };
+            for (sign, q_limit) in [(1.0, lo), (-1.0, hi)] {
+                limit_defs.push(GpuIcfLimitDef {
+                    dof: j.dof_adr as u32,
+                    qpos_adr: j.qpos_adr as u32,
+                    sign,
+                    q_limit: q_limit as f32,
+                });
+            }
+        }
+        let dims = GpuIcfDims {
+            ndofc: layout.ndofc as u32,
+            ngain: layout.ngain as u32,
+            nlimit: layout.nlimit as u32,
+            nu: model.nu() as u32,
+            stiction_tolerance: model.options.stiction_tolerance as f32,
+            _pad: [0; 3],
+        };
+        Self { dims, bodies, actuators, limit_defs }
+    }
+}
+
+/// Sizes and field offsets of the ICF structs, keyed by WGSL struct name.
+pub fn struct_layouts() -> Vec<StructLayout> {
+    macro_rules! layout {
+        ($wgsl:literal, $t:ty, [$($f:ident),* $(,)?]) => {
+            ($wgsl, size_of::<$t>(), vec![$((stringify!($f), offset_of!($t, $f))),*])
+        };
+    }
+    vec![
+        layout!("IcfDims", GpuIcfDims, [ndofc, ngain, nlimit, nu, stiction_tolerance]),
+        layout!(
+            "IcfParams",
+            GpuIcfParams,
+            [
+                tolerance,
+                max_iterations,
+                max_line_search_iterations,
+                theta_criterion,
+                hessian_reuse,
+                reuse_target_iterations,
+                loop_budget
+            ]
+        ),
+        layout!("IcfBody", GpuIcfBody, [last_dof, delassus]),
+        layout!(
+            "Actuator",
+            GpuActuator,
+            [
+                kind,
+                dof,
+                qpos_adr,
+                gain_slot,
+                gear,
+                kp,
+                kd,
+                effort_limit,
+                ctrl_lo,
+                ctrl_hi,
+                force_lo,
+                force_hi,
+                has_ctrl_range,
+                has_force_range
+            ]
+        ),
+        layout!("IcfLimitDef", GpuIcfLimitDef, [dof, qpos_adr, sign, q_limit]),
+        layout!(
+            "IcfContact",
+            GpuIcfContact,
+            [
+                normal,
+                phi0,
+                vc0,
+                stiffness,
+                vc,
+                dissipation,
+                uc,
+                mu_static,
+                mu_dynamic,
+                delassus,
+                jac_len,
+                fe0,
+                n0,
+                mu,
+                eps,
+                impulse
+            ]
+        ),
+        layout!("JacEntry", GpuJacEntry, [col, dof]),
+        layout!("IcfGain", GpuIcfGain, [dof, kp, kd, q_err, v_ref, effort, gain, bias]),
+        layout!("IcfLimit", GpuIcfLimit, [dof, sign, g0, m_eff, stiffness, damping]),
+        layout!(
+            "IcfWorld",
+            GpuIcfWorld,
+            [
+                solving,
+                ncon,
+                overflow,
+                status,
+                detail,
+                h,
+                iterations,
+                line_search_iterations,
+                factorizations,
+                residual,
+                tolerance,
+                cost,
+                factor_valid,
+                converged,
+                phase,
+                prev_step,
+                prev_residual,
+                tol0
+            ]
+        ),
+    ]
+}
+
+/// A uniform buffer holding one `T`.
+pub(crate) fn uniform_buffer<T: Pod>(ctx: &GpuContext, label: &str, value: &T) -> wgpu::Buffer {
+    let buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: (size_of::<T>() as u64).next_multiple_of(16),
+        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    ctx.queue.write_buffer(&buffer, 0, bytemuck::bytes_of(value));
+    buffer
+}
+
+/// The ICF buffers of `nworld` worlds (model constants, inputs, problems,
+/// solver state). All allocated up front.
+pub struct IcfBuffers {
+    nworld: usize,
+    ncon: usize,
+    nv: usize,
+    layout: IcfLayout,
+    dims: wgpu::Buffer,
+    params: wgpu::Buffer,
+    bodies: StorageBuffer<GpuIcfBody>,
+    actuators: StorageBuffer<GpuActuator>,
+    limit_defs: StorageBuffer<GpuIcfLimitDef>,
+    /// Controls (nworld, nu).
+    pub ctrl: StorageBuffer<f32>,
+    /// Servo target velocities (nworld, nu).
+    pub target_velocity: StorageBuffer<f32>,
+    /// Per-world flags and results (nworld).
+    pub world: StorageBuffer<GpuIcfWorld>,
+    /// Contact constraints (nworld, ncon).
+    pub con: StorageBuffer<GpuIcfContact>,
+    /// Jacobian entries (nworld, ncon, ndofc).
+    pub jac: StorageBuffer<GpuJacEntry>,
+    /// Gain laws (nworld, ngain).
+    pub gain: StorageBuffer<GpuIcfGain>,
+    /// Joint limits (nworld, nlimit).
+    pub limit: StorageBuffer<GpuIcfLimit>,
+    /// A (nworld, nv, nv).
+    pub a: StorageBuffer<f32>,
+    /// Hessian / Cholesky factor (nworld, nv, nv).
+    pub factor: StorageBuffer<f32>,
+    /// Vectors (nworld, [`IcfVec::COUNT`], nv).
+    pub vec: StorageBuffer<f32>,
+    /// Jacobian entries per dof (nworld, nv, 1 + ncon).
+    pub rows: StorageBuffer<u32>,
+    /// Unfinished-solve counter.
+    pub counter: StorageBuffer<u32>,
+    /// `icf_solve` dispatches that finish every solve without checking
+    /// (`None`: dispatch and check until none is unfinished).
+    solve_dispatches: Option<usize>,
+    software: bool,
+    variant: SolverVariant,
+    solver_params: SolverParams,
+}
+
+impl std::fmt::Debug for IcfBuffers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IcfBuffers")
+            .field("nworld", &self.nworld)
+            .field("ncon", &self.ncon)
+            .field("layout", &self.layout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl IcfBuffers {
+    /// WGSL names of the buffers this provides.
+    pub const BUFFER_NAMES: [&'static str; 17] = [
+        "icf_dims",
+        "icf_params",
+        "icf_bodies",
+        "actuators",
+        "icf_limit_defs",
+        "ctrl",
+        "target_velocity",
+        "icf_world",
+        "icf_con",
+        "icf_jac",
+        "icf_gain",
+        "icf_limit",
+        "icf_a",
+        "icf_factor",
+        "icf_vec",
+        "icf_rows",
+        "icf_counter",
+    ];
+
+    /// Buffers for `nworld` worlds of `model` with `ncon` contacts per world.
+    pub fn new(ctx: &GpuContext, model: &Model, nworld: usize, ncon: usize) -> Result<Self, GpuError> {
+        let packed = PackedIcf::new(model);
+        let layout = IcfLayout::new(model);
+        let nv = model.nv;
+        let nu = model.nu();
+        let params = GpuIcfParams::new(&SolverParams::default(), is_software(ctx));
+        Ok(Self {
+            nworld,
+            ncon,
+            nv,
+            layout,
+            dims: uniform_buffer(ctx, "icf_dims", &packed.dims),
+            params: uniform_buffer(ctx, "icf_params", &params),
+            bodies: StorageBuffer::from_slice(ctx, "icf_bodies", &packed.bodies)?,
+            actuators: StorageBuffer::from_slice(ctx, "actuators", &packed.actuators)?,
+            limit_defs: StorageBuffer::from_slice(ctx, "icf_limit_defs", &packed.limit_defs)?,
+            ctrl: StorageBuffer::new(ctx, "ctrl", nworld * nu)?,
+            target_velocity: StorageBuffer::new(ctx, "target_velocity", nworld * nu)?,
+            world: StorageBuffer::new(ctx, "icf_world", nworld)?,
+            con: StorageBuffer::new(ctx, "icf_con", nworld * ncon)?,
+            jac: StorageBuffer::new(ctx, "icf_jac", nworld * ncon * layout.ndofc)?,
+            gain: StorageBuffer::new(ctx, "icf_gain", nworld * layout.ngain)?,
+            limit: StorageBuffer::new(ctx, "icf_limit", nworld * layout.nlimit)?,
+            a: StorageBuffer::new(ctx, "icf_a", nworld * nv * nv)?,
+            factor: StorageBuffer::new(ctx, "icf_factor", nworld * nv * nv)?,
+            vec: StorageBuffer::new(ctx, "icf_vec", nworld * IcfVec::COUNT * nv)?,
+            rows: StorageBuffer::new(ctx, "icf_rows", nworld * nv * (ncon + 1))?,
+            counter: StorageBuffer::new(ctx, "icf_counter", 4)?,
+            solve_dispatches: None,
+            software: is_software(ctx),
+            variant: SolverVariant::for_nv(nv),
+            solver_params: SolverParams::default(),
+        }
+        .with_dispatches())
+    }
+
+    /// The per-world block sizes.
+    pub fn layout(&self) -> IcfLayout {
+        self.layout
+    }
+
+    /// Sets the Newton solver settings of every world.
+    pub fn set_params(&mut self, ctx: &GpuContext, params: &SolverParams) {
+        let p = GpuIcfParams::new(params, self.software);
+        ctx.queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&p));
+        self.solver_params = *params;
+        self.solve_dispatches = self.dispatches();
+    }
+
+    /// The solver stage ([`SolverVariant::for_nv`] unless set).
+    pub fn variant(&self) -> SolverVariant {
+        self.variant
+    }
+
+    /// Chooses the solver stage (create the [`IcfKernels`] with the same).
+    pub fn set_variant(&mut self, variant: SolverVariant) {
+        self.variant = variant;
+        self.solve_dispatches = self.dispatches();
+    }
+
+    fn with_dispatches(mut self) -> Self {
+        self.solve_dispatches = self.dispatches();
+        self
+    }
+
+    /// One dispatch per solve on hardware adapters. On software adapters:
+    /// serial solves get a fixed number of dispatches when a few surely
+    /// suffice ([`software_solve_dispatches`]; idle ones cost little);
+    /// cooperative ones are checked after each dispatch (an idle cooperative
+    /// dispatch costs llvmpipe ~15 µs per world).
+    fn dispatches(&self) -> Option<usize> {
+        match (self.software, self.variant) {
+            (false, _) => Some(1),
+            (true, SolverVariant::Cooperative) => None,
+            (true, SolverVariant::Serial) => {
+                software_solve_dispatches(self.nv, self.ncon, self.layout, &self.solver_params, 1, 16)
+            }
+        }
+    }
+
+    /// `icf_solve` dispatches that surely finish every solve, or `None` when
+    /// the host must check between dispatches ([`IcfKernels::solve`]).
+    pub fn solve_dispatches(&self) -> Option<usize> {
+        self.solve_dispatches
+    }
+
+    /// Writes row `row` of world `world`'s vector block (nv values).
+    pub fn write_vec(&self, ctx: &GpuContext, world: usize, row: IcfVec, values: &[f32]) -> Result<(), GpuError> {
+        if values.len() != self.nv {
+            return Err(GpuError::Length { what: "ICF vector", expected: self.nv, got: values.len() });
+        }
+        self.vec.write_at(ctx, (world * IcfVec::COUNT + row as usize) * self.nv, values)
+    }
+
+    /// Fills every problem and solver output with `value` (NaN in parity
+    /// tests); `icf_world` and the inputs (controls) are kept.
+    pub fn fill_outputs(&self, ctx: &GpuContext, value: f32) -> Result<(), GpuError> {
+        let c = value;
+        let v3 = [c; 3];
+        self.con.fill(
+            ctx,
+            GpuIcfContact {
+                normal: v3,
+                phi0: c,
+                vc0: v3,
+                stiffness: c,
+                vc: v3,
+                dissipation: c,
+                uc: v3,
+                mu_static: c,
+                mu_dynamic: c,
+                delassus: c,
+                jac_len: u32::MAX,
+                fe0: c,
+                n0: c,
+                mu: c,
+                eps: c,
+                _pad: c,
+                impulse: v3,
+                _pad1: c,
+                g: [[c; 4]; 3],
+            },
+        )?;
+        self.jac.fill(ctx, GpuJacEntry { col: v3, dof: u32::MAX })?;
+        let g = GpuIcfGain { dof: u32::MAX, kp: c, kd: c, q_err: c, v_ref: c, effort: c, gain: c, bias: c };
+        self.gain.fill(ctx, g)?;
+        let l = GpuIcfLimit { dof: u32::MAX, sign: c, g0: c, m_eff: c, stiffness: c, damping: c, _pad: [c; 2] };
+        self.limit.fill(ctx, l)?;
+        self.a.fill(ctx, c)?;
+        self.factor.fill(ctx, c)?;
+        self.vec.fill(ctx, c)
+    }
+
+    /// Reads every world's problem back as [`IcfProblem<f32>`] (without
+    /// `mass` and `damping`, which the GPU does not copy: see `Field::Mass`),
+    /// with the solver's per-world record.
+    pub fn read_problems(
+        &self,
+        ctx: &GpuContext,
+        readback: &Readback,
+    ) -> Result<Vec<(IcfProblem<f32>, GpuIcfWorld)>, GpuError> {
+        let (nv, ncon, l) = (self.nv, self.ncon, self.layout);
+        let worlds = self.world.read(ctx, readback)?;
+        let con = self.con.read(ctx, readback)?;
+        let jac = self.jac.read(ctx, readback)?;
+        let gain = self.gain.read(ctx, readback)?;
+        let limit = self.limit.read(ctx, readback)?;
+        let a = self.a.read(ctx, readback)?;
+        let vec = self.vec.read(ctx, readback)?;
+        let row = |w: usize, r: IcfVec| -> Vec<f32> {
+            let s = (w * IcfVec::COUNT + r as usize) * nv;
+            vec[s..s + nv].to_vec()
+        };
+        let mut out = Vec::with_capacity(self.nworld);
+        for (w, iw) in worlds.iter().enumerate() {
+            let mut p = IcfProblem::<f32>::new(nv);
+            p.h = iw.h;
+            p.a.copy_from_slice(&a[w * nv * nv..(w + 1) * nv * nv]);
+            p.r = row(w, IcfVec::R);
+            p.scale = row(w, IcfVec::Scale);
+            p.force = row(w, IcfVec::Force);
+            p.v0 = row(w, IcfVec::V0);
+            for ci in 0..(iw.ncon as usize).min(ncon) {
+                let c = &con[w * ncon + ci];
+                let len = (c.jac_len as usize).min(l.ndofc);
+                let start = p.jac_dof.len();
+                for e in 0..len {
+                    let j = &jac[(w * ncon + ci) * l.ndofc + e];
+                    p.jac_dof.push(j.dof as usize);
+                    p.jac_col.push(Vec3::from_array(j.col));
+                }
+                p.contacts.push(ContactConstraint {
+                    phi0: c.phi0,
+                    normal: Vec3::from_array(c.normal),
+                    stiffness: c.stiffness,
+                    dissipation: c.dissipation,
+                    mu_static: c.mu_static,
+                    mu_dynamic: c.mu_dynamic,
+                    delassus: c.delassus,
+                    jac_start: start,
+                    jac_len: len,
+                    vc0: Vec3::from_array(c.vc0),
+                    fe0: c.fe0,
+                    n0: c.n0,
+                    mu: c.mu,
+                    eps: c.eps,
+                });
+            }
+            for g in &gain[w * l.ngain..(w + 1) * l.ngain] {
+                p.gains.push(GainConstraint {
+                    dof: g.dof as usize,
+                    kp: g.kp,
+                    kd: g.kd,
+                    q_err: g.q_err,
+                    v_ref: g.v_ref,
+                    effort: if g.effort == f32::MAX { f32::INFINITY } else { g.effort },
+                    gain: g.gain,
+                    bias: g.bias,
+                });
+            }
+            for x in &limit[w * l.nlimit..(w + 1) * l.nlimit] {
+                p.limits.push(LimitConstraint {
+                    dof: x.dof as usize,
+                    sign: x.sign,
+                    g0: x.g0,
+                    m_eff: x.m_eff,
+                    stiffness: x.stiffness,
+                    damping: x.damping,
+                });
+            }
+            out.push((p, *iw));
+        }
+        Ok(out)
+    }
+
+    /// Reads row `row` of every world (nworld × nv, world first).
+    pub fn read_vec(&self, ctx: &GpuContext, readback: &Readback, row: IcfVec) -> Result<Vec<f32>, GpuError> {
+        let all = self.vec.read(ctx, readback)?;
+        let nv = self.nv;
+        Ok((0..self.nworld)
+            .flat_map(|w| {
+                let s = (w * IcfVec::COUNT + row as usize) * nv;
+                all[s..s + nv].to_vec()
+            })
+            .collect())
+    }
+}
+
+impl BufferSource for IcfBuffers {
+    fn buffer(&self, name: &str) -> Option<&wgpu::Buffer> {
+        Some(match name {
+            "icf_dims" => &self.dims,
+            "icf_params" => &self.params,
+            "icf_bodies" => self.bodies.buffer(),
+            "actuators" => self.actuators.buffer(),
+            "icf_limit_defs" => self.limit_defs.buffer(),
+            "ctrl" => self.ctrl.buffer(),
+            "target_velocity" => self.target_velocity.buffer(),
+            "icf_world" => self.world.buffer(),
+            "icf_con" => self.con.buffer(),
+            "icf_jac" => self.jac.buffer(),
+            "icf_gain" => self.gain.buffer(),
+            "icf_limit" => self.limit.buffer(),
+            "icf_a" => self.a.buffer(),
+            "icf_factor" => self.factor.buffer(),
+            "icf_vec" => self.vec.buffer(),
+            "icf_rows" => self.rows.buffer(),
+            "icf_counter" => self.counter.buffer(),
+            _ => return None,
+        })
+    }
+}
+
+/// The ICF kernels, bound once over the given buffers.
+#[derive(Debug)]
+pub struct IcfKernels {
+    build: Kernel,
+    build_contacts: Kernel,
+    build_rows: Kernel,
+    set_time_step: Kernel,
+    evaluate: Kernel,
+    solve: Kernel,
+    count_unfinished: Kernel,
+}
+
+impl IcfKernels {
+    /// Builder and `set_time_step` kernel file stem.
+    pub const BUILDER: &'static str = "icf_builder";
+    /// Cooperative solver stage (with `icf_cost.wgsl`, `icf_solver.wgsl`).
+    pub const COOP: &'static str = "icf_solve_coop";
+    /// Serial solver stage (with `icf_cost.wgsl`, `icf_solver.wgsl`).
+    pub const SERIAL: &'static str = "icf_solve_serial";
+
+    /// Creates the kernels for `nworld` worlds with `ncon` contact slots,
+    /// solving with `variant` (as set in the [`IcfBuffers`]), binding from
+    /// `sources` (model, per-world data, contacts, [`IcfBuffers`]).
+    pub fn new(
+        ctx: &GpuContext,
+        nworld: usize,
+        ncon: usize,
+        variant: SolverVariant,
+        sources: &[&dyn BufferSource],
+    ) -> Result<Self, GpuError> {
+        let (stage, evaluate, solve, threads) = match variant {
+            SolverVariant::Serial => (Self::SERIAL, "icf_evaluate_serial", "icf_solve_serial", nworld),
+            // One workgroup per world.
+            SolverVariant::Cooperative => (Self::COOP, "icf_evaluate", "icf_solve", nworld * WORKGROUP_SIZE as usize),
+        };
+        Ok(Self {
+            build: Kernel::new(ctx, Self::BUILDER, "icf_build", nworld, sources)?,
+            build_contacts: Kernel::new(ctx, Self::BUILDER, "icf_build_contacts", nworld * ncon, sources)?,
+            build_rows: Kernel::new(ctx, Self::BUILDER, "icf_build_rows", nworld, sources)?,
+            set_time_step: Kernel::new(ctx, Self::BUILDER, "icf_set_time_step", nworld, sources)?,
+            evaluate: Kernel::new(ctx, stage, evaluate, threads, sources)?,
+            solve: Kernel::new(ctx, stage, solve, threads, sources)?,
+            count_unfinished: Kernel::new(ctx, stage, "icf_count_unfinished", nworld, sources)?,
+        })
+    }
+
+    /// Encodes [`crate::icf::IcfBuilder::build`] for the solving worlds (needs
+    /// the multibody stages and the contacts at (q0, v0)).
+    pub fn encode_build(&self, pass: &mut wgpu::ComputePass<'_>) {
+        self.build.encode(pass);
+        self.build_contacts.encode(pass);
+        self.build_rows.encode(pass);
+    }
+
+    /// Encodes [`crate::icf::IcfProblem::set_time_step`] with each world's `h`
+    /// (and marks the next solve as a fresh one).
+    pub fn encode_set_time_step(&self, pass: &mut wgpu::ComputePass<'_>) {
+        self.set_time_step.encode(pass);
+    }
+
+    /// Encodes [`crate::icf::cost::evaluate`] with the Hessian at row [`IcfVec::V`].
+    pub fn encode_evaluate(&self, pass: &mut wgpu::ComputePass<'_>) {
+        self.evaluate.encode(pass);
+    }
+
+    /// Encodes one dispatch of [`crate::icf::IcfSolver::solve`] from the warm
+    /// start in row [`IcfVec::V`] (see [`IcfKernels::encode_solves`]).
+    pub fn encode_solve(&self, pass: &mut wgpu::ComputePass<'_>) {
+        self.solve.encode(pass);
+    }
+
+    /// Encodes the dispatches that finish every solve, when their number
+    /// is known in advance ([`IcfBuffers::solve_dispatches`]); returns false
+    /// (encoding nothing) otherwise.
+    pub fn encode_solves(&self, pass: &mut wgpu::ComputePass<'_>, buffers: &IcfBuffers) -> bool {
+        let Some(n) = buffers.solve_dispatches() else { return false };
+        for _ in 0..n {
+            self.encode_solve(pass);
+        }
+        true
+    }
+
+    /// Solves every solving world's problem to the end: the known number of
+    /// dispatches, or (software adapters, large problems) dispatches while a
+    /// 4-byte readback of the number of unfinished solves is non-zero.
+    pub fn solve(&self, ctx: &GpuContext, buffers: &IcfBuffers, readback: &Readback) -> Result<(), GpuError> {
+        let mut known = false;
+        run_pass(ctx, "icf_solve", |pass| {
+            known = self.encode_solves(pass, buffers);
+            if !known {
+                self.encode_solve(pass);
+            }
+        })?;
+        while !known {
+            buffers.counter.write_at(ctx, 0, &[0])?;
+            run_pass(ctx, "icf_count_unfinished", |pass| self.count_unfinished.encode(pass))?;
+            if buffers.counter.read_range(ctx, readback, 0, 1)?[0] == 0 {
+                break;
+            }
+            run_pass(ctx, "icf_solve (resumed)", |pass| self.encode_solve(pass))?;
+        }
+        Ok(())
+    }
+}
+
+/// Records one compute pass with `f` and submits it (without waiting).
+pub fn run_pass(ctx: &GpuContext, label: &str, f: impl FnOnce(&mut wgpu::ComputePass<'_>)) -> Result<(), GpuError> {
+    let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
+    {
+        let mut pass =
+            encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(label), timestamp_writes: None });
+        f(&mut pass);
+    }
+    ctx.queue.submit([encoder.finish()]);
+    ctx.check_errors()
+}

@@ -1,0 +1,432 @@
+//! `GpuBatch` (the whole GPU step: multibody stages, contacts, ICF build
+//! and Newton solve, position update, CENIC error control with a clock per
+//! world) against the CPU f32 path (`CpuBatch<f32>` / `World<f32>`), and its
+//! batch behaviour: contact overflow reported per world, bit-identical
+//! runs, NaN worlds flagged while the others finish.
+//!
+//! The contacts come from the GPU collision kernels (the whole step in
+//! WGSL); the per-step parity also runs with the CPU's collision on the
+//! GPU's geom poses (`CollisionBackend::Host`), which checks the solve and
+//! integration stages on exactly the CPU's contacts.
+//!
+//! Tolerances:
+//! - Fixed steps from identical states (`TOL_STEP_Q`, `TOL_STEP_V`), one
+//!   after the other along the CPU's 200-step trajectory: every stage
+//!   matches its CPU twin to a few f32 ulps (`gpu_parity_dynamics.rs`,
+//!   `gpu_parity_icf.rs`) and each Newton solve stops within
+//!   1e-6·max(1, ‖Dr‖) of its own minimiser (or at the rounding floor),
+//!   i.e. each velocity coordinate only to ~1e-6·‖Dr‖/√M_ii: for the
+//!   clutter's small cubes (I ≈ 2.7e-4 kg·m², ‖Dr‖ ≈ 10) that is ~6e-4 rad/s,
+//!   and positions, h·v later, ~1e-6 m. Measured (printed): cube toss
+//!   q ≤ 6e-8, v ≤ 1e-6; clutter q ≤ 4e-7, v ≤ 5e-4. The bounds 1e-5 m/rad
+//!   and 1e-2 m/s (rad/s) leave ≥ 20× margin and fail on a wrong term (a
+//!   missing friction or damping impulse changes v by ≥ 0.1 m/s in a
+//!   contact step).
+//! - Free-running cube toss (`TOL_FREE_CUBE`): one tumbling body, 0.5 s with
+//!   impacts and a slide, separates by ≤ 2.5e-5 (measured); bound 5e-4.
+//!   Clutter is not compared free-running: a difference of 1e-6 m decides
+//!   whether a body falling at 4 m/s touches down in one step or the next,
+//!   after which the runs differ by the whole impact (measured: 3e-6 m
+//!   after 140 steps, then 5 m/s velocity jumps): discrete-time contact,
+//!   not a kernel error.
+//! - Error-controlled step sizes (`TOL_STEPS`): both paths take the same
+//!   decisions from error estimates that agree to ~1e-6 in flight (h to
+//!   ~4e-7). Through the impact the estimates (differences of nearly equal
+//!   f32 states, through a stiff contact) agree to a few 1e-3, and h, which
+//!   grows as err^(−½), to ≤ 4e-3 over the first 50 steps (measured,
+//!   printed). The bound 2e-2 fails on any different decision: a rejection
+//!   (h·≤0.9·…), the hysteresis band (20%), the impact bound or the clamps,
+//!   or a wrong error norm or step-size rule.
+
+mod common;
+
+use cenic::batch::{Batch, CpuBatch, WorldParams, WorldStatus};
+use cenic::gpu::{CollisionBackend, GpuBatch, GpuBatchOptions, GpuContext, GpuError};
+use cenic::icf::MaterialScale;
+use cenic::integrator::{CenicParams, Mode, World};
+use cenic::model::Model;
+use cenic::scenes;
+use common::Rng;
+use std::sync::{Arc, OnceLock};
+
+const TOL_STEP_Q: f64 = 1e-5;
+const TOL_STEP_V: f64 = 1e-2;
+const TOL_FREE_CUBE: f64 = 5e-4;
+const TOL_STEPS: f64 = 2e-2;
+
+fn context() -> Option<Arc<GpuContext>> {
+    static CTX: OnceLock<Option<Arc<GpuContext>>> = OnceLock::new();
+    CTX.get_or_init(|| match GpuContext::new() {
+        Ok(c) => {
+            eprintln!("GPU adapter: {}", c.describe());
+            Some(Arc::new(c))
+        }
+        Err(GpuError::NoAdapter(m)) if std::env::var_os("CENIC_REQUIRE_GPU").is_none() => {
+            eprintln!("SKIPPED: no GPU adapter ({m})");
+            None
+        }
+        Err(e) => panic!("GPU context: {e}"),
+    })
+    .clone()
+}
+
+macro_rules! gpu_or_skip {
+    () => {
+        match context() {
+            Some(c) => c,
+            None => {
+                eprintln!("SKIPPED: no GPU adapter");
+                return;
+            }
+        }
+    };
+}
+
+fn cube_toss() -> Arc<Model> {
+    Arc::new(scenes::cube_toss())
+}
+
+fn clutter() -> Arc<Model> {
+    Arc::new(scenes::clutter(20, scenes::CUBE_TOSS_MATERIAL))
+}
+
+/// The same initial states, controls and parameters in both batches:
+/// keyframe `key` (if any) with world-dependent velocity perturbations, and
+/// per-world parameters for world 1.
+fn setup(model: &Model, batches: &mut [&mut dyn Batch], key: Option<&str>, nworld: usize, seed: u64) {
+    let mut rng = Rng::new(seed);
+    for w in 0..nworld {
+        let (mut q, mut v) = match key.and_then(|k| model.keyframe(k)) {
+            Some(k) => (k.qpos.clone(), k.qvel.clone()),
+            None => (model.qpos0.clone(), vec![0.0; model.nv]),
+        };
+        for x in v.iter_mut() {
+            *x += 0.2 * rng.normal() * (w > 0) as u8 as f64;
+        }
+        q[0] += 0.01 * w as f64;
+        let params = if w == 1 {
+            WorldParams {
+                mass_scale: 1.3,
+                materials: MaterialScale { stiffness: 0.5, dissipation: 2.0, mu_static: 1.5, mu_dynamic: 1.2 },
+            }
+        } else {
+            WorldParams::default()
+        };
+        for b in batches.iter_mut() {
+            if let Some(k) = key {
+                b.reset_to_keyframe(w, k).unwrap();
+            }
+            b.set_state(w, &q, &v).unwrap();
+            b.set_params(w, params).unwrap();
+        }
+    }
+}
+
+fn qpos(b: &dyn Batch) -> Vec<f64> {
+    let mut q = vec![0.0; b.nworld() * b.model().nq];
+    b.qpos(&mut q);
+    q
+}
+
+fn qvel(b: &dyn Batch) -> Vec<f64> {
+    let mut v = vec![0.0; b.nworld() * b.model().nv];
+    b.qvel(&mut v);
+    v
+}
+
+/// Runs `steps` fixed steps of `dt` on the GPU and on the CPU (f32) and
+/// returns the largest position and velocity differences over the
+/// trajectory. With `from_identical_states`, both batches restart every
+/// step from the CPU's state (per-step parity along the CPU trajectory);
+/// otherwise each runs freely from the common initial state.
+fn fixed_step_parity(
+    model: Arc<Model>,
+    key: Option<&str>,
+    nworld: usize,
+    dt: f64,
+    steps: usize,
+    from_identical_states: bool,
+    collision: CollisionBackend,
+) -> (f64, f64) {
+    let ctx = context().unwrap();
+    let mode = Mode::Fixed { dt };
+    let options = GpuBatchOptions { collision, ..Default::default() };
+    let mut gpu = GpuBatch::with_options(ctx, model.clone(), nworld, mode.clone(), options).unwrap();
+    let mut cpu = CpuBatch::<f32>::new(model.clone(), nworld, mode);
+    setup(&model, &mut [&mut gpu, &mut cpu], key, nworld, 7);
+    let (nq, nv) = (model.nq, model.nv);
+    let (mut worst_q, mut worst_v): (f64, f64) = (0.0, 0.0);
+    let max_diff = |a: Vec<f64>, b: Vec<f64>| a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+    for _ in 0..steps {
+        if from_identical_states {
+            let (q, v) = (qpos(&cpu), qvel(&cpu));
+            for w in 0..nworld {
+                for b in [&mut gpu as &mut dyn Batch, &mut cpu] {
+                    b.set_state(w, &q[w * nq..(w + 1) * nq], &v[w * nv..(w + 1) * nv]).unwrap();
+                }
+            }
+        }
+        gpu.advance(dt).unwrap();
+        cpu.advance(dt).unwrap();
+        let dq = max_diff(qpos(&gpu), qpos(&cpu));
+        let dv = max_diff(qvel(&gpu), qvel(&cpu));
+        assert!(dq.is_finite() && dv.is_finite(), "non-finite GPU state");
+        worst_q = worst_q.max(dq);
+        worst_v = worst_v.max(dv);
+    }
+    for w in 0..nworld {
+        assert_eq!(gpu.status(w), WorldStatus::Ok, "world {w}");
+        assert_eq!(cpu.status(w), WorldStatus::Ok, "world {w}");
+        let (g, c) = (gpu.stats(w), cpu.stats(w));
+        assert_eq!(g.accepted, c.accepted, "world {w}: steps");
+        assert!((gpu.times()[w] - cpu.times()[w]).abs() < 1e-9, "world {w}: time");
+        assert_eq!(g.contact_overflow, 0);
+    }
+    let contacts: usize = (0..nworld).map(|w| cpu.world(w).sim.contacts.len()).sum();
+    eprintln!(
+        "{}: {nworld} worlds, {steps} fixed steps of {dt} s ({}, {collision:?} collision): \
+         max |q_gpu − q_cpu| = {worst_q:.3e}, max |v_gpu − v_cpu| = {worst_v:.3e} ({contacts} contacts at the end)",
+        model.name,
+        if from_identical_states { "each from the CPU's state" } else { "free running" }
+    );
+    (worst_q, worst_v)
+}
+
+#[test]
+fn fixed_step_cube_toss_matches_cpu_f32() {
+    let _ctx = gpu_or_skip!();
+    // 200 steps of 2.5 ms: flight, the first impacts and the slide; the
+    // contacts from the GPU collision and (the solve stages alone) from the CPU's.
+    for collision in [CollisionBackend::Gpu, CollisionBackend::Host] {
+        let (dq, dv) = fixed_step_parity(cube_toss(), Some("toss"), 4, 2.5e-3, 200, true, collision);
+        assert!(dq <= TOL_STEP_Q && dv <= TOL_STEP_V, "cube toss steps differ by {dq:e} (q), {dv:e} (v)");
+    }
+    let (dq, _) = fixed_step_parity(cube_toss(), Some("toss"), 4, 2.5e-3, 200, false, CollisionBackend::Gpu);
+    assert!(dq <= TOL_FREE_CUBE, "cube toss trajectories differ by {dq:e}");
+}
+
+#[test]
+fn fixed_step_clutter_matches_cpu_f32() {
+    let _ctx = gpu_or_skip!();
+    // 200 steps of 2 ms: the lower objects land and pile up, the top ones
+    // are still falling (at up to 4 m/s).
+    for collision in [CollisionBackend::Gpu, CollisionBackend::Host] {
+        let (dq, dv) = fixed_step_parity(clutter(), None, 2, 2e-3, 200, true, collision);
+        assert!(dq <= TOL_STEP_Q && dv <= TOL_STEP_V, "clutter steps differ by {dq:e} (q), {dv:e} (v)");
+    }
+}
+
+#[test]
+fn error_controlled_step_sizes_match_cpu_f32() {
+    let ctx = gpu_or_skip!();
+    let model = cube_toss();
+    let mode = Mode::ErrorControlled(CenicParams::default());
+    let t_end = 0.4;
+    let mut cpu = World::<f32>::new(model.clone(), mode.clone());
+    cpu.sim.reset_to_keyframe("toss").unwrap();
+    cpu.record_steps = true;
+    cpu.advance(t_end).unwrap();
+    let options = GpuBatchOptions { record_steps: 256, ..Default::default() };
+    let mut gpu = GpuBatch::with_options(ctx, model, 2, mode, options).unwrap();
+    gpu.reset_to_keyframe(0, "toss").unwrap();
+    gpu.reset_to_keyframe(1, "toss").unwrap();
+    gpu.advance(t_end).unwrap();
+    let steps = gpu.step_records(0).unwrap();
+    assert!(cpu.steps.len() >= 50 && steps.len() >= 50, "fewer than 50 steps: {} / {}", cpu.steps.len(), steps.len());
+    let mut worst: f64 = 0.0;
+    for (k, (g, c)) in steps.iter().zip(&cpu.steps).take(50).enumerate() {
+        let rel = (g.1 - c.h).abs() / c.h;
+        assert!(
+            rel <= TOL_STEPS,
+            "step {k}: GPU h = {:.6e} s at t = {:.6} s, CPU h = {:.6e} s at t = {:.6} s",
+            g.1,
+            g.0,
+            c.h,
+            c.t
+        );
+        assert_eq!(g.3, c.contacts, "step {k}: contacts at the start");
+        worst = worst.max(rel);
+    }
+    assert_eq!(gpu.step_records(1).unwrap(), steps, "identical worlds took different steps");
+    let first_contact = cpu.steps.iter().position(|s| s.contacts > 0).unwrap();
+    eprintln!(
+        "first 50 accepted steps (the first contact at step {first_contact}): largest relative difference of h \
+         {worst:.2e}; h from {:.2e} to {:.2e} s",
+        cpu.steps[..50].iter().map(|s| s.h).fold(f64::INFINITY, f64::min),
+        cpu.steps[..50].iter().map(|s| s.h).fold(0.0, f64::max)
+    );
+    assert!(first_contact < 50, "the first 50 steps should include the impact");
+}
+
+#[test]
+fn contact_overflow_is_reported_and_isolated() {
+    let ctx = gpu_or_skip!();
+    let model = cube_toss();
+    let nworld = 6;
+    let options = || GpuBatchOptions { contact_capacity: Some(2), ..Default::default() };
+    let mode = Mode::Fixed { dt: 2e-3 };
+    // Worlds in flight, except (in the first batch) world 3 resting flat on
+    // the ground with four corner contacts, two more than fit.
+    let flying = [0.0, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0];
+    let resting = [0.0, 0.0, 0.0499, 1.0, 0.0, 0.0, 0.0];
+    let run = |overflowing: bool| {
+        let mut b = GpuBatch::with_options(ctx.clone(), model.clone(), nworld, mode.clone(), options()).unwrap();
+        for w in 0..nworld {
+            let q = if overflowing && w == 3 { resting } else { flying };
+            b.set_state(w, &q, &[0.1 * w as f64, 0.0, 0.0, 0.0, 0.2, 0.0]).unwrap();
+        }
+        b.advance(0.04).unwrap();
+        b
+    };
+    let with = run(true);
+    let without = run(false);
+    let report = with.overflowing_worlds();
+    assert_eq!(report.len(), 1, "overflow report {report:?}");
+    assert_eq!(report[0].0, 3);
+    // Four corners on the ground at the start, two fit: at least one per step.
+    assert!(report[0].1 >= 20, "world 3 overflowed only {} times", report[0].1);
+    assert!(without.overflowing_worlds().is_empty());
+    let (qa, qb, va, vb) = (qpos(&with), qpos(&without), qvel(&with), qvel(&without));
+    let (nq, nv) = (model.nq, model.nv);
+    for w in (0..nworld).filter(|&w| w != 3) {
+        assert_eq!(with.stats(w).contact_overflow, 0, "world {w}");
+        assert_eq!(qa[w * nq..(w + 1) * nq], qb[w * nq..(w + 1) * nq], "world {w}: q changed");
+        assert_eq!(va[w * nv..(w + 1) * nv], vb[w * nv..(w + 1) * nv], "world {w}: v changed");
+        assert_eq!(with.stats(w), without.stats(w), "world {w}: statistics changed");
+    }
+    eprintln!("world 3: {} contacts beyond the capacity of {}", report[0].1, with.contact_capacity());
+}
+
+#[test]
+fn runs_of_1000_worlds_are_bit_identical() {
+    let ctx = gpu_or_skip!();
+    let model = cube_toss();
+    let nworld = 1000;
+    let run = || {
+        let mode = Mode::ErrorControlled(CenicParams::default());
+        let mut b = GpuBatch::new(ctx.clone(), model.clone(), nworld, mode).unwrap();
+        let mut rng = Rng::new(11);
+        for w in 0..nworld {
+            b.reset_to_keyframe(w, "toss").unwrap();
+            let k = model.keyframe("toss").unwrap();
+            let v: Vec<f64> = k.qvel.iter().map(|x| x + 0.5 * rng.normal()).collect();
+            b.set_state(w, &k.qpos, &v).unwrap();
+        }
+        b.advance(0.1).unwrap();
+        b.advance(0.1).unwrap();
+        b
+    };
+    let (a, b) = (run(), run());
+    let bits = |x: Vec<f64>| x.into_iter().map(f64::to_bits).collect::<Vec<_>>();
+    assert_eq!(bits(qpos(&a)), bits(qpos(&b)), "positions differ between runs");
+    assert_eq!(bits(qvel(&a)), bits(qvel(&b)), "velocities differ between runs");
+    assert_eq!(bits(a.times()), bits(b.times()));
+    let mut steps = 0;
+    for w in 0..nworld {
+        assert_eq!(a.stats(w), b.stats(w), "world {w}: statistics differ");
+        assert_eq!(a.status(w), WorldStatus::Ok);
+        assert!((a.times()[w] - 0.2).abs() < 1e-9);
+        steps += a.stats(w).accepted;
+    }
+    let distinct = (0..nworld).map(|w| a.stats(w).accepted).collect::<std::collections::BTreeSet<_>>().len();
+    eprintln!(
+        "{nworld} worlds: {steps} accepted steps in {} iterations, {distinct} distinct step counts",
+        a.iterations()
+    );
+    assert!(distinct > 1, "every world took the same steps: the clocks are not per world");
+}
+
+#[test]
+fn nan_world_is_flagged_and_the_others_finish() {
+    let ctx = gpu_or_skip!();
+    let model = cube_toss();
+    let nworld = 8;
+    for mode in [Mode::Fixed { dt: 2e-3 }, Mode::ErrorControlled(CenicParams::default())] {
+        let run = |poison: bool| {
+            let mut b = GpuBatch::new(ctx.clone(), model.clone(), nworld, mode.clone()).unwrap();
+            for w in 0..nworld {
+                b.reset_to_keyframe(w, "toss").unwrap();
+            }
+            b.advance(0.05).unwrap();
+            if poison {
+                let k = model.keyframe("toss").unwrap();
+                let mut v = k.qvel.clone();
+                v[2] = f64::NAN;
+                b.set_state(5, &k.qpos, &v).unwrap();
+            }
+            b.advance(0.25).unwrap();
+            b
+        };
+        let (bad, good) = (run(true), run(false));
+        match bad.status(5) {
+            WorldStatus::Failed { time, reason } => {
+                assert!((time - 0.05).abs() < 1e-9, "failed at {time}");
+                assert_eq!(reason, "non-finite state (v)");
+            }
+            s => panic!("{mode:?}: NaN world not flagged: {s:?}"),
+        }
+        let (qa, qb) = (qpos(&bad), qpos(&good));
+        let nq = model.nq;
+        for w in (0..nworld).filter(|&w| w != 5) {
+            assert_eq!(bad.status(w), WorldStatus::Ok, "world {w}");
+            assert!((bad.times()[w] - 0.3).abs() < 1e-9, "world {w} did not finish");
+            assert_eq!(qa[w * nq..(w + 1) * nq], qb[w * nq..(w + 1) * nq], "world {w} changed");
+        }
+        assert!((bad.times()[5] - 0.05).abs() < 1e-9, "the failed world kept running");
+        // A later advance leaves it frozen, a reset revives it.
+        let mut bad = bad;
+        bad.advance(0.01).unwrap();
+        assert!(matches!(bad.status(5), WorldStatus::Failed { .. }));
+        bad.reset_to_keyframe(5, "toss").unwrap();
+        bad.advance(0.01).unwrap();
+        assert_eq!(bad.status(5), WorldStatus::Ok);
+    }
+}
+
+/// Actuated model: servo targets, target velocities and motor inputs
+/// through `set_ctrl` / `set_target_velocity`, in error-controlled mode.
+#[test]
+fn actuated_model_matches_cpu_f32() {
+    let _ctx = gpu_or_skip!();
+    let ctx = context().unwrap();
+    let model = Arc::new(common::icf::scene());
+    let nworld = 3;
+    let mode = Mode::ErrorControlled(CenicParams { accuracy: 1e-3, ..CenicParams::default() });
+    let mut gpu = GpuBatch::new(ctx, model.clone(), nworld, mode.clone()).unwrap();
+    let mut cpu = CpuBatch::<f32>::new(model.clone(), nworld, mode);
+    for w in 0..nworld {
+        let ctrl = [0.3 * w as f64 - 0.2, 0.5];
+        let vref = [0.1, -0.2 * w as f64];
+        for b in [&mut gpu as &mut dyn Batch, &mut cpu] {
+            b.set_ctrl(w, &ctrl).unwrap();
+            b.set_target_velocity(w, &vref).unwrap();
+        }
+    }
+    gpu.advance(0.3).unwrap();
+    cpu.advance(0.3).unwrap();
+    let d = qpos(&gpu).iter().zip(qpos(&cpu)).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    for w in 0..nworld {
+        let (g, c) = (gpu.stats(w), cpu.stats(w));
+        eprintln!("world {w}: GPU {} steps ({} rejected), CPU {} ({})", g.accepted, g.rejected, c.accepted, c.rejected);
+        assert_eq!(gpu.status(w), WorldStatus::Ok);
+        assert!(g.accepted.abs_diff(c.accepted) <= 2, "world {w}: step counts {} vs {}", g.accepted, c.accepted);
+    }
+    eprintln!("servo arm + box: max |q_gpu − q_cpu| after 0.3 s = {d:.3e}");
+    assert!(d <= 1e-3, "actuated trajectories differ by {d:e}");
+    // The servo moved the arm towards its targets.
+    let q = qpos(&gpu);
+    let nq = model.nq;
+    assert!((q[2 * nq + 7] - 0.4).abs() < 0.1, "servo 1 did not track: {}", q[2 * nq + 7]);
+}
+
+#[test]
+fn bad_arguments_are_errors() {
+    let ctx = gpu_or_skip!();
+    let model = cube_toss();
+    let mut b = GpuBatch::new(ctx, model, 2, Mode::Fixed { dt: 1e-3 }).unwrap();
+    assert!(b.set_state(2, &[0.0; 7], &[0.0; 6]).is_err());
+    assert!(b.set_state(0, &[0.0; 6], &[0.0; 6]).is_err());
+    assert!(b.set_ctrl(0, &[1.0]).is_err());
+    assert!(b.reset_to_keyframe(0, "nope").is_err());
+    assert!(b.step_records(5).is_err());
+}
