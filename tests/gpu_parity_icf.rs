@@ -318,7 +318,7 @@ fn check_model(name: &str, model: Arc<Model>, cases: &[WorldCase], ncon: usize, 
         let d = data_at(&model, &c.q, &c.v, c.params.mass_scale as f32);
         let mut p = IcfProblem::<f32>::new(nv);
         let act = Actuation { ctrl: &c.ctrl, target_velocity: &c.vref, applied: &[] };
-        builder.build(&model, &d, &c.contacts, act, &c.params.materials, &mut p);
+        builder.build(&model, &d, &c.contacts, act, &c.params.materials.cast(), &mut p);
         p.set_time_step(c.h);
         let mut v1 = c.v.clone();
         let stats = IcfSolver::<f32>::new(nv).solve(&p, &mut v1, &SolverParams::default()).unwrap();
