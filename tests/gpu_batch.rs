@@ -22,6 +22,9 @@
 //!   and 1e-2 m/s (rad/s) leave ≥ 20× margin and fail on a wrong term (a
 //!   missing friction or damping impulse changes v by ≥ 0.1 m/s in a
 //!   contact step).
+//!   The same bounds hold for one step from each of 64 different states
+//!   along the cube toss and the clutter runs (measured q ≤ 1.4e-7,
+//!   v ≤ 1.2e-4).
 //! - Free-running cube toss (`TOL_FREE_CUBE`): one tumbling body, 0.5 s with
 //!   impacts and a slide, separates by ≤ 2.5e-5 (measured); bound 5e-4.
 //!   Clutter is not compared free-running: a difference of 1e-6 m decides
@@ -214,6 +217,71 @@ fn fixed_step_clutter_matches_cpu_f32() {
         let (dq, dv) = fixed_step_parity(clutter(), None, 2, 2e-3, 200, true, collision);
         assert!(dq <= TOL_STEP_Q && dv <= TOL_STEP_V, "clutter steps differ by {dq:e} (q), {dv:e} (v)");
     }
+}
+
+/// Per-step parity on 64 worlds with different states: snapshots along a
+/// CPU f32 run (every `every` steps of `dt`), each world stepped `steps`
+/// times by both batches from the CPU's state.
+fn per_step_parity_64(model: Arc<Model>, key: Option<&str>, dt: f64, every: usize, steps: usize) -> (f64, f64) {
+    const NWORLD: usize = 64;
+    let ctx = context().unwrap();
+    let mode = Mode::Fixed { dt };
+    let (nq, nv) = (model.nq, model.nv);
+    let mut reference = CpuBatch::<f32>::new(model.clone(), 1, mode.clone());
+    if let Some(k) = key {
+        reference.reset_to_keyframe(0, k).unwrap();
+    }
+    let mut snaps = vec![];
+    for _ in 0..NWORLD {
+        reference.advance(dt * every as f64).unwrap();
+        snaps.push((qpos(&reference), qvel(&reference)));
+    }
+    let mut gpu = GpuBatch::new(ctx, model.clone(), NWORLD, mode.clone()).unwrap();
+    let mut cpu = CpuBatch::<f32>::new(model.clone(), NWORLD, mode);
+    for (w, (q, v)) in snaps.iter().enumerate() {
+        cpu.set_state(w, q, v).unwrap();
+    }
+    let max_diff = |a: Vec<f64>, b: Vec<f64>| a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+    let (mut worst_q, mut worst_v): (f64, f64) = (0.0, 0.0);
+    let (mut contacts, mut in_contact) = (0, 0);
+    for _ in 0..steps {
+        let (q, v) = (qpos(&cpu), qvel(&cpu));
+        for w in 0..NWORLD {
+            gpu.set_state(w, &q[w * nq..(w + 1) * nq], &v[w * nv..(w + 1) * nv]).unwrap();
+        }
+        gpu.advance(dt).unwrap();
+        cpu.advance(dt).unwrap();
+        contacts += (0..NWORLD).map(|w| cpu.world(w).sim.contacts.len()).sum::<usize>();
+        in_contact += (0..NWORLD).filter(|&w| cpu.world(w).sim.contacts.len() > 0).count();
+        worst_q = worst_q.max(max_diff(qpos(&gpu), qpos(&cpu)));
+        worst_v = worst_v.max(max_diff(qvel(&gpu), qvel(&cpu)));
+    }
+    for w in 0..NWORLD {
+        assert_eq!(gpu.status(w), WorldStatus::Ok, "world {w}");
+    }
+    assert!(
+        in_contact * 4 >= NWORLD * steps,
+        "{}: too few worlds in contact ({in_contact}) to test the contact stages",
+        model.name
+    );
+    eprintln!(
+        "{}: {NWORLD} worlds at different states, {steps} steps of {dt} s each from the CPU's state ({contacts} contacts, {in_contact} world-steps in contact): \
+         max |q_gpu − q_cpu| = {worst_q:.3e}, max |v_gpu − v_cpu| = {worst_v:.3e}",
+        model.name
+    );
+    assert!(worst_q.is_finite() && worst_v.is_finite());
+    (worst_q, worst_v)
+}
+
+#[test]
+fn per_step_parity_on_64_worlds_at_different_states() {
+    let _ctx = gpu_or_skip!();
+    // Cube toss: 64 states 3 steps apart over 0.48 s (flight, impacts, slide).
+    let (dq, dv) = per_step_parity_64(cube_toss(), Some("toss"), 2.5e-3, 3, 2);
+    assert!(dq <= TOL_STEP_Q && dv <= TOL_STEP_V, "cube toss steps differ by {dq:e} (q), {dv:e} (v)");
+    // Clutter: 64 states 3 steps apart over 0.38 s (landing and piling up).
+    let (dq, dv) = per_step_parity_64(clutter(), None, 2e-3, 3, 1);
+    assert!(dq <= TOL_STEP_Q && dv <= TOL_STEP_V, "clutter steps differ by {dq:e} (q), {dv:e} (v)");
 }
 
 #[test]
