@@ -7,7 +7,7 @@
 //! | [`rnea`] | `kernels/rnea.wgsl` | `src/dynamics/rnea.rs` |
 //! | [`integrate`] | `kernels/integrate.wgsl` | `src/dynamics/integrate.rs` |
 //! | [`collision`] | `kernels/collision.wgsl` | `src/collision/` |
-//! | [`icf`] | `kernels/icf_builder.wgsl`, `icf_cost.wgsl`, `icf_solver.wgsl` | `src/icf/` |
+//! | [`icf`] | `kernels/icf_builder.wgsl`, `icf_cost.wgsl`, `icf_solver.wgsl` (Cholesky, line search, Newton), composed into `icf_solve_serial.wgsl` (a thread per world) or `icf_solve_coop.wgsl` (a workgroup per world) | `src/icf/` |
 //! | [`cenic`] | `kernels/cenic.wgsl` | `src/integrator/cenic.rs` |
 //! | [`batch`] ([`GpuBatch`]) | all of the above | `src/batch/` ([`crate::batch::CpuBatch`]) |
 //!
