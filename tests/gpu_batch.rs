@@ -41,49 +41,24 @@
 //!   (h·≤0.9·…), the hysteresis band (20%), the impact bound or the clamps,
 //!   or a wrong error norm or step-size rule.
 
+#[macro_use]
 mod common;
 
+use common::gpu::context;
+
 use cenic::batch::{Batch, CpuBatch, WorldParams, WorldStatus};
-use cenic::gpu::{CollisionBackend, GpuBatch, GpuBatchOptions, GpuContext, GpuError};
+use cenic::gpu::{CollisionBackend, GpuBatch, GpuBatchOptions};
 use cenic::icf::MaterialScale;
 use cenic::integrator::{CenicParams, Mode, World};
 use cenic::model::Model;
 use cenic::scenes;
 use common::Rng;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 const TOL_STEP_Q: f64 = 1e-5;
 const TOL_STEP_V: f64 = 1e-2;
 const TOL_FREE_CUBE: f64 = 5e-4;
 const TOL_STEPS: f64 = 2e-2;
-
-fn context() -> Option<Arc<GpuContext>> {
-    static CTX: OnceLock<Option<Arc<GpuContext>>> = OnceLock::new();
-    CTX.get_or_init(|| match GpuContext::new() {
-        Ok(c) => {
-            eprintln!("GPU adapter: {}", c.describe());
-            Some(Arc::new(c))
-        }
-        Err(GpuError::NoAdapter(m)) if std::env::var_os("CENIC_REQUIRE_GPU").is_none() => {
-            eprintln!("SKIPPED: no GPU adapter ({m})");
-            None
-        }
-        Err(e) => panic!("GPU context: {e}"),
-    })
-    .clone()
-}
-
-macro_rules! gpu_or_skip {
-    () => {
-        match context() {
-            Some(c) => c,
-            None => {
-                eprintln!("SKIPPED: no GPU adapter");
-                return;
-            }
-        }
-    };
-}
 
 fn cube_toss() -> Arc<Model> {
     Arc::new(scenes::cube_toss())

@@ -47,7 +47,10 @@
 //! optima, so the normal is the looser one), the points' structure free.
 //! EPA-capped pairs must stay below `MAX_CAPPED_FRACTION`. Anything else fails.
 
+#[macro_use]
 mod common;
+
+use common::gpu::context;
 
 use cenic::collision::epa::{Epa, epa_rel_tol};
 use cenic::collision::gjk::{GjkStatus, gjk, gjk_rel_tol};
@@ -61,7 +64,7 @@ use cenic::gpu::{Field, GpuCollision, GpuContext, GpuDynamics, GpuError, Stage};
 use cenic::math::{Mat3, Quat, Vec3};
 use cenic::model::{BodySpec, GeomKind, GeomSpec, JointKind, JointSpec, Material, Model, ModelBuilder, WORLD};
 use common::Rng;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// φ and contact points: |GPU − CPU| ≤ TOL_LEN · L (see the module docs).
 const TOL_LEN: f64 = 1e-5;
@@ -79,34 +82,6 @@ const TOL_CAP_DIST: f64 = 1e-4;
 const TOL_CAP_NORMAL: f64 = 0.05;
 /// Largest accepted fraction of EPA-capped pairs among the pairs in contact.
 const MAX_CAPPED_FRACTION: f64 = 0.05;
-
-fn context() -> Option<Arc<GpuContext>> {
-    static CTX: OnceLock<Option<Arc<GpuContext>>> = OnceLock::new();
-    CTX.get_or_init(|| match GpuContext::new() {
-        Ok(c) => {
-            eprintln!("GPU adapter: {}", c.describe());
-            Some(Arc::new(c))
-        }
-        Err(GpuError::NoAdapter(m)) if std::env::var_os("CENIC_REQUIRE_GPU").is_none() => {
-            eprintln!("SKIPPED: no GPU adapter ({m})");
-            None
-        }
-        Err(e) => panic!("GPU context: {e}"),
-    })
-    .clone()
-}
-
-macro_rules! gpu_or_skip {
-    () => {
-        match context() {
-            Some(c) => c,
-            None => {
-                eprintln!("SKIPPED: no GPU adapter");
-                return;
-            }
-        }
-    };
-}
 
 // ---------------------------------------------------------------- states
 

@@ -12,6 +12,7 @@
 //! each test prints "SKIPPED: no GPU adapter" and passes, unless
 //! `CENIC_REQUIRE_GPU` is set (CI sets it, since it installs lavapipe).
 
+#[macro_use]
 mod common;
 
 use cenic::batch::WorldParams;
@@ -19,7 +20,7 @@ use cenic::dynamics::{self, Data};
 use cenic::gpu::{Field, GpuContext, GpuDynamics, GpuError, GpuOptions, Stage};
 use cenic::model::{BodySpec, GeomKind, GeomSpec, Inertial, JointKind, JointSpec, Model, ModelBuilder, Site, WORLD};
 use common::Rng;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 // Tolerances: the largest |GPU − CPU| of a field in a world, relative to
 // the largest |CPU| value of that field in that world (so a 1e3 kg·m² mass
@@ -48,34 +49,6 @@ const TOL_DYNAMICS: f32 = 2e-5;
 const TOL_INTEGRATE: f32 = 2e-6;
 
 const NWORLD: usize = 67; // Not a multiple of the workgroup size: exercises the bounds checks.
-
-fn context() -> Option<Arc<GpuContext>> {
-    static CTX: OnceLock<Option<Arc<GpuContext>>> = OnceLock::new();
-    CTX.get_or_init(|| match GpuContext::new() {
-        Ok(c) => {
-            eprintln!("GPU adapter: {}", c.describe());
-            Some(Arc::new(c))
-        }
-        Err(GpuError::NoAdapter(m)) if std::env::var_os("CENIC_REQUIRE_GPU").is_none() => {
-            eprintln!("SKIPPED: no GPU adapter ({m})");
-            None
-        }
-        Err(e) => panic!("GPU context: {e}"),
-    })
-    .clone()
-}
-
-macro_rules! gpu_or_skip {
-    () => {
-        match context() {
-            Some(c) => c,
-            None => {
-                eprintln!("SKIPPED: no GPU adapter");
-                return;
-            }
-        }
-    };
-}
 
 fn inertial(mass: f64, pos: [f64; 3], diag: [f64; 3]) -> Option<Inertial> {
     Some(Inertial { mass, pos, quat: [0.9, 0.1, -0.3, 0.2], diag })

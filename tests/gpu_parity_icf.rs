@@ -37,14 +37,17 @@
 //! Runs on any wgpu adapter, including Mesa's lavapipe; without one each
 //! test prints "SKIPPED: no GPU adapter" unless `CENIC_REQUIRE_GPU` is set.
 
+#[macro_use]
 mod common;
+
+use common::gpu::context;
 
 use cenic::batch::WorldParams;
 use cenic::collision::{Contact, Contacts, collide};
 use cenic::dynamics::{self, Data};
 use cenic::gpu::batch::HostCollision;
 use cenic::gpu::icf::{IcfBuffers, IcfKernels, IcfVec, SolverVariant, run_pass};
-use cenic::gpu::{BufferSource, Field, GpuContext, GpuDynamics, GpuError, Readback, Stage};
+use cenic::gpu::{BufferSource, Field, GpuDynamics, Readback, Stage};
 use cenic::icf::{Actuation, IcfBuilder, IcfProblem, IcfSolver, MaterialScale, SolverParams, cost};
 use cenic::math::Vec3;
 use cenic::model::{
@@ -52,7 +55,7 @@ use cenic::model::{
 };
 use cenic::scenes;
 use common::Rng;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 const TOL_BUILD: f32 = 2e-5;
 const TOL_COST: f32 = 1e-4;
@@ -60,22 +63,6 @@ const TOL_RESIDUAL: f64 = 1e-5;
 const TOL_RESIDUAL_H: f64 = 1e-4;
 const TOL_V1: f32 = 2e-3;
 const NWORLD: usize = 67;
-
-fn context() -> Option<Arc<GpuContext>> {
-    static CTX: OnceLock<Option<Arc<GpuContext>>> = OnceLock::new();
-    CTX.get_or_init(|| match GpuContext::new() {
-        Ok(c) => {
-            eprintln!("GPU adapter: {}", c.describe());
-            Some(Arc::new(c))
-        }
-        Err(GpuError::NoAdapter(m)) if std::env::var_os("CENIC_REQUIRE_GPU").is_none() => {
-            eprintln!("SKIPPED: no GPU adapter ({m})");
-            None
-        }
-        Err(e) => panic!("GPU context: {e}"),
-    })
-    .clone()
-}
 
 /// A free box on the ground, a two-joint servo arm with limits (damping,
 /// armature, an effort-limited servo, a control range), and a slider driven

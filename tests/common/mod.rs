@@ -1,6 +1,8 @@
 //! Helpers shared by integration tests.
 #![allow(dead_code)]
 
+#[macro_use]
+pub mod gpu;
 pub mod icf;
 
 use std::path::PathBuf;
