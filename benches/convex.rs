@@ -8,7 +8,7 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use cenic::collision::{Manifold, Shape, convex_separation, narrow_phase_fn, support};
+use cenic::collision::{CONVEX_PAIRS, Manifold, Shape, convex_separation, narrow_phase_fn, support};
 use cenic::math::{Mat3, Quat, Vec3};
 use cenic::model::{ConvexMesh, GeomKind};
 use common::Rng;
@@ -17,30 +17,6 @@ use std::hint::black_box;
 
 const MARGIN: f64 = 0.05;
 const POSES: usize = 256;
-
-const PAIRS: [(GeomKind, GeomKind); 18] = {
-    use GeomKind::*;
-    [
-        (Plane, Cylinder),
-        (Plane, Ellipsoid),
-        (Plane, Mesh),
-        (Sphere, Cylinder),
-        (Sphere, Ellipsoid),
-        (Sphere, Mesh),
-        (Capsule, Cylinder),
-        (Capsule, Ellipsoid),
-        (Capsule, Mesh),
-        (Box, Cylinder),
-        (Box, Ellipsoid),
-        (Box, Mesh),
-        (Cylinder, Cylinder),
-        (Cylinder, Ellipsoid),
-        (Cylinder, Mesh),
-        (Ellipsoid, Ellipsoid),
-        (Ellipsoid, Mesh),
-        (Mesh, Mesh),
-    ]
-};
 
 fn random_size(kind: GeomKind, rng: &mut Rng) -> Vec3<f64> {
     let mut r = || rng.range(0.1, 0.5);
@@ -117,10 +93,11 @@ fn bench(c: &mut Criterion) {
             ConvexMesh::from_points("hull", &pts).unwrap()
         })
         .collect();
-    let sets: Vec<_> = PAIRS.iter().enumerate().map(|(i, &(ka, kb))| poses(ka, kb, &meshes, 1000 + i as u64)).collect();
+    let sets: Vec<_> =
+        CONVEX_PAIRS.iter().enumerate().map(|(i, &(ka, kb))| poses(ka, kb, &meshes, 1000 + i as u64)).collect();
     let mut g = c.benchmark_group("convex_f64");
     g.throughput(Throughput::Elements(POSES as u64));
-    for (&(ka, kb), set) in PAIRS.iter().zip(&sets) {
+    for (&(ka, kb), set) in CONVEX_PAIRS.iter().zip(&sets) {
         let f = narrow_phase_fn::<f64>(ka, kb);
         g.bench_function(format!("{}-{}", ka.name(), kb.name()), |bch| {
             let mut m = Manifold::default();
@@ -138,7 +115,7 @@ fn bench(c: &mut Criterion) {
     g.finish();
     let mut g = c.benchmark_group("convex_f32");
     g.throughput(Throughput::Elements(POSES as u64));
-    for (&(ka, kb), set) in PAIRS.iter().zip(&sets) {
+    for (&(ka, kb), set) in CONVEX_PAIRS.iter().zip(&sets) {
         let f = narrow_phase_fn::<f32>(ka, kb);
         let set32: Vec<_> = set.iter().map(|(a, b)| (cast(a), cast(b))).collect();
         g.bench_function(format!("{}-{}", ka.name(), kb.name()), |bch| {

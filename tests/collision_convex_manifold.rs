@@ -7,7 +7,7 @@
 
 mod common;
 
-use cenic::collision::{ContactPoint, Manifold, Shape, convex_separation, narrow_phase_fn};
+use cenic::collision::{CONVEX_PAIRS, ContactPoint, Manifold, Shape, convex_separation, narrow_phase_fn};
 use cenic::math::{Mat3, Quat, Vec3};
 use cenic::model::{ConvexMesh, GeomKind};
 use common::Rng;
@@ -306,30 +306,6 @@ fn random_hulls_against_spheres_have_consistent_witnesses() {
     assert!(overlapping > 100 && separated > 50, "{overlapping} overlapping, {separated} separated");
 }
 
-const KINDS: [(GeomKind, GeomKind); 18] = {
-    use GeomKind::*;
-    [
-        (Plane, Cylinder),
-        (Plane, Ellipsoid),
-        (Plane, Mesh),
-        (Sphere, Cylinder),
-        (Sphere, Ellipsoid),
-        (Sphere, Mesh),
-        (Capsule, Cylinder),
-        (Capsule, Ellipsoid),
-        (Capsule, Mesh),
-        (Box, Cylinder),
-        (Box, Ellipsoid),
-        (Box, Mesh),
-        (Cylinder, Cylinder),
-        (Cylinder, Ellipsoid),
-        (Cylinder, Mesh),
-        (Ellipsoid, Ellipsoid),
-        (Ellipsoid, Mesh),
-        (Mesh, Mesh),
-    ]
-};
-
 fn size_of(kind: GeomKind) -> [f64; 3] {
     match kind {
         GeomKind::Sphere => [0.2, 0.0, 0.0],
@@ -350,7 +326,7 @@ fn check_finite(cs: &[ContactPoint<f64>], what: &str) {
 #[test]
 fn coincident_and_touching_shapes_give_finite_contacts() {
     let m = box_mesh([0.2, 0.2, 0.2]);
-    for (ka, kb) in KINDS {
+    for (ka, kb) in CONVEX_PAIRS {
         let mesh = Some(&m);
         // Same centre, same orientation: deep, maximally symmetric.
         let a = shape(ka, size_of(ka), [0.3, 0.1, -0.2], Mat3::identity(), mesh);
@@ -419,7 +395,7 @@ fn flat_and_thin_shapes_never_give_nan() {
         GeomKind::Box => [0.2, 0.0, 0.1],
         k => size_of(k),
     };
-    for (ka, kb) in KINDS {
+    for (ka, kb) in CONVEX_PAIRS {
         for i in 0..200 {
             let qa = rng.quat();
             let qb = rng.quat();

@@ -52,6 +52,7 @@ mod common;
 
 use common::gpu::context;
 
+use cenic::collision::CONVEX_PAIRS;
 use cenic::collision::epa::{Epa, epa_rel_tol};
 use cenic::collision::gjk::{GjkStatus, gjk, gjk_rel_tol};
 use cenic::collision::support::{bounding_radius, core_radius};
@@ -806,31 +807,7 @@ fn kinematics_and_collision_in_one_pass() {
 
 #[test]
 fn convex_pairs_parity() {
-    use GeomKind::*;
-    check_pairs(
-        &[
-            (Plane, Cylinder),
-            (Plane, Ellipsoid),
-            (Plane, Mesh),
-            (Sphere, Cylinder),
-            (Sphere, Ellipsoid),
-            (Sphere, Mesh),
-            (Capsule, Cylinder),
-            (Capsule, Ellipsoid),
-            (Capsule, Mesh),
-            (Box, Cylinder),
-            (Box, Ellipsoid),
-            (Box, Mesh),
-            (Cylinder, Cylinder),
-            (Cylinder, Ellipsoid),
-            (Cylinder, Mesh),
-            (Ellipsoid, Ellipsoid),
-            (Ellipsoid, Mesh),
-            (Mesh, Mesh),
-        ],
-        200,
-        (-0.3, 0.1),
-    );
+    check_pairs(&CONVEX_PAIRS, 200, (-0.3, 0.1));
 }
 
 /// Deep overlaps of curved shapes, where f32 EPA needs the most expansions.

@@ -17,6 +17,32 @@ use crate::model::GeomKind;
 /// kind), the pair's margin (m), and the output manifold (cleared by the caller).
 pub type NarrowPhaseFn<T> = fn(&Shape<'_, T>, &Shape<'_, T>, T, &mut Manifold<T>);
 
+/// The 18 kind pairs (ordered) served by the general convex routine: every
+/// pair with a cylinder, ellipsoid or convex mesh.
+pub const CONVEX_PAIRS: [(GeomKind, GeomKind); 18] = {
+    use GeomKind::*;
+    [
+        (Plane, Cylinder),
+        (Plane, Ellipsoid),
+        (Plane, Mesh),
+        (Sphere, Cylinder),
+        (Sphere, Ellipsoid),
+        (Sphere, Mesh),
+        (Capsule, Cylinder),
+        (Capsule, Ellipsoid),
+        (Capsule, Mesh),
+        (Box, Cylinder),
+        (Box, Ellipsoid),
+        (Box, Mesh),
+        (Cylinder, Cylinder),
+        (Cylinder, Ellipsoid),
+        (Cylinder, Mesh),
+        (Ellipsoid, Ellipsoid),
+        (Ellipsoid, Mesh),
+        (Mesh, Mesh),
+    ]
+};
+
 /// No contact (plane–plane: planes are static).
 pub fn contact_plane_plane<T: Real>(_a: &Shape<'_, T>, _b: &Shape<'_, T>, _margin: T, _out: &mut Manifold<T>) {}
 
