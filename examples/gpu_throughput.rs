@@ -5,7 +5,8 @@
 //! error-controlled (accuracy 1e-3) mode.
 //!
 //! ```text
-//! cargo run --release --example gpu_throughput -- [--quick] [--budget SECONDS] [--max-worlds N] [--scene NAME]
+//! cargo run --release --example gpu_throughput -- [--quick] [--budget SECONDS] [--max-worlds N]
+//!     [--scene NAME] [--mode fixed|accuracy] [--sizes N,N,...]
 //! ```
 //!
 //! Every world starts from the scene's start state (the clutter after
@@ -136,8 +137,11 @@ fn main() {
         "| scene | mode | worlds | GPU wall [s] | GPU world-steps/s | CPU wall [s] | CPU world-steps/s | GPU/CPU |"
     );
     println!("|---|---|---|---|---|---|---|---|");
-    let sizes: Vec<usize> =
-        std::iter::successors(Some(1usize), |n| Some(n * 4)).take_while(|&n| n <= max_worlds).collect();
+    let sizes: Vec<usize> = match arg("--sizes") {
+        Some(list) => list.split(',').map(|x| x.trim().parse().expect("--sizes N,N,...")).collect(),
+        None => std::iter::successors(Some(1usize), |n| Some(n * 4)).take_while(|&n| n <= max_worlds).collect(),
+    };
+    let only_mode = arg("--mode");
     let only = arg("--scene");
     for scene in scenes() {
         if only.as_ref().is_some_and(|o| !scene.name.starts_with(o.as_str())) {
@@ -155,6 +159,9 @@ fn main() {
             ("fixed 2 ms", Mode::Fixed { dt: 2e-3 }),
             ("accuracy 1e-3", Mode::ErrorControlled(CenicParams { accuracy: 1e-3, ..Default::default() })),
         ] {
+            if only_mode.as_ref().is_some_and(|m| !mname.starts_with(m.as_str())) {
+                continue;
+            }
             let (mut gpu_on, mut cpu_on) = (true, true);
             let mut stopped = vec![];
             for &n in &sizes {
