@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""MuJoCo on the shared benchmark scenes, for the side-by-side table in BENCHMARKS.md.
+
+Run from the repository root, right after `cargo run --release --example cpu_benchmarks`
+(not run in CI):
+
+    python3 scripts/mujoco_bench.py
+
+Written and run with the `mujoco` Python package 4.0.0. Reads `cube_toss.xml` and
+`clutter20.xml` from `$CENIC_SHARED/scenes` (default `../shared`), removes cenic's extension
+attributes (`stiffness`, `dissipation`, `friction_dynamic`, `stiction_tolerance`), which MuJoCo
+rejects, and keeps everything else: geometry, masses, sliding friction, keyframes. Contacts then
+use MuJoCo's own soft-contact defaults (solref 0.02 1, pyramidal cones, Newton solver), so the
+contact model differs from cenic's; the table compares the cost of a simulated second at a
+fixed step, single thread, not accuracy.
+
+For each scene and time step: best of 3 runs of `mj_step(m, d, nstep)` (the loop runs in C),
+from keyframe `toss` (cube toss, 2 s) or the initial pose (clutter, 3 s), with wall time,
+real-time factor, microseconds per step and the mean number of contacts.
+"""
+
+import os
+import re
+import time
+
+import mujoco
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.environ.get("CENIC_SHARED", os.path.join(ROOT, "..", "shared"))
+EXTENSIONS = ("stiffness", "dissipation", "friction_dynamic", "stiction_tolerance")
+
+
+def load(name):
+    with open(os.path.join(SHARED, "scenes", name)) as f:
+        xml = f.read()
+    for attr in EXTENSIONS:
+        xml = re.sub(r'\s%s="[^"]*"' % attr, "", xml)
+    return mujoco.MjModel.from_xml_string(xml)
+
+
+def run(model, key, horizon, dt, repeat=3):
+    model.opt.timestep = dt
+    data = mujoco.MjData(model)
+    nstep = int(round(horizon / dt))
+    best, ncon = float("inf"), 0.0
+    for _ in range(repeat):
+        if key is not None:
+            mujoco.mj_resetDataKeyframe(model, data, key)
+        else:
+            mujoco.mj_resetData(model, data)
+        # Contact count sampled every 10 steps (outside the timed loop).
+        counts = []
+        t0 = time.perf_counter()
+        for _ in range(nstep // 10):
+            mujoco.mj_step(model, data, nstep=10)
+        wall = time.perf_counter() - t0
+        best = min(best, wall)
+        if key is not None:
+            mujoco.mj_resetDataKeyframe(model, data, key)
+        else:
+            mujoco.mj_resetData(model, data)
+        for _ in range(nstep // 10):
+            mujoco.mj_step(model, data, nstep=10)
+            counts.append(data.ncon)
+        ncon = sum(counts) / len(counts)
+    return best, nstep, ncon
+
+
+def main():
+    print(f"MuJoCo {mujoco.__version__}, single thread, MuJoCo's default contact parameters")
+    print()
+    print("| scene | step | sim time [s] | wall [s] | real-time factor | µs/step | mean contacts |")
+    print("|---|---|---|---|---|---|---|")
+    for name, xml, key, horizon in [
+        ("cube toss", "cube_toss.xml", 0, 2.0),
+        ("clutter20.xml", "clutter20.xml", None, 3.0),
+    ]:
+        model = load(xml)
+        for dt in (1e-3, 2e-3):
+            wall, nstep, ncon = run(model, key, horizon, dt)
+            print(
+                f"| {name} | {dt * 1e3:g} ms | {horizon:g} | {wall:.4f} | {horizon / wall:.1f} | "
+                f"{1e6 * wall / nstep:.2f} | {ncon:.1f} |"
+            )
+
+
+if __name__ == "__main__":
+    main()
