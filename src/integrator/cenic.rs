@@ -250,12 +250,21 @@ impl<T: Real> World<T> {
     /// fixed steps (the last one shortened to land on the end time) or
     /// error-controlled steps. On error the world stops at the last good state.
     pub fn advance(&mut self, dt: f64) -> Result<(), StepError> {
+        // The mode is moved out for the loop (no clone, whose weights would
+        // allocate per step) and always put back.
+        let mode = std::mem::replace(&mut self.mode, Mode::Fixed { dt: 0.0 });
+        let r = self.advance_in(&mode, dt);
+        self.mode = mode;
+        r
+    }
+
+    fn advance_in(&mut self, mode: &Mode, dt: f64) -> Result<(), StepError> {
         let t_end = self.sim.time + dt;
         // Tolerance for landing on t_end despite rounding in the sum of steps.
         let eps_t = 1e-12 * t_end.abs().max(1.0);
         while self.sim.time < t_end - eps_t {
             let remaining = t_end - self.sim.time;
-            match self.mode.clone() {
+            match mode {
                 Mode::Fixed { dt: h } => {
                     let h = h.min(remaining);
                     let params = self.sim.solver_params;
@@ -277,7 +286,7 @@ impl<T: Real> World<T> {
                         self.steps.push(StepRecord { t, h, err: 0.0, contacts: self.sim.contacts.len() });
                     }
                 }
-                Mode::ErrorControlled(p) => self.cenic_step(&p, remaining)?,
+                Mode::ErrorControlled(p) => self.cenic_step(p, remaining)?,
             }
         }
         if (self.sim.time - t_end).abs() <= eps_t {
@@ -306,7 +315,6 @@ impl<T: Real> World<T> {
         let mut h = self.h_next.min(p.max_step).max(p.min_step);
         loop {
             let mut h_try = h.min(remaining);
-            let truncated = h_try < h;
             if p.conservative_advancement {
                 let h_ca = self.impact_bound(p, h_try).max(p.min_step);
                 if h_ca < h_try {
@@ -318,7 +326,7 @@ impl<T: Real> World<T> {
                 h_try = h_event.max(p.min_step);
                 self.stats.event_limited += 1;
             }
-            match self.try_step(&model, h_try, &solver) {
+            match self.try_step(&model, p, h_try, &solver) {
                 Ok(err) => {
                     let err = err / p.accuracy;
                     if err <= 1.0 || h_try <= p.min_step * (1.0 + 1e-9) {
@@ -341,7 +349,7 @@ impl<T: Real> World<T> {
                         // Next step: grow (with hysteresis), unless this one was shortened
                         // for the interval end or an impact bound, which says nothing about accuracy.
                         let factor = step_factor(err);
-                        let base = if truncated || h_try < h { h } else { h_try };
+                        let base = if h_try < h { h } else { h_try };
                         self.h_next = if factor < 1.2 && factor >= 1.0 { base } else { base * factor };
                         self.h_next = self.h_next.clamp(p.min_step, p.max_step);
                         return Ok(());
@@ -373,7 +381,7 @@ impl<T: Real> World<T> {
     /// One step-doubling trial of size `h` from x0 (whose geometry is in the
     /// simulator). Leaves the world at x_prop and returns the error estimate
     /// (weighted max-norm, m or rad).
-    fn try_step(&mut self, model: &Model, h: f64, solver: &SolverParams) -> Result<f64, StepError> {
+    fn try_step(&mut self, model: &Model, p: &CenicParams, h: f64, solver: &SolverParams) -> Result<f64, StepError> {
         let ht = T::c(h);
         let half = T::c(0.5 * h);
         // Full step, warm-started at v0.
@@ -417,36 +425,40 @@ impl<T: Real> World<T> {
         }
         dynamics::integrate_q(model, &mut self.sim.data.q, &self.v_half, half);
         self.sim.data.v.copy_from_slice(&self.v_half);
-        Ok(self.error_norm(model))
+        Ok(self.error_norm(model, p))
     }
 
     /// Weighted max-norm of q_prop − q_full (rotations as angles, rad) and
     /// of τ_v·(v_prop − v_full).
-    fn error_norm(&self, model: &Model) -> f64 {
-        let (weights, tau) = match &self.mode {
-            Mode::ErrorControlled(p) => (p.weights.as_slice(), p.velocity_time_scale),
-            Mode::Fixed { .. } => (&[][..], 0.0),
-        };
+    fn error_norm(&self, model: &Model, p: &CenicParams) -> f64 {
+        let (weights, tau) = (p.weights.as_slice(), p.velocity_time_scale);
         let w = |dof: usize| weights.get(dof).copied().unwrap_or(1.0);
         let (qp, qf) = (&self.sim.data.q, &self.q_full);
+        // A max that keeps NaN (f64::max drops it), so a non-finite
+        // proposal reads as an infinite error and is rejected, as on the GPU.
         let mut err: f64 = 0.0;
+        let mut raise = |x: f64| {
+            if x > err || x.is_nan() {
+                err = x;
+            }
+        };
         for j in &model.joints {
             let (a, d) = (j.qpos_adr, j.dof_adr);
             let angle = |k: usize| Quat::from_slice(&qp[k..k + 4]).angle_to(Quat::from_slice(&qf[k..k + 4])).f64();
             match j.kind {
                 JointKind::Free => {
                     for k in 0..3 {
-                        err = err.max(w(d + k) * (qp[a + k] - qf[a + k]).abs().f64());
+                        raise(w(d + k) * (qp[a + k] - qf[a + k]).abs().f64());
                     }
-                    err = err.max(w(d + 3) * angle(a + 3));
+                    raise(w(d + 3) * angle(a + 3));
                 }
-                JointKind::Ball => err = err.max(w(d) * angle(a)),
-                JointKind::Hinge | JointKind::Slide => err = err.max(w(d) * (qp[a] - qf[a]).abs().f64()),
+                JointKind::Ball => raise(w(d) * angle(a)),
+                JointKind::Hinge | JointKind::Slide => raise(w(d) * (qp[a] - qf[a]).abs().f64()),
             }
         }
         if tau > 0.0 {
             for (i, (vp, vf)) in self.sim.data.v.iter().zip(&self.v_full).enumerate() {
-                err = err.max(tau * w(i) * (*vp - *vf).abs().f64());
+                raise(tau * w(i) * (*vp - *vf).abs().f64());
             }
         }
         if err.is_nan() { f64::INFINITY } else { err }
