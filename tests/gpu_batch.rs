@@ -50,7 +50,7 @@ mod common;
 use common::gpu::context;
 
 use cenic::batch::{Batch, CpuBatch, WorldParams, WorldStatus};
-use cenic::gpu::{CollisionBackend, GpuBatch, GpuBatchOptions};
+use cenic::gpu::{CollisionBackend, GpuBatch, GpuBatchOptions, GpuError};
 use cenic::icf::MaterialScale;
 use cenic::integrator::{CenicParams, Mode, World};
 use cenic::model::Model;
@@ -525,10 +525,17 @@ fn actuated_model_matches_cpu_f32() {
 fn bad_arguments_are_errors() {
     let ctx = gpu_or_skip!();
     let model = cube_toss();
-    let mut b = GpuBatch::new(ctx, model, 2, Mode::Fixed { dt: 1e-3 }).unwrap();
+    let mut b = GpuBatch::new(ctx.clone(), model.clone(), 2, Mode::Fixed { dt: 1e-3 }).unwrap();
     assert!(b.set_state(2, &[0.0; 7], &[0.0; 6]).is_err());
     assert!(b.set_state(0, &[0.0; 6], &[0.0; 6]).is_err());
     assert!(b.set_ctrl(0, &[1.0]).is_err());
     assert!(b.reset_to_keyframe(0, "nope").is_err());
     assert!(b.step_records(5).is_err());
+    // An option the GPU does not implement is refused, not ignored.
+    let events = Mode::ErrorControlled(CenicParams { land_contact_events: true, ..CenicParams::default() });
+    match GpuBatch::new(ctx, model, 2, events) {
+        Err(GpuError::Unsupported(m)) => assert!(m.contains("land_contact_events"), "{m}"),
+        Err(e) => panic!("wrong error: {e}"),
+        Ok(_) => panic!("land_contact_events accepted on the GPU"),
+    }
 }

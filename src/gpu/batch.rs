@@ -282,6 +282,11 @@ impl GpuBatch {
         mode: Mode,
         options: GpuBatchOptions,
     ) -> Result<Self, GpuError> {
+        if let Mode::ErrorControlled(p) = &mode
+            && p.land_contact_events
+        {
+            return Err(GpuError::Unsupported("CenicParams::land_contact_events (CPU only)".into()));
+        }
         let ncon = options.contact_capacity.unwrap_or_else(|| default_contact_capacity(&model));
         let mut dynamics = GpuDynamics::new(ctx.clone(), model.clone(), nworld)?;
         dynamics.set_contact_capacity(ncon)?;
@@ -482,22 +487,23 @@ impl GpuBatch {
             if !boundary {
                 continue;
             }
-            self.encode_ops(&ops[start..k])?;
+            self.encode_ops(&ops[start..k], 1)?;
             match op {
                 Op::Collide => self.collide_on_host()?,
                 _ => self.icf.solve(&self.ctx, &self.icf_buffers, &self.readback)?,
             }
             start = k + 1;
         }
-        self.encode_ops(&ops[start..])
+        self.encode_ops(&ops[start..], 1)
     }
 
-    fn encode_ops(&self, ops: &[Op]) -> Result<(), GpuError> {
+    /// Encodes `ops`, `repeat` times over, into one compute pass.
+    fn encode_ops(&self, ops: &[Op], repeat: usize) -> Result<(), GpuError> {
         if ops.is_empty() {
             return Ok(());
         }
         run_pass(&self.ctx, "cenic iteration", |pass| {
-            for op in ops {
+            for op in (0..repeat).flat_map(|_| ops) {
                 match op {
                     Op::Begin => self.cenic.begin.encode(pass),
                     Op::Geometry => {
@@ -566,8 +572,7 @@ impl GpuBatch {
             ],
         };
         if n > 1 && !self.needs_host() {
-            let all: Vec<Op> = (0..n).flat_map(|_| ops.iter().copied()).collect();
-            self.encode_ops(&all)?;
+            self.encode_ops(ops, n)?;
         } else {
             for _ in 0..n {
                 self.run_ops(ops)?;
@@ -622,19 +627,7 @@ impl GpuBatch {
         let stats = self.cenic_buffers.stats.read(&self.ctx, &self.readback)?;
         for (w, (cw, g)) in worlds.iter().zip(&stats).enumerate() {
             self.times[w] = cw.time();
-            let s = &mut self.stats[w];
-            s.accepted += g.accepted as u64;
-            s.rejected += g.rejected as u64;
-            s.newton_iterations += g.newton_iterations as u64;
-            s.line_search_iterations += g.line_search_iterations as u64;
-            s.factorizations += g.factorizations as u64;
-            s.accuracy_misses += g.accuracy_misses as u64;
-            s.impact_limited += g.impact_limited as u64;
-            s.contact_overflow += g.contact_overflow as u64;
-            if g.accepted > 0 {
-                s.min_h = s.min_h.min(g.min_h as f64);
-                s.max_h = s.max_h.max(g.max_h as f64);
-            }
+            self.stats[w].merge(&WorldStats::from(g));
             if let (Some(e), WorldStatus::Ok) = (cw.failure(), &self.status[w]) {
                 self.status[w] = WorldStatus::Failed { time: self.times[w], reason: e.to_string() };
             }

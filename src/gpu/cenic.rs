@@ -14,7 +14,7 @@ use super::model::StructLayout;
 use super::shaders::Kernel;
 use crate::collision::pair_margin;
 use crate::icf::SolveError;
-use crate::integrator::{Mode, StepError};
+use crate::integrator::{Mode, StepError, WorldStats};
 use crate::model::Model;
 use bytemuck::{Pod, Zeroable};
 use core::mem::offset_of;
@@ -163,6 +163,25 @@ pub struct GpuCenicStats {
     pub recorded: u32,
     /// Padding.
     pub _pad: u32,
+}
+
+impl From<&GpuCenicStats> for WorldStats {
+    fn from(g: &GpuCenicStats) -> Self {
+        let stepped = g.accepted > 0;
+        WorldStats {
+            accepted: g.accepted as u64,
+            rejected: g.rejected as u64,
+            newton_iterations: g.newton_iterations as u64,
+            line_search_iterations: g.line_search_iterations as u64,
+            factorizations: g.factorizations as u64,
+            min_h: if stepped { g.min_h as f64 } else { f64::INFINITY },
+            max_h: if stepped { g.max_h as f64 } else { 0.0 },
+            accuracy_misses: g.accuracy_misses as u64,
+            impact_limited: g.impact_limited as u64,
+            event_limited: 0,
+            contact_overflow: g.contact_overflow as u64,
+        }
+    }
 }
 
 /// An accepted step (WGSL `StepRecord`).

@@ -583,7 +583,33 @@ pub fn struct_layouts() -> Vec<StructLayout> {
             ($wgsl, size_of::<$t>(), vec![$((stringify!($f), offset_of!($t, $f))),*])
         };
     }
+    // WGSL spells the rows of `g` as g0, g1, g2 (vec3f + pad each).
+    let mut contact = layout!(
+        "IcfContact",
+        GpuIcfContact,
+        [
+            normal,
+            phi0,
+            vc0,
+            stiffness,
+            vc,
+            dissipation,
+            uc,
+            mu_static,
+            mu_dynamic,
+            delassus,
+            jac_len,
+            fe0,
+            n0,
+            mu,
+            eps,
+            impulse
+        ]
+    );
+    let g = offset_of!(GpuIcfContact, g);
+    contact.2.extend([("g0", g), ("g1", g + 16), ("g2", g + 32)]);
     vec![
+        contact,
         layout!("IcfDims", GpuIcfDims, [ndofc, ngain, nlimit, nu, stiction_tolerance]),
         layout!(
             "IcfParams",
@@ -620,28 +646,6 @@ pub fn struct_layouts() -> Vec<StructLayout> {
             ]
         ),
         layout!("IcfLimitDef", GpuIcfLimitDef, [dof, qpos_adr, sign, q_limit]),
-        layout!(
-            "IcfContact",
-            GpuIcfContact,
-            [
-                normal,
-                phi0,
-                vc0,
-                stiffness,
-                vc,
-                dissipation,
-                uc,
-                mu_static,
-                mu_dynamic,
-                delassus,
-                jac_len,
-                fe0,
-                n0,
-                mu,
-                eps,
-                impulse
-            ]
-        ),
         layout!("JacEntry", GpuJacEntry, [col, dof]),
         layout!("IcfGain", GpuIcfGain, [dof, kp, kd, q_err, v_ref, effort, gain, bias]),
         layout!("IcfLimit", GpuIcfLimit, [dof, sign, g0, m_eff, stiffness, damping]),

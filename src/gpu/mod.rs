@@ -130,4 +130,7 @@ pub enum GpuError {
     /// Reading a buffer back failed.
     #[error("GPU readback failed: {0}")]
     Readback(String),
+    /// An option the GPU path does not implement (never ignored silently).
+    #[error("not supported on the GPU path: {0}")]
+    Unsupported(String),
 }
