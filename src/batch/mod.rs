@@ -78,7 +78,8 @@ pub trait Batch {
     fn model(&self) -> &Arc<Model>;
     /// Number of worlds.
     fn nworld(&self) -> usize;
-    /// Resets every world to qpos0, v = 0, zero controls, time 0, fresh statistics and status.
+    /// Resets every world to qpos0, v = 0, zero controls, default parameters,
+    /// time 0, fresh statistics and status (contact capacities are kept).
     fn reset(&mut self);
     /// Resets one world to keyframe `key` (name or index).
     fn reset_to_keyframe(&mut self, world: usize, key: &str) -> Result<(), BatchError>;
@@ -137,6 +138,15 @@ impl<T: Real> CpuBatch<T> {
         }
     }
 
+    /// A fresh world in slot `w` (state, time, parameters, statistics and
+    /// status reset), keeping the batch's contact capacity.
+    fn renew(&mut self, w: usize) {
+        let capacity = self.worlds[w].sim.contacts.capacity;
+        self.worlds[w] = World::new(self.model.clone(), self.mode.clone());
+        self.worlds[w].sim.contacts.capacity = capacity;
+        self.status[w] = WorldStatus::Ok;
+    }
+
     fn check(&self, world: usize) -> Result<(), BatchError> {
         if world < self.worlds.len() { Ok(()) } else { Err(BatchError::World { world, nworld: self.worlds.len() }) }
     }
@@ -154,16 +164,15 @@ impl<T: Real> Batch for CpuBatch<T> {
         self.worlds.len()
     }
     fn reset(&mut self) {
-        let n = self.worlds.len();
-        self.worlds = (0..n).map(|_| World::new(self.model.clone(), self.mode.clone())).collect();
-        self.status = vec![WorldStatus::Ok; n];
+        for w in 0..self.worlds.len() {
+            self.renew(w);
+        }
     }
     fn reset_to_keyframe(&mut self, world: usize, key: &str) -> Result<(), BatchError> {
         self.check(world)?;
+        self.renew(world);
         let w = &mut self.worlds[world];
-        *w = World::new(self.model.clone(), self.mode.clone());
         w.sim.reset_to_keyframe(key).ok_or_else(|| BatchError::Keyframe(key.to_string()))?;
-        self.status[world] = WorldStatus::Ok;
         Ok(())
     }
     fn set_state(&mut self, world: usize, q: &[f64], v: &[f64]) -> Result<(), BatchError> {

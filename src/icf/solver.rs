@@ -174,7 +174,7 @@ impl<T: Real> IcfSolver<T> {
             for i in 0..nv {
                 self.w[i] = -self.grad[i];
             }
-            self.solve_factored(nv);
+            self.solve_factored();
             let (alpha, ls_iters) = self.line_search(p, v, params.max_line_search_iterations);
             stats.line_search_iterations += ls_iters;
             let mut step = 0.0f64;
@@ -246,13 +246,11 @@ impl<T: Real> IcfSolver<T> {
         unreachable!()
     }
 
-    /// w ← H⁻¹ w with the current factor (dense or block sparse).
-    fn solve_factored(&mut self, nv: usize) {
-        if self.sparse {
-            self.structure.solve(&self.factor, nv, &self.blocks, &mut self.w);
-        } else {
-            cholesky_solve_in_place(&self.factor, nv, &mut self.w);
-        }
+    /// w ← H⁻¹ w with the current factor.
+    fn solve_factored(&mut self) {
+        let mut w = std::mem::take(&mut self.w);
+        self.solve_with_factor(&mut w);
+        self.w = w;
     }
 
     /// Solves H x = b in place with the factor of the last factorization

@@ -237,6 +237,7 @@ pub(super) const COMPILER: Schema = Schema {
 };
 pub(super) const OPTION: Schema = Schema {
     supported: &["timestep", "gravity", "stiction_tolerance", "density", "viscosity", "wind"],
+    // Solver settings first (`OPTION_SOLVER`), then the rest.
     ignored: &[
         "integrator",
         "iterations",
@@ -264,24 +265,9 @@ pub(super) const OPTION: Schema = Schema {
         "sleep_tolerance",
     ],
 };
-/// MuJoCo solver settings that have no counterpart in cenic (noted in a warning when present).
-pub(super) const OPTION_SOLVER: &[&str] = &[
-    "integrator",
-    "iterations",
-    "solver",
-    "tolerance",
-    "ls_iterations",
-    "ls_tolerance",
-    "noslip_iterations",
-    "noslip_tolerance",
-    "ccd_iterations",
-    "ccd_tolerance",
-    "sdf_iterations",
-    "sdf_initpoints",
-    "cone",
-    "jacobian",
-    "impratio",
-];
+/// MuJoCo solver settings that have no counterpart in cenic (noted in a
+/// warning when present): the first entries of [`OPTION`]'s ignored list.
+pub(super) const OPTION_SOLVER: &[&str] = OPTION.ignored.split_at(15).0;
 pub(super) const BODY: Schema = Schema {
     supported: &["name", "pos", "childclass", "mocap", "gravcomp", "quat", "axisangle", "euler", "xyaxes", "zaxis"],
     ignored: &["user", "sleep"],
