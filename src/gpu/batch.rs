@@ -586,7 +586,9 @@ impl GpuBatch {
     fn count_running(&self) -> Result<u32, GpuError> {
         self.cenic_buffers.counter.write_at(&self.ctx, 0, &[0])?;
         run_pass(&self.ctx, "cenic: count", |pass| self.cenic.count_running.encode(pass))?;
-        Ok(self.cenic_buffers.counter.read_range(&self.ctx, &self.readback, 0, 1)?[0])
+        let mut running = [0u32];
+        self.cenic_buffers.counter.read_range_into(&self.ctx, &self.readback, 0, &mut running)?;
+        Ok(running[0])
     }
 
     /// GPU collision: freezes and flags every world whose contacts the

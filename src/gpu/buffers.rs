@@ -134,12 +134,24 @@ impl<T: Pod> StorageBuffer<T> {
         start: usize,
         len: usize,
     ) -> Result<Vec<T>, GpuError> {
-        if start + len > self.len {
-            return Err(GpuError::Length { what: "buffer read (end)", expected: self.len, got: start + len });
-        }
         let mut out = vec![T::zeroed(); len];
-        readback.read_into(ctx, &self.buffer, (start * size_of::<T>()) as u64, bytemuck::cast_slice_mut(&mut out))?;
+        self.read_range_into(ctx, readback, start, &mut out)?;
         Ok(out)
+    }
+
+    /// Downloads `out.len()` elements from element `start` into `out`
+    /// (no allocation; waits for submitted work).
+    pub fn read_range_into(
+        &self,
+        ctx: &GpuContext,
+        readback: &Readback,
+        start: usize,
+        out: &mut [T],
+    ) -> Result<(), GpuError> {
+        if start + out.len() > self.len {
+            return Err(GpuError::Length { what: "buffer read (end)", expected: self.len, got: start + out.len() });
+        }
+        readback.read_into(ctx, &self.buffer, (start * size_of::<T>()) as u64, bytemuck::cast_slice_mut(out))
     }
 }
 

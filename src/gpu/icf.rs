@@ -1114,7 +1114,9 @@ impl IcfKernels {
         while !known {
             buffers.counter.write_at(ctx, 0, &[0])?;
             run_pass(ctx, "icf_count_unfinished", |pass| self.count_unfinished.encode(pass))?;
-            if buffers.counter.read_range(ctx, readback, 0, 1)?[0] == 0 {
+            let mut unfinished = [0u32];
+            buffers.counter.read_range_into(ctx, readback, 0, &mut unfinished)?;
+            if unfinished[0] == 0 {
                 break;
             }
             run_pass(ctx, "icf_solve (resumed)", |pass| self.encode_solve(pass))?;
