@@ -152,7 +152,8 @@ impl<T: Real> CpuBatch<T> {
     }
 }
 
-fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), BatchError> {
+/// A length error unless `got == expected`.
+pub(crate) fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), BatchError> {
     if expected == got { Ok(()) } else { Err(BatchError::Length { what, expected, got }) }
 }
 

@@ -40,7 +40,7 @@ use super::contact::GpuContact;
 use super::context::GpuContext;
 use super::dynamics::{GpuDynamics, Stage};
 use super::icf::{GpuIcfWorld, IcfBuffers, IcfKernels, run_pass};
-use crate::batch::{Batch, BatchError, WorldParams, WorldStatus};
+use crate::batch::{Batch, BatchError, WorldParams, WorldStatus, check_len};
 use crate::collision::{Contact, Contacts, MAX_MANIFOLD, collide};
 use crate::dynamics::{self, Data};
 use crate::icf::SolverParams;
@@ -290,10 +290,7 @@ impl GpuBatch {
         let ncon = options.contact_capacity.unwrap_or_else(|| default_contact_capacity(&model));
         let mut dynamics = GpuDynamics::new(ctx.clone(), model.clone(), nworld)?;
         dynamics.set_contact_capacity(ncon)?;
-        let skin = match &mode {
-            Mode::Fixed { .. } => 0.0,
-            Mode::ErrorControlled(p) => p.skin,
-        };
+        let skin = mode.contact_skin();
         let collision = match options.collision {
             CollisionBackend::Gpu => {
                 let sources: [&dyn BufferSource; 2] = [dynamics.gpu_model(), dynamics.gpu_data()];
@@ -307,14 +304,7 @@ impl GpuBatch {
         let cenic_buffers = CenicBuffers::new(&ctx, &model, nworld, &mode, options.record_steps)?;
         let (h_initial, solver) = match &mode {
             Mode::Fixed { dt } => (*dt, options.solver),
-            Mode::ErrorControlled(p) => (
-                p.initial_step.unwrap_or(model.options.timestep).min(p.max_step),
-                SolverParams {
-                    tolerance: (p.kappa * p.accuracy).max(1e-10),
-                    hessian_reuse: p.hessian_reuse,
-                    ..options.solver
-                },
-            ),
+            Mode::ErrorControlled(p) => (p.first_step(&model), p.solver_params(&options.solver)),
         };
         icf_buffers.set_params(&ctx, &solver);
         let sources: [&dyn BufferSource; 5] =
@@ -449,21 +439,13 @@ impl GpuBatch {
         self.ctx.check_errors()
     }
 
-    /// Skin of the collision: the speculative contact skin in error-controlled mode.
-    fn skin(&self) -> f64 {
-        match &self.mode {
-            Mode::Fixed { .. } => 0.0,
-            Mode::ErrorControlled(p) => p.skin,
-        }
-    }
-
     /// Host collision: the contacts of every world in a trial, at the current geometry.
     fn collide_on_host(&mut self) -> Result<(), GpuError> {
         let xpos = self.dynamics.read(Field::GeomXpos)?;
         let xmat = self.dynamics.read(Field::GeomXmat)?;
         let worlds = self.cenic_buffers.read_worlds(&self.ctx, &self.readback)?;
         let active: Vec<bool> = worlds.iter().map(|w| w.trial != 0).collect();
-        let skin = self.skin();
+        let skin = self.mode.contact_skin();
         match &mut self.collision {
             Collision::Host(c) => c.collide(&self.ctx, &self.model, &xpos, &xmat, &active, skin),
             Collision::Gpu(_) => Ok(()),
@@ -690,12 +672,8 @@ impl Batch for GpuBatch {
     }
     fn set_state(&mut self, world: usize, q: &[f64], v: &[f64]) -> Result<(), BatchError> {
         self.check(world)?;
-        if q.len() != self.model.nq {
-            return Err(BatchError::Length { what: "q", expected: self.model.nq, got: q.len() });
-        }
-        if v.len() != self.model.nv {
-            return Err(BatchError::Length { what: "v", expected: self.model.nv, got: v.len() });
-        }
+        check_len("q", self.model.nq, q.len())?;
+        check_len("v", self.model.nv, v.len())?;
         let mut q32: Vec<f32> = q.iter().map(|&x| x as f32).collect();
         dynamics::normalize_quaternions(&self.model, &mut q32);
         let v32: Vec<f32> = v.iter().map(|&x| x as f32).collect();
@@ -705,18 +683,14 @@ impl Batch for GpuBatch {
     fn set_ctrl(&mut self, world: usize, ctrl: &[f64]) -> Result<(), BatchError> {
         self.check(world)?;
         let nu = self.model.nu();
-        if ctrl.len() != nu {
-            return Err(BatchError::Length { what: "ctrl", expected: nu, got: ctrl.len() });
-        }
+        check_len("ctrl", nu, ctrl.len())?;
         let c: Vec<f32> = ctrl.iter().map(|&x| x as f32).collect();
         self.icf_buffers.ctrl.write_at(&self.ctx, world * nu, &c).map_err(gpu_err)
     }
     fn set_target_velocity(&mut self, world: usize, vref: &[f64]) -> Result<(), BatchError> {
         self.check(world)?;
         let nu = self.model.nu();
-        if vref.len() != nu {
-            return Err(BatchError::Length { what: "target velocity", expected: nu, got: vref.len() });
-        }
+        check_len("target velocity", nu, vref.len())?;
         let c: Vec<f32> = vref.iter().map(|&x| x as f32).collect();
         self.icf_buffers.target_velocity.write_at(&self.ctx, world * nu, &c).map_err(gpu_err)
     }

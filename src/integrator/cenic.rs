@@ -71,6 +71,20 @@ pub struct CenicParams {
     pub land_contact_events: bool,
 }
 
+impl CenicParams {
+    /// The first trial step (s): `initial_step`, else the model's time step,
+    /// at most `max_step`.
+    pub fn first_step(&self, model: &Model) -> f64 {
+        self.initial_step.unwrap_or(model.options.timestep).min(self.max_step)
+    }
+
+    /// Newton settings for CENIC's solves: tolerance κ·accuracy (never
+    /// below 1e-10) and the Hessian-reuse choice, the rest from `base`.
+    pub fn solver_params(&self, base: &SolverParams) -> SolverParams {
+        SolverParams { tolerance: (self.kappa * self.accuracy).max(1e-10), hessian_reuse: self.hessian_reuse, ..*base }
+    }
+}
+
 impl Default for CenicParams {
     fn default() -> Self {
         Self {
@@ -99,6 +113,17 @@ pub enum Mode {
     },
     /// CENIC error control.
     ErrorControlled(CenicParams),
+}
+
+impl Mode {
+    /// Speculative contact skin of the collision (m): [`CenicParams::skin`]
+    /// under error control, none with fixed steps.
+    pub fn contact_skin(&self) -> f64 {
+        match self {
+            Mode::Fixed { .. } => 0.0,
+            Mode::ErrorControlled(p) => p.skin,
+        }
+    }
 }
 
 /// Per-world integration statistics (cumulative until reset).
@@ -221,7 +246,7 @@ impl<T: Real> World<T> {
         let sim = Simulator::new(model);
         let h_next = match &mode {
             Mode::Fixed { dt } => *dt,
-            Mode::ErrorControlled(p) => p.initial_step.unwrap_or(sim.model.options.timestep).min(p.max_step),
+            Mode::ErrorControlled(p) => p.first_step(&sim.model),
         };
         Self {
             sim,
@@ -268,7 +293,7 @@ impl<T: Real> World<T> {
                 Mode::Fixed { dt: h } => {
                     let h = h.min(remaining);
                     let params = self.sim.solver_params;
-                    self.sim.contacts.skin = 0.0;
+                    self.sim.contacts.skin = mode.contact_skin();
                     if self.tape.is_some() {
                         self.q0.copy_from_slice(&self.sim.data.q);
                         self.v0.copy_from_slice(&self.sim.data.v);
@@ -299,11 +324,7 @@ impl<T: Real> World<T> {
     fn cenic_step(&mut self, p: &CenicParams, remaining: f64) -> Result<(), StepError> {
         self.sim.check_finite()?;
         let model = self.sim.model.clone();
-        let solver = SolverParams {
-            tolerance: (p.kappa * p.accuracy).max(1e-10),
-            hessian_reuse: p.hessian_reuse,
-            ..self.sim.solver_params
-        };
+        let solver = p.solver_params(&self.sim.solver_params);
         self.q0.copy_from_slice(&self.sim.data.q);
         self.v0.copy_from_slice(&self.sim.data.v);
         // Geometry at x0, shared by the full and the first half step.
