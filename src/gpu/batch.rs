@@ -38,8 +38,9 @@ use super::cenic::{CenicBuffers, CenicKernels, GpuCenicStats, GpuCenicWorld, Gpu
 use super::collision::GpuCollision;
 use super::contact::GpuContact;
 use super::context::GpuContext;
+use super::context::run_pass;
 use super::dynamics::{GpuDynamics, Stage};
-use super::icf::{GpuIcfWorld, IcfBuffers, IcfKernels, run_pass};
+use super::icf::{GpuIcfWorld, IcfBuffers, IcfKernels};
 use crate::batch::{Batch, BatchError, WorldParams, WorldStatus, check_len};
 use crate::collision::{Contact, Contacts, MAX_MANIFOLD, collide};
 use crate::dynamics::{self, Data};

@@ -47,7 +47,7 @@
 use super::GpuError;
 use super::buffers::{BufferSource, Readback, StorageBuffer};
 use super::contact::GpuContact;
-use super::context::GpuContext;
+use super::context::{GpuContext, run_pass};
 use super::dynamics::GpuDynamics;
 use super::model::{GpuDims, StructLayout};
 use super::shaders::Kernel;
@@ -566,15 +566,7 @@ impl GpuCollision {
     /// Runs the stage alone in one submission (the geom poses must be
     /// current). Returns without waiting; reads wait for the work.
     pub fn run(&self) -> Result<(), GpuError> {
-        let mut encoder =
-            self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("collision") });
-        {
-            let mut pass = encoder
-                .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("collision"), timestamp_writes: None });
-            self.encode(&mut pass);
-        }
-        self.ctx.queue.submit([encoder.finish()]);
-        self.ctx.check_errors()
+        run_pass(&self.ctx, "collision", |pass| self.encode(pass))
     }
 
     /// Sets every world's extra margin (nworld values; m), like

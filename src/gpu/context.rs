@@ -264,3 +264,15 @@ async fn select_adapter(
         Err(e) => Err(GpuError::NoAdapter(format!("wgpu found no adapter for backends {backends:?} ({e})"))),
     }
 }
+
+/// Records one compute pass with `f` and submits it (without waiting).
+pub fn run_pass(ctx: &GpuContext, label: &str, f: impl FnOnce(&mut wgpu::ComputePass<'_>)) -> Result<(), GpuError> {
+    let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
+    {
+        let mut pass =
+            encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(label), timestamp_writes: None });
+        f(&mut pass);
+    }
+    ctx.queue.submit([encoder.finish()]);
+    ctx.check_errors()
+}

@@ -4,7 +4,7 @@
 
 use super::GpuError;
 use super::buffers::{BufferSource, Field, GpuData, Readback};
-use super::context::GpuContext;
+use super::context::{GpuContext, run_pass};
 use super::integrate::IntegrateKernels;
 use super::kinematics::KinematicsKernels;
 use super::model::GpuModel;
@@ -172,19 +172,11 @@ impl GpuDynamics {
     /// orders the dispatches' buffer accesses). Returns without waiting;
     /// reads wait for the work.
     pub fn run(&self, stages: &[Stage]) -> Result<(), GpuError> {
-        let mut encoder =
-            self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("cenic stages") });
-        {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("cenic stages"),
-                timestamp_writes: None,
-            });
+        run_pass(&self.ctx, "cenic stages", |pass| {
             for &s in stages {
-                self.encode(&mut pass, s);
+                self.encode(pass, s);
             }
-        }
-        self.ctx.queue.submit([encoder.finish()]);
-        self.ctx.check_errors()
+        })
     }
 
     /// Reads a whole field back (nworld × [`Field::per_world`] floats, world first).

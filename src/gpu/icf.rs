@@ -16,7 +16,7 @@
 //! per world (`kernels/icf_solve_coop.wgsl`), see [`SolverVariant`].
 
 use super::buffers::{BufferSource, Readback, StorageBuffer};
-use super::context::GpuContext;
+use super::context::{GpuContext, run_pass};
 use super::model::{NONE, StructLayout};
 use super::shaders::Kernel;
 use super::{GpuError, WORKGROUP_SIZE};
@@ -1123,16 +1123,4 @@ impl IcfKernels {
         }
         Ok(())
     }
-}
-
-/// Records one compute pass with `f` and submits it (without waiting).
-pub fn run_pass(ctx: &GpuContext, label: &str, f: impl FnOnce(&mut wgpu::ComputePass<'_>)) -> Result<(), GpuError> {
-    let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
-    {
-        let mut pass =
-            encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(label), timestamp_writes: None });
-        f(&mut pass);
-    }
-    ctx.queue.submit([encoder.finish()]);
-    ctx.check_errors()
 }
