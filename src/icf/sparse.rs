@@ -10,6 +10,7 @@
 //! The factor is computed in place in the dense nv × nv storage: block
 //! L_ab (tree a eliminated after tree b) lives in rows(a) × cols(b).
 
+use super::cost::contact_blocks;
 use super::problem::IcfProblem;
 use crate::math::{CholeskyError, Real};
 
@@ -55,16 +56,10 @@ impl BlockStructure {
         self.done.clear();
         self.done.resize(nb, false);
         for c in &p.contacts {
-            // A contact's columns span at most two trees.
-            let mut first = usize::MAX;
-            for e in c.jac_start..c.jac_start + c.jac_len {
-                let b = p.dof_block[p.jac_dof[e]];
-                if first == usize::MAX {
-                    first = b;
-                } else if b != first {
-                    add_edge(&mut self.adj, first, b);
-                    add_edge(&mut self.direct, first, b);
-                }
+            let (a, b) = contact_blocks(p, c);
+            if a != b {
+                add_edge(&mut self.adj, a, b);
+                add_edge(&mut self.direct, a, b);
             }
         }
         for step in 0..nb {
