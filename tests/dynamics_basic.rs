@@ -5,14 +5,12 @@
 
 mod common;
 
+use common::inertial;
+
 use cenic::dynamics::{self, Data};
 use cenic::math::{Quat, Vec3, cholesky_factor, cholesky_solve_in_place};
 use cenic::model::{BodySpec, GeomKind, GeomSpec, Inertial, JointKind, JointSpec, Model, ModelBuilder, WORLD};
 use common::Rng;
-
-fn inertial(mass: f64, pos: [f64; 3], diag: [f64; 3]) -> Option<Inertial> {
-    Some(Inertial { mass, pos, quat: [0.9, 0.1, -0.3, 0.2], diag })
-}
 
 /// A free-floating base with a ball-jointed link, then a hinge, then a
 /// slide: every joint type, off-centre anchors and inertias.

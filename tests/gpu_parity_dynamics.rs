@@ -15,10 +15,12 @@
 #[macro_use]
 mod common;
 
+use common::inertial;
+
 use cenic::batch::WorldParams;
 use cenic::dynamics::{self, Data};
 use cenic::gpu::{Field, GpuContext, GpuDynamics, GpuError, GpuOptions, Stage};
-use cenic::model::{BodySpec, GeomKind, GeomSpec, Inertial, JointKind, JointSpec, Model, ModelBuilder, Site, WORLD};
+use cenic::model::{BodySpec, GeomKind, GeomSpec, JointKind, JointSpec, Model, ModelBuilder, Site, WORLD};
 use common::Rng;
 use std::sync::Arc;
 
@@ -49,10 +51,6 @@ const TOL_DYNAMICS: f32 = 2e-5;
 const TOL_INTEGRATE: f32 = 2e-6;
 
 const NWORLD: usize = 67; // Not a multiple of the workgroup size: exercises the bounds checks.
-
-fn inertial(mass: f64, pos: [f64; 3], diag: [f64; 3]) -> Option<Inertial> {
-    Some(Inertial { mass, pos, quat: [0.9, 0.1, -0.3, 0.2], diag })
-}
 
 /// Every joint kind with off-centre anchors, tilted bodies, a joint
 /// reference, springs, armature, sites, and a second tree (so reference

@@ -69,3 +69,9 @@ impl Rng {
         [q[0] / n, q[1] / n, q[2] / n, q[3] / n]
     }
 }
+
+/// A body inertial with a tilted principal frame (so that products of
+/// inertia are non-zero): mass (kg), centre of mass (m), principal moments (kg·m²).
+pub fn inertial(mass: f64, pos: [f64; 3], diag: [f64; 3]) -> Option<cenic::model::Inertial> {
+    Some(cenic::model::Inertial { mass, pos, quat: [0.9, 0.1, -0.3, 0.2], diag })
+}
