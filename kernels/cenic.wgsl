@@ -28,6 +28,9 @@ const FAIL_V: u32 = 2u;
 const FAIL_HALF_STEP: u32 = 3u;
 /// FAIL_SOLVE + the SOLVE_* status of the failed solve.
 const FAIL_SOLVE: u32 = 16u;
+/// FAIL_ACCURACY + 2·dof (+ 1 when the velocity term drove the error):
+/// the accuracy was missed at the minimum step (detail: the error, m or rad).
+const FAIL_ACCURACY: u32 = 4096u;
 
 /// Stands for +∞ (WGSL may assume no infinities).
 const BIG: f32 = 3.0e38;
@@ -213,10 +216,17 @@ fn qfull4(w: u32, i: u32) -> vec4f {
     return vec4f(cenic_q[cq_at(w, 1u, i)], cenic_q[cq_at(w, 1u, i + 1u)], cenic_q[cq_at(w, 1u, i + 2u)], cenic_q[cq_at(w, 1u, i + 3u)]);
 }
 
+/// A step-doubling error estimate (m or rad) and where it is largest:
+/// 2·dof, + 1 for the velocity term (World's ErrorEstimate).
+struct ErrorEstimate {
+    error: f32,
+    at: u32,
+}
+
 /// World::error_norm: weighted max-norm of q_prop − q_full (rotations as
 /// angles) and of τ_v·(v_prop − v_full), with x_prop in (q, v).
-fn error_norm(w: u32) -> f32 {
-    var err = 0.0;
+fn error_norm(w: u32) -> ErrorEstimate {
+    var e = ErrorEstimate(0.0, 0u);
     for (var ji = 0u; ji < dims.njnt; ji++) {
         let j = joints[ji];
         let a = q_at(w, j.qpos_adr);
@@ -225,28 +235,37 @@ fn error_norm(w: u32) -> f32 {
         switch j.kind {
             case JOINT_FREE: {
                 for (var k = 0u; k < 3u; k++) {
-                    err = max(err, cenic_weights[d + k] * abs(q[a + k] - cenic_q[cq_at(w, 1u, ai + k)]));
+                    e = raise_at(e, cenic_weights[d + k] * abs(q[a + k] - cenic_q[cq_at(w, 1u, ai + k)]), 2u * (d + k));
                 }
-                err = max(err, cenic_weights[d + 3u] * quat_angle(q4(a + 3u), qfull4(w, ai + 3u)));
+                e = raise_at(e, cenic_weights[d + 3u] * quat_angle(q4(a + 3u), qfull4(w, ai + 3u)), 2u * (d + 3u));
             }
             case JOINT_BALL: {
-                err = max(err, cenic_weights[d] * quat_angle(q4(a), qfull4(w, ai)));
+                e = raise_at(e, cenic_weights[d] * quat_angle(q4(a), qfull4(w, ai)), 2u * d);
             }
             default: {
-                err = max(err, cenic_weights[d] * abs(q[a] - cenic_q[cq_at(w, 1u, ai)]));
+                e = raise_at(e, cenic_weights[d] * abs(q[a] - cenic_q[cq_at(w, 1u, ai)]), 2u * d);
             }
         }
     }
     let tau = cenic_params.velocity_time_scale;
     if (tau > 0.0) {
         for (var i = 0u; i < dims.nv; i++) {
-            err = max(err, tau * cenic_weights[i] * abs(v[dof_at(w, i)] - cenic_v[cv_at(w, 1u, i)]));
+            e = raise_at(e, tau * cenic_weights[i] * abs(v[dof_at(w, i)] - cenic_v[cv_at(w, 1u, i)]), 2u * i + 1u);
         }
     }
-    if (non_finite(err)) {
-        return BIG;
+    if (non_finite(e.error)) {
+        e.error = BIG;
     }
-    return err;
+    return e;
+}
+
+/// `e` raised to `x` at `at` when x is larger or not finite (a non-finite
+/// proposal must read as the largest error, as on the CPU).
+fn raise_at(e: ErrorEstimate, x: f32, at: u32) -> ErrorEstimate {
+    if (x > e.error || non_finite(x)) {
+        return ErrorEstimate(x, at);
+    }
+    return e;
 }
 
 // ---------------------------------------------------------------- conservative advancement
@@ -727,9 +746,16 @@ fn cenic_finish(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgrou
     }
     let p = cenic_params;
     let cw = cenic_world[w];
-    let err = error_norm(w) / p.accuracy;
+    let e = error_norm(w);
+    let err = e.error / p.accuracy;
     cenic_world[w].err = err;
-    if (err <= 1.0 || cw.h_try <= p.min_step * (1.0 + 1e-9)) {
+    let at_min = cw.h_try <= p.min_step * (1.0 + 1e-9);
+    if (err > 1.0 && at_min && p.accept_accuracy_misses == 0u) {
+        restore_start(w);
+        fail(w, FAIL_ACCURACY + e.at, e.error);
+        return;
+    }
+    if (err <= 1.0 || at_min) {
         if (err > 1.0) {
             cenic_stats[w].accuracy_misses += 1u;
         }

@@ -501,8 +501,19 @@ struct IcfLimitDef {
     qpos_adr: u32,
     /// +1 lower limit, −1 upper limit.
     sign: f32,
-    /// Limit position (rad or m).
+    /// Limit position with the margin folded in (rad or m).
     q_limit: f32,
+    /// The force law at mass scale 1 (model::soft::SpringLaw): m·K
+    /// (N·m/rad or N/m), the damping factor, and solimp (d0, d_max, width,
+    /// midpoint, power) clamped.
+    mk: f32,
+    damp: f32,
+    imp_d0: f32,
+    imp_dmax: f32,
+    imp_width: f32,
+    imp_mid: f32,
+    imp_power: f32,
+    _pad0: f32,
 }
 
 /// A contact constraint (icf::ContactConstraint) plus the solver's scratch
@@ -572,7 +583,7 @@ struct IcfLimit {
     dof: u32,
     sign: f32,
     g0: f32,
-    m_eff: f32,
+    fe0: f32,
     stiffness: f32,
     damping: f32,
     _pad0: f32,
@@ -636,7 +647,8 @@ struct CenicParams {
     velocity_time_scale: f32,
     /// Speculative contact skin (m).
     skin: f32,
-    _pad1: f32,
+    /// 1: accept steps that miss the accuracy at the minimum step (degraded mode).
+    accept_accuracy_misses: u32,
     /// 1.0, opaque to the shader compiler: multiplying by it keeps the
     /// compensated (two-sum) time arithmetic from being simplified away.
     one: f32,

@@ -55,12 +55,52 @@ fn icf_build(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups)
         if (d.sign < 0.0) {
             g0 = d.q_limit - qv;
         }
-        icf_limit[w * icf_dims.nlimit + li] =
-            IcfLimit(d.dof, d.sign, g0, mass[mass_at(w, d.dof, d.dof)], 0.0, 0.0, 0.0, 0.0);
+        // The spring scales with the world's masses, so its time scale does not.
+        let s = world_params[w].mass_scale * spring_law_at(d, -g0);
+        icf_limit[w * icf_dims.nlimit + li] = IcfLimit(d.dof, d.sign, g0, s.x, s.y, s.z, 0.0, 0.0);
     }
     let found = atomicLoad(&contact_count[w]);
     icf_world[w].ncon = min(found, dims.ncon);
     icf_world[w].overflow = found - min(found, dims.ncon);
+}
+
+/// SpringLaw::at: (force, tangent stiffness ≥ 0, damping) of a limit's
+/// spring at violation r (rad or m; r ≤ 0: the tangent at 0 extended).
+fn spring_law_at(d: IcfLimitDef, r: f32) -> vec3f {
+    let rp = max(r, 0.0);
+    let imp = impedance(d, rp);
+    let dd = imp.x;
+    let ks = d.mk * dd * dd / (1.0 - dd);
+    let kt = ks + d.mk * rp * imp.y * dd * (2.0 - dd) / ((1.0 - dd) * (1.0 - dd));
+    return vec3f(ks * r, max(kt, 0.0), d.damp * sqrt(ks));
+}
+
+/// model::soft::impedance: MuJoCo's impedance d(r) and dd/dr for r ≥ 0.
+fn impedance(d: IcfLimitDef, r: f32) -> vec2f {
+    let x = r / d.imp_width;
+    if (!(x < 1.0)) {
+        return vec2f(d.imp_dmax, 0.0);
+    }
+    let p = d.imp_power;
+    let mid = d.imp_mid;
+    var y = x;
+    var dy = 1.0;
+    if (p != 1.0) {
+        if (x <= mid) {
+            let a = 1.0 / pow(mid, p - 1.0);
+            y = a * pow(x, p);
+            dy = a * p * pow(x, p - 1.0);
+        } else {
+            let b = 1.0 / pow(1.0 - mid, p - 1.0);
+            y = 1.0 - b * pow(1.0 - x, p);
+            dy = b * p * pow(1.0 - x, p - 1.0);
+        }
+    }
+    let imp = d.imp_d0 + y * (d.imp_dmax - d.imp_d0);
+    if (imp < 0.0001 || imp > 0.9999) {
+        return vec2f(clamp(imp, 0.0001, 0.9999), 0.0);
+    }
+    return vec2f(imp, dy * (d.imp_dmax - d.imp_d0) / d.imp_width);
 }
 
 /// One contact constraint: its Jacobian J = J_B(p) − J_A(p) merged over
@@ -178,7 +218,7 @@ fn icf_sigmoid(x: f32) -> f32 {
 
 /// IcfProblem::set_time_step for each world's step h[w] (s): A = M + hD,
 /// r = A v0 − h k, the scaling diag(M)^(−½), the lagged contact terms,
-/// gain laws and limit stiffnesses. One thread per world.
+/// and gain laws. One thread per world.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn icf_set_time_step(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let w = thread_index(gid, nwg);
@@ -227,13 +267,5 @@ fn icf_set_time_step(@builtin(global_invocation_id) gid: vec3u, @builtin(num_wor
         let g = icf_gain[at];
         icf_gain[at].gain = hw * g.kp + g.kd;
         icf_gain[at].bias = g.kp * g.q_err + g.kd * g.v_ref;
-    }
-    let two_pi = 6.2831853071795864769;
-    for (var li = 0u; li < icf_dims.nlimit; li++) {
-        let at = w * icf_dims.nlimit + li;
-        // Near-rigid: the limit spring's period equals h (β = 1); damping time h/π.
-        let k = icf_limit[at].m_eff * (two_pi / hw) * (two_pi / hw);
-        icf_limit[at].stiffness = k;
-        icf_limit[at].damping = k * hw / 3.14159265358979323846;
     }
 }

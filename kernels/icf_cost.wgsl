@@ -81,7 +81,10 @@ fn gain_terms(g: IcfGain, hw: f32, vd: f32) -> vec3f {
 /// limit_terms: (cost, impulse along +sign, −dγ/dvn) of a one-sided limit at dof velocity vd.
 fn limit_terms(l: IcfLimit, hw: f32, vd: f32) -> vec3f {
     let kappa = hw * l.stiffness + l.damping;
-    let v_hat = -l.stiffness * l.g0 / kappa;
+    if (!(kappa > 0.0)) {
+        return vec3f(0.0);
+    }
+    let v_hat = l.fe0 / kappa;
     let x = v_hat - l.sign * vd;
     if (x > 0.0) {
         return vec3f(0.5 * hw * kappa * x * x, hw * kappa * x, hw * kappa);

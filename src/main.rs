@@ -48,6 +48,10 @@ struct RunArgs {
     /// Largest step in error-controlled mode (s).
     #[arg(long, default_value_t = 0.1)]
     max_step: f64,
+    /// Degraded mode: accept (and count) steps that miss the accuracy at
+    /// the minimum step instead of failing the world.
+    #[arg(long, conflicts_with = "dt")]
+    accept_accuracy_misses: bool,
     /// Start from this keyframe (name or index).
     #[arg(long)]
     key: Option<String>,
@@ -92,27 +96,65 @@ fn main() -> ExitCode {
     }
 }
 
+/// `Ok` when `x` is finite and positive, else an error naming the flag.
+fn positive(flag: &str, x: f64) -> Result<f64, String> {
+    if x > 0.0 && x.is_finite() { Ok(x) } else { Err(format!("{flag} must be a positive finite number, got {x}")) }
+}
+
+/// Memory the machine has available (bytes), from /proc/meminfo where it exists.
+fn available_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Refuses a CPU batch that cannot fit in memory, saying how much it needs.
+fn check_memory(model: &Model, worlds: usize, f32: bool) -> Result<(), String> {
+    let per_world =
+        if f32 { CpuBatch::<f32>::memory_per_world(model) } else { CpuBatch::<f64>::memory_per_world(model) };
+    let need = (per_world as f64) * worlds as f64;
+    let gb = |b: f64| b / 1e9;
+    match available_memory() {
+        Some(avail) if need > 0.8 * avail as f64 => Err(format!(
+            "--worlds {worlds} would need about {:.1} GB ({:.1} kB per world), more than the {:.1} GB of memory available",
+            gb(need),
+            per_world as f64 / 1e3,
+            gb(avail as f64)
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn run(args: RunArgs) -> Result<(), String> {
     if args.worlds == 0 {
         return Err("--worlds must be at least 1".into());
     }
-    if !(args.time > 0.0) || !(args.sample_dt > 0.0) {
-        return Err("--time and --sample-dt must be positive".into());
-    }
+    positive("--time", args.time)?;
+    positive("--sample-dt", args.sample_dt)?;
     let model = Arc::new(load(&args.model)?);
     for w in &model.warnings {
         eprintln!("warning: {w}");
     }
     let key = args.key.clone().or_else(|| args.model.is_none().then(|| "toss".to_string()));
     let mode = match args.dt {
-        Some(dt) if dt > 0.0 => Mode::Fixed { dt },
-        Some(dt) => return Err(format!("--dt must be positive, got {dt}")),
-        None => Mode::ErrorControlled(CenicParams {
-            accuracy: args.accuracy,
-            max_step: args.max_step,
-            ..CenicParams::default()
-        }),
+        Some(dt) => Mode::Fixed { dt: positive("--dt", dt)? },
+        None => {
+            let p = CenicParams {
+                accuracy: positive("--accuracy", args.accuracy)?,
+                max_step: positive("--max-step", args.max_step)?,
+                accept_accuracy_misses: args.accept_accuracy_misses,
+                ..CenicParams::default()
+            };
+            if p.max_step < p.min_step {
+                return Err(format!("--max-step {} s is below the minimum step {} s", p.max_step, p.min_step));
+            }
+            Mode::ErrorControlled(p)
+        }
     };
+    if !args.gpu {
+        check_memory(&model, args.worlds, args.f32)?;
+    }
     let (mut batch, precision): (Box<dyn Batch>, String) = if args.gpu {
         // A missing adapter is a clear error; the CPU path does not need one.
         let ctx = Arc::new(GpuContext::new().map_err(|e| e.to_string())?);
@@ -194,19 +236,31 @@ fn run(args: RunArgs) -> Result<(), String> {
         args.time / wall,
         total.accepted as f64 / wall
     );
+    let h_range = if total.accepted > 0 {
+        format!("h in [{:.3e}, {:.3e}] s", total.min_h, total.max_h)
+    } else {
+        "no step".into()
+    };
     println!(
-        "steps: {} accepted, {} rejected, h in [{:.3e}, {:.3e}] s; {:.2} Newton iterations/step, {:.2} line-search iterations/step, {:.2} factorizations/step",
+        "steps: {} accepted, {} rejected, {h_range}; {:.2} Newton iterations/step, {:.2} line-search iterations/step, {:.2} factorizations/step",
         total.accepted,
         total.rejected,
-        total.min_h,
-        total.max_h,
         total.newton_iterations as f64 / steps,
         total.line_search_iterations as f64 / steps,
         total.factorizations as f64 / steps
     );
     if total.accuracy_misses > 0 {
+        let last = match total.last_miss {
+            Some((t, dof)) => {
+                format!(
+                    ", the last at t = {t:.6} s in dof {dof} (joint '{}')",
+                    model.joints[model.dofs[dof].joint].name
+                )
+            }
+            None => String::new(),
+        };
         println!(
-            "warning: {} step(s) accepted at the minimum step above the requested accuracy",
+            "warning (degraded mode): {} step(s) accepted at the minimum step above the requested accuracy{last}",
             total.accuracy_misses
         );
     }

@@ -431,7 +431,7 @@ fn check_model(name: &str, model: Arc<Model>, cases: &[WorldCase], ncon: usize, 
         assert_eq!(gp.limits.len(), cp.limits.len());
         for (l, c) in gp.limits.iter().zip(&cp.limits) {
             assert_eq!((l.dof, l.sign), (c.dof, c.sign), "{ctx_msg}");
-            let e = [(l.g0, c.g0), (l.m_eff, c.m_eff), (l.stiffness, c.stiffness), (l.damping, c.damping)]
+            let e = [(l.g0, c.g0), (l.fe0, c.fe0), (l.stiffness, c.stiffness), (l.damping, c.damping)]
                 .iter()
                 .map(|(x, y)| (x - y).abs() / y.abs().max(1e-6))
                 .fold(0.0, f32::max);

@@ -120,6 +120,21 @@ impl<T: Real> CpuBatch<T> {
         Self { model, worlds, status: vec![WorldStatus::Ok; nworld], mode }
     }
 
+    /// An estimate of the memory one world of `model` takes (bytes): the
+    /// world itself, its multibody and ICF storage (dense nv × nv
+    /// matrices), and its reserved contact list. For refusing batches that
+    /// cannot fit before allocating them.
+    pub fn memory_per_world(model: &Model) -> usize {
+        let (nv, nb, ng) = (model.nv, model.bodies.len(), model.geoms.len());
+        let s = size_of::<T>();
+        // Dense: M in Data and the problem, A, the Hessian and its factor, scratch.
+        let dense = 8 * nv * nv;
+        // Per body: poses, inertias, velocities, accelerations, forces (~120 scalars).
+        let per_object = 40 * nv + 120 * nb + 30 * ng;
+        let contacts = 16 * ng.max(1) * size_of::<crate::collision::Contact<T>>();
+        size_of::<World<T>>() + s * (dense + per_object) + contacts
+    }
+
     /// Direct access to one world (for recording steps, reading contacts, …).
     pub fn world(&self, w: usize) -> &World<T> {
         &self.worlds[w]
@@ -212,7 +227,7 @@ impl<T: Real> Batch for CpuBatch<T> {
                 return;
             }
             if let Err(e) = w.advance(dt) {
-                *st = WorldStatus::Failed { time: w.time(), reason: e.to_string() };
+                *st = WorldStatus::Failed { time: w.time(), reason: e.describe(&w.sim.model) };
             }
         });
         Ok(())

@@ -614,7 +614,7 @@ impl GpuBatch {
             self.times[w] = cw.time();
             self.stats[w].merge(&WorldStats::from(g));
             if let (Some(e), WorldStatus::Ok) = (cw.failure(), &self.status[w]) {
-                self.status[w] = WorldStatus::Failed { time: self.times[w], reason: e.to_string() };
+                self.status[w] = WorldStatus::Failed { time: self.times[w], reason: e.describe(&self.model) };
             }
         }
         Ok(())

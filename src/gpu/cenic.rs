@@ -43,8 +43,8 @@ pub struct GpuCenicParams {
     pub velocity_time_scale: f32,
     /// Speculative contact skin (m).
     pub skin: f32,
-    /// Padding.
-    pub _pad1: f32,
+    /// 1: accept steps that miss the accuracy at the minimum step (degraded mode).
+    pub accept_accuracy_misses: u32,
     /// 1.0 (an opaque multiplier that keeps two-sum exact).
     pub one: f32,
     /// Interval of the current advance as (hi, lo) (s).
@@ -103,6 +103,8 @@ mod fail {
     pub const V: u32 = 2;
     pub const HALF_STEP: u32 = 3;
     pub const SOLVE: u32 = 16;
+    /// + 2·dof + (1 when the velocity term drove the error).
+    pub const ACCURACY: u32 = 4096;
 }
 
 impl GpuCenicWorld {
@@ -120,6 +122,14 @@ impl GpuCenicWorld {
             fail::Q => StepError::NonFinite("q"),
             fail::V => StepError::NonFinite("v"),
             fail::HALF_STEP => StepError::NonFinite("half step"),
+            r if r >= fail::ACCURACY => StepError::AccuracyNotMet {
+                error: self.detail as f64,
+                // err holds the error over the accuracy.
+                accuracy: (self.detail / self.err) as f64,
+                h: self.h_try as f64,
+                dof: ((r - fail::ACCURACY) / 2) as usize,
+                velocity: (r - fail::ACCURACY) % 2 == 1,
+            },
             r => StepError::Solve(if r >= fail::SOLVE {
                 super::icf::solve_error(r - fail::SOLVE, self.detail)
             } else {
@@ -177,6 +187,7 @@ impl From<&GpuCenicStats> for WorldStats {
             min_h: if stepped { g.min_h as f64 } else { f64::INFINITY },
             max_h: if stepped { g.max_h as f64 } else { 0.0 },
             accuracy_misses: g.accuracy_misses as u64,
+            last_miss: None, // not tracked on the GPU
             impact_limited: g.impact_limited as u64,
             event_limited: 0,
             contact_overflow: g.contact_overflow as u64,
@@ -236,6 +247,7 @@ pub fn struct_layouts() -> Vec<StructLayout> {
                 min_step,
                 velocity_time_scale,
                 skin,
+                accept_accuracy_misses,
                 one,
                 advance_dt
             ]
@@ -311,7 +323,7 @@ pub fn params_for(mode: &Mode, npair: usize, record_capacity: usize) -> GpuCenic
         min_step: 0.0,
         velocity_time_scale: 0.0,
         skin: 0.0,
-        _pad1: 0.0,
+        accept_accuracy_misses: 0,
         one: 1.0,
         advance_dt: [0.0; 2],
         _pad2: [0.0; 2],
@@ -326,6 +338,7 @@ pub fn params_for(mode: &Mode, npair: usize, record_capacity: usize) -> GpuCenic
             p.min_step = c.min_step as f32;
             p.velocity_time_scale = c.velocity_time_scale as f32;
             p.skin = c.skin as f32;
+            p.accept_accuracy_misses = c.accept_accuracy_misses as u32;
         }
     }
     p

@@ -225,8 +225,24 @@ pub struct GpuIcfLimitDef {
     pub qpos_adr: u32,
     /// +1 lower, −1 upper.
     pub sign: f32,
-    /// Limit (rad or m).
+    /// Limit with the margin folded in (rad or m).
     pub q_limit: f32,
+    /// m·K of the force law at mass scale 1 ([`SpringLaw::mk`](crate::model::soft::SpringLaw::mk), N·m/rad or N/m).
+    pub mk: f32,
+    /// Damping factor of the force law.
+    pub damp: f32,
+    /// solimp's d0, clamped.
+    pub imp_d0: f32,
+    /// solimp's d_width, clamped.
+    pub imp_dmax: f32,
+    /// solimp's width (rad or m).
+    pub imp_width: f32,
+    /// solimp's midpoint.
+    pub imp_mid: f32,
+    /// solimp's power.
+    pub imp_power: f32,
+    /// Padding.
+    pub _pad: f32,
 }
 
 /// A contact constraint (WGSL `IcfContact`), twin of [`ContactConstraint`].
@@ -315,9 +331,9 @@ pub struct GpuIcfLimit {
     pub sign: f32,
     /// g0.
     pub g0: f32,
-    /// Effective mass.
-    pub m_eff: f32,
-    /// Stiffness.
+    /// Spring force at q0.
+    pub fe0: f32,
+    /// Tangent stiffness.
     pub stiffness: f32,
     /// Damping.
     pub damping: f32,
@@ -554,13 +570,25 @@ impl PackedIcf {
             .collect();
         let mut limit_defs = Vec::new();
         for j in &model.joints {
-            let (Some([lo, hi]), JointKind::Hinge | JointKind::Slide) = (j.range, j.kind) else { continue };
-            for (sign, q_limit) in [(1.0, lo), (-1.0, hi)] {
+            let (Some([lo, hi]), Some(law), JointKind::Hinge | JointKind::Slide) = (j.range, j.limit_law, j.kind)
+            else {
+                continue;
+            };
+            let m = j.limit_margin;
+            for (sign, q_limit) in [(1.0, lo + m), (-1.0, hi - m)] {
                 limit_defs.push(GpuIcfLimitDef {
                     dof: j.dof_adr as u32,
                     qpos_adr: j.qpos_adr as u32,
                     sign,
                     q_limit: q_limit as f32,
+                    mk: law.mk as f32,
+                    damp: law.damp as f32,
+                    imp_d0: law.imp[0] as f32,
+                    imp_dmax: law.imp[1] as f32,
+                    imp_width: law.imp[2] as f32,
+                    imp_mid: law.imp[3] as f32,
+                    imp_power: law.imp[4] as f32,
+                    _pad: 0.0,
                 });
             }
         }
@@ -645,10 +673,14 @@ pub fn struct_layouts() -> Vec<StructLayout> {
                 has_force_range
             ]
         ),
-        layout!("IcfLimitDef", GpuIcfLimitDef, [dof, qpos_adr, sign, q_limit]),
+        layout!(
+            "IcfLimitDef",
+            GpuIcfLimitDef,
+            [dof, qpos_adr, sign, q_limit, mk, damp, imp_d0, imp_dmax, imp_width, imp_mid, imp_power]
+        ),
         layout!("JacEntry", GpuJacEntry, [col, dof]),
         layout!("IcfGain", GpuIcfGain, [dof, kp, kd, q_err, v_ref, effort, gain, bias]),
-        layout!("IcfLimit", GpuIcfLimit, [dof, sign, g0, m_eff, stiffness, damping]),
+        layout!("IcfLimit", GpuIcfLimit, [dof, sign, g0, fe0, stiffness, damping]),
         layout!(
             "IcfWorld",
             GpuIcfWorld,
@@ -891,7 +923,7 @@ impl IcfBuffers {
         self.jac.fill(ctx, GpuJacEntry { col: v3, dof: u32::MAX })?;
         let g = GpuIcfGain { dof: u32::MAX, kp: c, kd: c, q_err: c, v_ref: c, effort: c, gain: c, bias: c };
         self.gain.fill(ctx, g)?;
-        let l = GpuIcfLimit { dof: u32::MAX, sign: c, g0: c, m_eff: c, stiffness: c, damping: c, _pad: [c; 2] };
+        let l = GpuIcfLimit { dof: u32::MAX, sign: c, g0: c, fe0: c, stiffness: c, damping: c, _pad: [c; 2] };
         self.limit.fill(ctx, l)?;
         self.a.fill(ctx, c)?;
         self.factor.fill(ctx, c)?;
@@ -970,7 +1002,7 @@ impl IcfBuffers {
                     dof: x.dof as usize,
                     sign: x.sign,
                     g0: x.g0,
-                    m_eff: x.m_eff,
+                    fe0: x.fe0,
                     stiffness: x.stiffness,
                     damping: x.damping,
                 });

@@ -141,17 +141,23 @@ impl IcfBuilder {
         }
 
         for j in &model.joints {
-            let (Some([lo, hi]), JointKind::Hinge | JointKind::Slide) = (j.range, j.kind) else { continue };
+            let (Some([lo, hi]), Some(law), JointKind::Hinge | JointKind::Slide) = (j.range, j.limit_law, j.kind)
+            else {
+                continue;
+            };
             let q = data.q[j.qpos_adr];
-            let m_eff = data.mass[j.dof_adr * nv + j.dof_adr];
-            for (sign, g0) in [(T::one(), q - T::c(lo)), (-T::one(), T::c(hi) - q)] {
+            let m = j.limit_margin;
+            for (sign, g0) in [(T::one(), q - T::c(lo + m)), (-T::one(), T::c(hi - m) - q)] {
+                // The spring scales with the world's masses, so its time scale does not.
+                let (f, k, c) = law.at(-g0);
+                let s = data.mass_scale;
                 problem.limits.push(LimitConstraint {
                     dof: j.dof_adr,
                     sign,
                     g0,
-                    m_eff,
-                    stiffness: T::zero(),
-                    damping: T::zero(),
+                    fe0: f * s,
+                    stiffness: k * s,
+                    damping: c * s,
                 });
             }
         }

@@ -73,12 +73,15 @@ pub fn gain_terms<T: Real>(g: &GainConstraint<T>, h: T, v: T) -> (T, T, T) {
 
 /// Joint-limit cost, the impulse along +sign (N·s or N·m·s) and −dγ/dvn, for
 /// the dof velocity `v`: an implicit one-sided spring–damper with impulse
-/// γ = h·max(0, −k g0 − (h k + c) vn), vn = sign·v, and potential
+/// γ = h·max(0, fe0 − (h k + c) vn), vn = sign·v, and potential
 /// ∫_vn^v̂ γ = h (h k + c) x²/2, x = max(0, v̂ − vn) (zero when inactive).
 #[inline]
 pub fn limit_terms<T: Real>(l: &LimitConstraint<T>, h: T, v: T) -> (T, T, T) {
     let kappa = h * l.stiffness + l.damping;
-    let v_hat = -l.stiffness * l.g0 / kappa;
+    if !(kappa > T::zero()) {
+        return (T::zero(), T::zero(), T::zero());
+    }
+    let v_hat = l.fe0 / kappa;
     let x = v_hat - l.sign * v;
     if x > T::zero() {
         (T::c(0.5) * h * kappa * x * x, h * kappa * x, h * kappa)

@@ -72,21 +72,27 @@ pub struct GainConstraint<T> {
     pub bias: T,
 }
 
-/// A one-sided compliant joint limit on g = sign·(q − q_limit) ≥ 0, with a
-/// near-rigid stiffness k = m_eff (2π/(βh))² and damping time βh/π (β = 1).
+/// A one-sided compliant joint limit on g = sign·(q − q_limit) ≥ 0: a
+/// spring–damper whose force, tangent stiffness and damping at q0 come from
+/// the joint's [`limit_law`](crate::model::Joint::limit_law) (MJCF's
+/// `solreflimit`/`solimplimit`), so a violated limit is restored over a
+/// physical time whatever the step size. Impulse
+/// γ = h·max(0, fe0 − (h·k + c)·vn), vn = sign·v: the spring force lagged at
+/// q0 plus its implicit change over the step.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LimitConstraint<T> {
     /// Velocity coordinate.
     pub dof: usize,
     /// +1 for a lower limit, −1 for an upper limit.
     pub sign: T,
-    /// Distance to the limit at q0, g0 (rad or m); negative when violated.
+    /// Distance to the limit at q0 less the margin, g0 (rad or m); negative when violated.
     pub g0: T,
-    /// Effective mass (kg or kg·m²) from the diagonal of M.
-    pub m_eff: T,
-    /// Stiffness (N/m or N·m/rad), set by `set_time_step`.
+    /// Spring force at q0 (N·m or N; negative while not violated: the
+    /// linear extension that engages a limit about to be crossed).
+    pub fe0: T,
+    /// Tangent stiffness at q0 (N·m/rad or N/m), ≥ 0.
     pub stiffness: T,
-    /// Damping (N·s/m or N·m·s/rad), set by `set_time_step`.
+    /// Damping (N·m·s/rad or N·s/m).
     pub damping: T,
 }
 
@@ -157,7 +163,7 @@ impl<T: Real> IcfProblem<T> {
     }
 
     /// Derives the step-size dependent terms for step `h` (s): A, r, the
-    /// lagged contact quantities, gain laws and limit stiffnesses. Needs no
+    /// lagged contact quantities and the gain laws. Needs no
     /// new geometry: call it again with another h to rescale.
     pub fn set_time_step(&mut self, h: T) {
         let nv = self.nv;
@@ -198,12 +204,6 @@ impl<T: Real> IcfProblem<T> {
         for g in self.gains.iter_mut() {
             g.gain = h * g.kp + g.kd;
             g.bias = g.kp * g.q_err + g.kd * g.v_ref;
-        }
-        let two_pi = T::c(2.0 * core::f64::consts::PI);
-        for l in self.limits.iter_mut() {
-            // Near-rigid: the limit spring's period equals h (β = 1); damping time h/π.
-            l.stiffness = l.m_eff * (two_pi / h) * (two_pi / h);
-            l.damping = l.stiffness * h / T::c(core::f64::consts::PI);
         }
     }
 

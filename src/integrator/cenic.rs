@@ -35,8 +35,9 @@ pub struct CenicParams {
     pub accuracy: f64,
     /// Largest step (s).
     pub max_step: f64,
-    /// Smallest step (s). A step that misses the accuracy at this size is
-    /// accepted, counted and flagged in the statistics.
+    /// Smallest step (s). A step that misses the accuracy at this size
+    /// fails the world ([`StepError::AccuracyNotMet`]) unless
+    /// `accept_accuracy_misses` is set.
     pub min_step: f64,
     /// First trial step (s); the model's `timestep` when `None`.
     pub initial_step: Option<f64>,
@@ -69,6 +70,13 @@ pub struct CenicParams {
     /// step the event falls, an error of order k·h/m per event that error
     /// control on the state alone does not remove. Off by default.
     pub land_contact_events: bool,
+    /// Degraded mode: accept a step that misses the accuracy at the
+    /// minimum step, counting it in [`WorldStats::accuracy_misses`] (with
+    /// the time and dof of the last one in [`WorldStats::last_miss`]),
+    /// instead of failing the world. Off by default: such a step means the
+    /// requested accuracy cannot be delivered, and a state that silently
+    /// misses it is worse than a world reported as failed.
+    pub accept_accuracy_misses: bool,
 }
 
 impl CenicParams {
@@ -99,6 +107,7 @@ impl Default for CenicParams {
             conservative_advancement: true,
             hessian_reuse: false,
             land_contact_events: false,
+            accept_accuracy_misses: false,
         }
     }
 }
@@ -143,8 +152,11 @@ pub struct WorldStats {
     pub min_h: f64,
     /// Largest accepted step (s).
     pub max_h: f64,
-    /// Steps accepted at the minimum step with the error above the accuracy.
+    /// Steps accepted at the minimum step with the error above the accuracy
+    /// (only with [`CenicParams::accept_accuracy_misses`]).
     pub accuracy_misses: u64,
+    /// Time (s) and dof of the last accuracy miss, if any.
+    pub last_miss: Option<(f64, usize)>,
     /// Steps shortened by conservative advancement.
     pub impact_limited: u64,
     /// Steps shortened to land on a contact event ([`CenicParams::land_contact_events`]).
@@ -164,6 +176,7 @@ impl Default for WorldStats {
             min_h: f64::INFINITY,
             max_h: 0.0,
             accuracy_misses: 0,
+            last_miss: None,
             impact_limited: 0,
             event_limited: 0,
             contact_overflow: 0,
@@ -192,6 +205,9 @@ impl WorldStats {
         self.min_h = self.min_h.min(o.min_h);
         self.max_h = self.max_h.max(o.max_h);
         self.accuracy_misses += o.accuracy_misses;
+        if o.last_miss.is_some_and(|(t, _)| self.last_miss.is_none_or(|(s, _)| t >= s)) {
+            self.last_miss = o.last_miss;
+        }
         self.impact_limited += o.impact_limited;
         self.event_limited += o.event_limited;
         self.contact_overflow += o.contact_overflow;
@@ -348,11 +364,18 @@ impl<T: Real> World<T> {
                 self.stats.event_limited += 1;
             }
             match self.try_step(&model, p, h_try, &solver) {
-                Ok(err) => {
-                    let err = err / p.accuracy;
-                    if err <= 1.0 || h_try <= p.min_step * (1.0 + 1e-9) {
+                Ok(e) => {
+                    let err = e.error / p.accuracy;
+                    let at_min = h_try <= p.min_step * (1.0 + 1e-9);
+                    if err > 1.0 && at_min && !p.accept_accuracy_misses {
+                        self.restore_start();
+                        let (error, accuracy, dof, velocity) = (e.error, p.accuracy, e.dof, e.velocity);
+                        return Err(StepError::AccuracyNotMet { error, accuracy, h: h_try, dof, velocity });
+                    }
+                    if err <= 1.0 || at_min {
                         if err > 1.0 {
                             self.stats.accuracy_misses += 1;
+                            self.stats.last_miss = Some((self.sim.time, e.dof));
                         }
                         self.stats.accept(h_try);
                         if let Some(tape) = &mut self.tape {
@@ -400,9 +423,14 @@ impl<T: Real> World<T> {
     }
 
     /// One step-doubling trial of size `h` from x0 (whose geometry is in the
-    /// simulator). Leaves the world at x_prop and returns the error estimate
-    /// (weighted max-norm, m or rad).
-    fn try_step(&mut self, model: &Model, p: &CenicParams, h: f64, solver: &SolverParams) -> Result<f64, StepError> {
+    /// simulator). Leaves the world at x_prop and returns the error estimate.
+    fn try_step(
+        &mut self,
+        model: &Model,
+        p: &CenicParams,
+        h: f64,
+        solver: &SolverParams,
+    ) -> Result<ErrorEstimate, StepError> {
         let ht = T::c(h);
         let half = T::c(0.5 * h);
         // Full step, warm-started at v0.
@@ -450,17 +478,17 @@ impl<T: Real> World<T> {
     }
 
     /// Weighted max-norm of q_prop − q_full (rotations as angles, rad) and
-    /// of τ_v·(v_prop − v_full).
-    fn error_norm(&self, model: &Model, p: &CenicParams) -> f64 {
+    /// of τ_v·(v_prop − v_full), with the dof where it is largest.
+    fn error_norm(&self, model: &Model, p: &CenicParams) -> ErrorEstimate {
         let (weights, tau) = (p.weights.as_slice(), p.velocity_time_scale);
         let w = |dof: usize| weights.get(dof).copied().unwrap_or(1.0);
         let (qp, qf) = (&self.sim.data.q, &self.q_full);
         // A max that keeps NaN (f64::max drops it), so a non-finite
         // proposal reads as an infinite error and is rejected, as on the GPU.
-        let mut err: f64 = 0.0;
-        let mut raise = |x: f64| {
-            if x > err || x.is_nan() {
-                err = x;
+        let mut est = ErrorEstimate { error: 0.0, dof: 0, velocity: false };
+        let mut at = |x: f64, dof: usize, velocity: bool| {
+            if x > est.error || x.is_nan() {
+                est = ErrorEstimate { error: x, dof, velocity };
             }
         };
         for j in &model.joints {
@@ -469,20 +497,23 @@ impl<T: Real> World<T> {
             match j.kind {
                 JointKind::Free => {
                     for k in 0..3 {
-                        raise(w(d + k) * (qp[a + k] - qf[a + k]).abs().f64());
+                        at(w(d + k) * (qp[a + k] - qf[a + k]).abs().f64(), d + k, false);
                     }
-                    raise(w(d + 3) * angle(a + 3));
+                    at(w(d + 3) * angle(a + 3), d + 3, false);
                 }
-                JointKind::Ball => raise(w(d) * angle(a)),
-                JointKind::Hinge | JointKind::Slide => raise(w(d) * (qp[a] - qf[a]).abs().f64()),
+                JointKind::Ball => at(w(d) * angle(a), d, false),
+                JointKind::Hinge | JointKind::Slide => at(w(d) * (qp[a] - qf[a]).abs().f64(), d, false),
             }
         }
         if tau > 0.0 {
             for (i, (vp, vf)) in self.sim.data.v.iter().zip(&self.v_full).enumerate() {
-                raise(tau * w(i) * (*vp - *vf).abs().f64());
+                at(tau * w(i) * (*vp - *vf).abs().f64(), i, true);
             }
         }
-        if err.is_nan() { f64::INFINITY } else { err }
+        if est.error.is_nan() {
+            est.error = f64::INFINITY;
+        }
+        est
     }
 
     /// Step bound (s) that lands just short of the first contact event
@@ -594,6 +625,16 @@ fn lower_distance<T: Real>(model: &Model, data: &dynamics::Data<T>, a: usize, b:
         (false, true) => plane_dist(b, a, ra),
         (false, false) => (data.geom_xpos[a] - data.geom_xpos[b]).norm().f64() - ra - rb,
     }
+}
+
+/// A step-doubling error estimate (weighted max-norm, m or rad) and where
+/// it is largest.
+#[derive(Clone, Copy, Debug)]
+struct ErrorEstimate {
+    error: f64,
+    dof: usize,
+    /// Whether the velocity term τ_v·Δv is the largest.
+    velocity: bool,
 }
 
 /// Fraction of the predicted time to a contact event covered by a landing

@@ -27,6 +27,37 @@ pub enum StepError {
     /// The state (q or v) holds NaN or infinite values.
     #[error("non-finite state ({0})")]
     NonFinite(&'static str),
+    /// Error control could not meet the accuracy even at the minimum step
+    /// (and [`CenicParams::accept_accuracy_misses`] is off).
+    #[error(
+        "accuracy {accuracy:e} not met at the minimum step {h:e} s: error {error:.3e} in the {} of dof {dof}",
+        if *velocity { "velocity (times τ_v)" } else { "position" }
+    )]
+    AccuracyNotMet {
+        /// The weighted error estimate of the step (m or rad).
+        error: f64,
+        /// The requested accuracy (m or rad).
+        accuracy: f64,
+        /// The step (s).
+        h: f64,
+        /// The velocity coordinate whose error is largest.
+        dof: usize,
+        /// Whether the velocity term of the error norm (τ_v·Δv) drove it.
+        velocity: bool,
+    },
+}
+
+impl StepError {
+    /// The message with the model's names added (the joint of a dof).
+    pub fn describe(&self, model: &Model) -> String {
+        match self {
+            StepError::AccuracyNotMet { dof, .. } => match model.dofs.get(*dof) {
+                Some(d) => format!("{self} (joint '{}')", model.joints[d.joint].name),
+                None => self.to_string(),
+            },
+            _ => self.to_string(),
+        }
+    }
 }
 
 /// One world simulated on the CPU. Owns all per-world storage, so stepping

@@ -3,6 +3,7 @@
 //! a [`ModelError`] (never panicking) on bad input.
 
 use super::inertia::{InertiaAccumulator, geom_unit_mass_props};
+use super::soft::Softness;
 use super::*;
 use crate::math::{Mat3, Quat, Vec3};
 
@@ -76,6 +77,11 @@ pub struct JointSpec {
     pub axis: [f64; 3],
     /// Position limits [lower, upper] (rad or m), hinge and slide only.
     pub range: Option<[f64; 2]>,
+    /// Softness of the limits (MuJoCo's `solreflimit`, `solimplimit`;
+    /// MuJoCo's defaults when built with [`JointSpec::new`]).
+    pub limit_softness: Softness,
+    /// Limit margin (rad or m), ≥ 0: a limit acts once q is closer to it than this.
+    pub limit_margin: f64,
     /// Armature (kg·m² or kg), ≥ 0.
     pub armature: f64,
     /// Damping (N·m·s/rad or N·s/m), ≥ 0.
@@ -99,6 +105,8 @@ impl JointSpec {
             pos: [0.0; 3],
             axis: [0.0, 0.0, 1.0],
             range: None,
+            limit_softness: Softness::default(),
+            limit_margin: 0.0,
             armature: 0.0,
             damping: 0.0,
             stiffness: 0.0,
@@ -366,6 +374,10 @@ impl ModelBuilder {
                 if !(lo.is_finite() && hi.is_finite() && lo < hi) {
                     return Err(e(format!("range [{lo}, {hi}] must be finite with lower < upper")));
                 }
+                j.limit_softness.check().map_err(|m| e(format!("limit softness: {m}")))?;
+                if !(j.limit_margin >= 0.0 && j.limit_margin.is_finite()) {
+                    return Err(e(format!("limit margin must be finite and ≥ 0, got {}", j.limit_margin)));
+                }
             }
             for (what, x) in [("armature", j.armature), ("damping", j.damping), ("stiffness", j.stiffness)] {
                 if !(x >= 0.0 && x.is_finite()) {
@@ -428,7 +440,14 @@ impl ModelBuilder {
                     JointKind::Hinge | JointKind::Slide => qpos0.push(j.reference),
                 }
                 for _ in 0..j.kind.nv() {
-                    dofs.push(Dof { body: bi, joint: ji, parent: last, armature: j.armature, damping: j.damping });
+                    dofs.push(Dof {
+                        body: bi,
+                        joint: ji,
+                        parent: last,
+                        armature: j.armature,
+                        damping: j.damping,
+                        invweight0: 0.0, // from M(qpos0) once the model is complete
+                    });
                     last = Some(dofs.len() - 1);
                 }
                 joints.push(Joint {
@@ -440,6 +459,9 @@ impl ModelBuilder {
                     qpos_adr,
                     dof_adr,
                     range: j.range,
+                    limit_softness: j.limit_softness,
+                    limit_margin: j.limit_margin,
+                    limit_law: None, // from invweight0 once the model is complete
                     armature: j.armature,
                     damping: j.damping,
                     stiffness: j.stiffness,
@@ -703,7 +725,7 @@ impl ModelBuilder {
             }
         }
 
-        let model = Model {
+        let mut model = Model {
             name,
             options,
             bodies,
@@ -720,16 +742,24 @@ impl ModelBuilder {
             qpos0,
             warnings,
         };
-        check_mass_matrix(&model)?;
+        let invweight = inverse_mass_diagonal(&model)?;
+        for (dof, w) in model.dofs.iter_mut().zip(&invweight) {
+            dof.invweight0 = *w;
+        }
+        let timestep = model.options.timestep;
+        for j in model.joints.iter_mut().filter(|j| j.range.is_some()) {
+            j.limit_law = Some(j.limit_softness.law(1.0 / invweight[j.dof_adr], timestep));
+        }
         Ok(model)
     }
 }
 
-/// The mass matrix must be positive definite at the reference pose: every
-/// degree of freedom must move some mass (or carry armature).
-fn check_mass_matrix(model: &Model) -> Result<(), ModelError> {
+/// The diagonal of M⁻¹ at the reference pose (MuJoCo's `dof_invweight0`
+/// for hinge and slide dofs). Fails unless M is positive definite there:
+/// every degree of freedom must move some mass (or carry armature).
+fn inverse_mass_diagonal(model: &Model) -> Result<Vec<f64>, ModelError> {
     if model.nv == 0 {
-        return Ok(());
+        return Ok(vec![]);
     }
     let mut data = crate::dynamics::Data::<f64>::new(model);
     data.q.copy_from_slice(&model.qpos0);
@@ -750,7 +780,15 @@ fn check_mass_matrix(model: &Model) -> Result<(), ModelError> {
             ),
         ));
     }
-    Ok(())
+    let mut diag = vec![0.0; n];
+    let mut e = vec![0.0; n];
+    for i in 0..n {
+        e.iter_mut().for_each(|x| *x = 0.0);
+        e[i] = 1.0;
+        crate::math::cholesky_solve_in_place(&m, n, &mut e);
+        diag[i] = e[i];
+    }
+    Ok(diag)
 }
 
 fn validate_options(o: &Options) -> Result<(), ModelError> {

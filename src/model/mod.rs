@@ -16,6 +16,7 @@ mod error;
 pub mod inertia;
 pub mod mesh;
 pub mod mjcf;
+pub mod soft;
 
 pub use builder::{BodySpec, GeomSpec, Inertial, JointSpec, ModelBuilder, WORLD};
 pub use error::{Entity, ModelError};
@@ -243,6 +244,14 @@ pub struct Joint {
     pub dof_adr: usize,
     /// Position limits (rad or m) when present; only hinge and slide joints.
     pub range: Option<[f64; 2]>,
+    /// Softness of the limits as MuJoCo's `solreflimit` (time constant s,
+    /// damping ratio; or −stiffness, −damping) and `solimplimit` (see [`soft`]).
+    pub limit_softness: soft::Softness,
+    /// Limit margin (rad or m): each limit acts once q is closer to it than this.
+    pub limit_margin: f64,
+    /// The force law of each limit (when `range` is set), compiled from
+    /// `limit_softness` and the dof's effective mass 1/[`Dof::invweight0`].
+    pub limit_law: Option<soft::SpringLaw>,
     /// Reflected rotor inertia added to the mass-matrix diagonal (kg·m² or kg).
     pub armature: f64,
     /// Viscous damping (N·m·s/rad or N·s/m), integrated implicitly.
@@ -269,6 +278,11 @@ pub struct Dof {
     pub armature: f64,
     /// Damping (N·m·s/rad or N·s/m).
     pub damping: f64,
+    /// Inverse effective mass of the dof at `qpos0`, the diagonal entry of
+    /// M⁻¹ (1/(kg·m²) or 1/kg; MuJoCo's `dof_invweight0` for hinge and slide
+    /// dofs): the inertia a force on this dof alone feels when every other
+    /// dof moves freely.
+    pub invweight0: f64,
 }
 
 /// A collision geom attached to a body.

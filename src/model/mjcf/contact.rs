@@ -1,16 +1,12 @@
 //! MJCF contact settings → cenic [`Material`] (see the module docs of
 //! [`super`] for the mapping and why it is built this way).
 
+use crate::model::soft::Softness;
 use crate::model::{Material, Model};
 
-/// MuJoCo's default `solref` (time constant s, damping ratio).
-pub(super) const SOLREF_DEFAULT: [f64; 2] = [0.02, 1.0];
-/// MuJoCo's default `solimp` (d0, dwidth, width m, midpoint, power).
-pub(super) const SOLIMP_DEFAULT: [f64; 5] = [0.9, 0.95, 0.001, 0.5, 2.0];
+pub(super) use crate::model::soft::{SOLIMP_DEFAULT, SOLREF_DEFAULT};
 /// MuJoCo's default `friction` (sliding, torsional, rolling).
 pub(super) const FRICTION_DEFAULT: [f64; 3] = [1.0, 0.005, 0.0001];
-/// MuJoCo's bounds on the impedance d (mjMINIMP, mjMAXIMP).
-const IMP_BOUNDS: [f64; 2] = [0.0001, 0.9999];
 /// |g| used for the dissipation when the model has no gravity (m/s²).
 const G_FALLBACK: f64 = 9.81;
 
@@ -23,8 +19,8 @@ pub(super) struct GeomContact {
     pub mu_dynamic: Option<f64>,
     pub condim: i64,
     pub solref: [f64; 2],
-    /// `solimp[0]`, the impedance d0 at zero penetration.
-    pub d0: f64,
+    /// `solimp` (only d0, the impedance at zero penetration, is used).
+    pub solimp: [f64; 5],
     /// Extension `stiffness` (N/m).
     pub stiffness: Option<f64>,
     /// Extension `dissipation` (s/m).
@@ -34,19 +30,12 @@ pub(super) struct GeomContact {
 /// Stiffness (N/m) and dissipation (s/m) for a geom whose kinematic tree has
 /// mass `m_ref` (kg), from MuJoCo's solref/solimp. `timestep` (s) applies
 /// MuJoCo's safety clamp τ ≥ 2·timestep; `g` is |gravity| (m/s²).
-pub(super) fn solref_to_kd(solref: [f64; 2], d0: f64, m_ref: f64, timestep: f64, g: f64) -> (f64, f64) {
-    let d0 = d0.clamp(IMP_BOUNDS[0], IMP_BOUNDS[1]);
+pub(super) fn solref_to_kd(solref: [f64; 2], solimp: [f64; 5], m_ref: f64, timestep: f64, g: f64) -> (f64, f64) {
     let g = if g > 0.0 { g } else { G_FALLBACK };
-    if solref[0] > 0.0 {
-        let tau = solref[0].max(2.0 * timestep);
-        let zeta = solref[1];
-        let k = m_ref / ((1.0 - d0) * (tau * zeta) * (tau * zeta));
-        (k, 2.0 * zeta * (k / m_ref).sqrt() / g)
-    } else {
-        // Direct stiffness and damping in acceleration units per metre.
-        let k = m_ref * (-solref[0]) / (1.0 - d0);
-        (k, (-solref[1]) / ((1.0 - d0) * g))
-    }
+    let (k, c) = Softness { solref, solimp }.spring(m_ref, timestep);
+    // Hunt–Crossley d with the linear damping c at the static equilibrium
+    // x0 = m g/k: c = k·x0·d = m·g·d.
+    (k, c / (m_ref * g))
 }
 
 /// Computes every geom's material on the built model. Returns the geoms
@@ -106,7 +95,7 @@ pub(super) fn assign_materials(model: &mut Model, contacts: &[GeomContact]) -> (
                 ));
                 continue;
             }
-            let (k_map, d_map) = solref_to_kd(c.solref, c.d0, m_ref, dt, g);
+            let (k_map, d_map) = solref_to_kd(c.solref, c.solimp, m_ref, dt, g);
             let k = c.stiffness.unwrap_or(k_map);
             // The damping ratio (or damping) of solref applies to the actual spring.
             let d = c.dissipation.unwrap_or(if c.solref[0] > 0.0 { d_map * (k / k_map).sqrt() } else { d_map });
@@ -153,40 +142,16 @@ fn geom_label(model: &Model, i: usize) -> String {
 mod tests {
     use super::*;
 
-    /// Static penetration predicted by the mapping equals MuJoCo's: a 2 kg
-    /// sphere resting on a plane (condim 1, constant impedance solimp
-    /// "d d 0.001", timestep 0.5 ms) settles in MuJoCo 4.0.0 at these
-    /// penetrations (simulated once, hard-coded here).
-    #[test]
-    fn stiffness_reproduces_mujoco_equilibrium_penetration() {
-        let (m, g) = (2.0, 9.81);
-        for (d0, solref, pen) in [
-            (0.9, [0.02, 1.0], 0.000392399999950388),
-            (0.9, [0.05, 0.5], 0.0006131250004883793),
-            (0.9, [-1000.0, -10.0], 0.0009810000052107304),
-            (0.5, [0.02, 1.0], 0.0019620000003197913),
-            (0.5, [0.05, 0.5], 0.003065624997573499),
-            (0.5, [-1000.0, -10.0], 0.004904999974126897),
-        ] {
-            let (k, _) = solref_to_kd(solref, d0, m, 0.0005, g);
-            let predicted = m * g / k;
-            assert!((predicted - pen).abs() < 1e-6 * pen, "{d0} {solref:?}: {predicted} vs {pen}");
-        }
-    }
-
+    /// The Hunt–Crossley dissipation, linearised at the static equilibrium,
+    /// is the spring's damping (the spring itself is tested in `model::soft`).
     #[test]
     fn dissipation_gives_the_damping_ratio() {
         let (m, g) = (1.5, 9.81);
-        let (k, d) = solref_to_kd([0.02, 0.7], 0.9, m, 0.001, g);
-        // Linearised at the static equilibrium x0 = m g / k, the Hunt–Crossley
-        // damping is c = k x0 d = m g d; its ratio to critical is ζ.
+        let (k, d) = solref_to_kd([0.02, 0.7], SOLIMP_DEFAULT, m, 0.001, g);
+        // Linearised at x0 = m g / k, the Hunt–Crossley damping is c = k x0 d = m g d.
         let c = m * g * d;
         assert!((c / (2.0 * (k * m).sqrt()) - 0.7).abs() < 1e-12);
-        // Time constant below 2·timestep is clamped as MuJoCo does.
-        let (k_small, _) = solref_to_kd([0.001, 1.0], 0.9, m, 0.01, g);
-        assert!((k_small - m / (0.1 * 0.02 * 0.02)).abs() < 1e-9 * k_small);
-        // Negative solref: direct stiffness and damping.
-        let (k, d) = solref_to_kd([-1000.0, -10.0], 0.9, m, 0.001, g);
+        let (k, d) = solref_to_kd([-1000.0, -10.0], SOLIMP_DEFAULT, m, 0.001, g);
         assert!((k - m * 1000.0 / 0.1).abs() < 1e-9 * k);
         assert!((d - 10.0 / (0.1 * g)).abs() < 1e-12);
     }

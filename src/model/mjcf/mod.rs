@@ -20,7 +20,8 @@
 //! - `worldbody`, `body` (`pos`, orientation, `childclass`), `inertial`
 //!   (`pos`, `mass`, `diaginertia` or `fullinertia`, orientation), `joint`
 //!   (free, ball, hinge, slide; `pos`, `axis`, `range`, `limited`,
-//!   `armature`, `damping`, `stiffness`, `springref`, `ref`), `freejoint`,
+//!   `margin`, `solreflimit`, `solimplimit` (d0), `armature`, `damping`,
+//!   `stiffness`, `springref`, `ref`), `freejoint`,
 //!   `geom` (plane, sphere, capsule, box, cylinder, ellipsoid, mesh; `size`,
 //!   `fromto`, pose, `mass`, `density` (default 1000 kg/m³), `friction`,
 //!   `condim`, `contype`, `conaffinity`, `margin`, `solref`, `solimp`, `mesh`),
@@ -55,8 +56,10 @@
 //! `group`, `user`, …). MuJoCo solver settings (`option integrator`,
 //! `iterations`, `solver`, `tolerance`, `cone`, `impratio`, …) are accepted
 //! with a warning: cenic always uses its own integrator and contact solver.
-//! Joint limit `margin`, `solreflimit` and `solimplimit` are ignored (cenic's
-//! limits are near-rigid, DESIGN.md §4.2). Settings cenic does not model
+//! Joint limits are soft springs mapped from `solreflimit`/`solimplimit`
+//! as contacts map `solref`/`solimp` ([`crate::model::soft`]), with the
+//! dof's effective mass 1/[`Dof::invweight0`](crate::model::Dof::invweight0).
+//! Settings cenic does not model
 //! give a warning in [`Model::warnings`]: joint `frictionloss`, stiffness
 //! on ball and free joints, geom `priority` and `gap`, fluid forces
 //! (`option density/viscosity/wind`), `sensor` (ignored), condim 4 and 6.

@@ -10,6 +10,7 @@ use super::contact::{FRICTION_DEFAULT, GeomContact, SOLIMP_DEFAULT, SOLREF_DEFAU
 use super::defaults::DKind;
 use super::frames;
 use super::xml::{self, Elem, check_attrs, elements, own_attr, tag};
+use crate::model::soft::Softness;
 use crate::model::{BodySpec, GeomKind, GeomSpec, Inertial, JointKind, JointSpec, Material, ModelError, Site, WORLD};
 use roxmltree::Node;
 
@@ -152,6 +153,16 @@ impl<'c, 'a> Loader<'c, 'a> {
             self.b.warn(format!("joint '{name}': stiffness on a {} joint is not simulated", kind.name()));
         }
         let reference = el.real("ref")?.map(angle).unwrap_or(0.0);
+        let limit_softness = Softness {
+            solref: el.arr::<2>("solreflimit")?.unwrap_or(SOLREF_DEFAULT),
+            solimp: el.solimp("solimplimit")?.unwrap_or(SOLIMP_DEFAULT),
+        };
+        if range.is_some() {
+            if let Err(m) = limit_softness.check() {
+                let a = el.attr("solreflimit").or_else(|| el.attr("solimplimit")).unwrap();
+                return Err(el.err_attr(&a, m));
+            }
+        }
         let spec = JointSpec {
             name,
             kind,
@@ -159,6 +170,8 @@ impl<'c, 'a> Loader<'c, 'a> {
             pos: el.arr::<3>("pos")?.unwrap_or([0.0; 3]),
             axis: el.arr::<3>("axis")?.unwrap_or([0.0, 0.0, 1.0]),
             range,
+            limit_softness,
+            limit_margin: el.nonneg("margin")?.unwrap_or(0.0), // MuJoCo does not convert it from degrees
             armature: el.real("armature")?.unwrap_or(0.0),
             damping: el.real("damping")?.unwrap_or(0.0),
             stiffness,
@@ -264,7 +277,7 @@ impl<'c, 'a> Loader<'c, 'a> {
         };
         let (contype, conaffinity) = (mask("contype")?, mask("conaffinity")?);
         let solref = el.arr::<2>("solref")?.unwrap_or(SOLREF_DEFAULT);
-        let solimp = el.reals("solimp", 1, 5)?.unwrap_or(SOLIMP_DEFAULT.to_vec());
+        let solimp = el.solimp("solimp")?.unwrap_or(SOLIMP_DEFAULT);
         let name = el.str("name").unwrap_or("").to_string();
         if el.int("priority")?.unwrap_or(0) != 0 {
             self.b.warn(format!(
@@ -286,7 +299,7 @@ impl<'c, 'a> Loader<'c, 'a> {
             mu_static: mu,
             mu_dynamic: mu_dynamic.unwrap_or(mu),
         };
-        self.contacts.push(GeomContact { mu, mu_dynamic, condim, solref, d0: solimp[0], stiffness, dissipation });
+        self.contacts.push(GeomContact { mu, mu_dynamic, condim, solref, solimp, stiffness, dissipation });
         self.src.geom.push(node);
         self.b.add_geom(GeomSpec {
             name,

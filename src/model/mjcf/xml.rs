@@ -146,6 +146,15 @@ impl<'c, 'a> Elem<'c, 'a> {
         }
         Ok(Some(v))
     }
+    /// A `solimp`-like attribute: 1 to 5 numbers, the rest from MuJoCo's
+    /// defaults (as MuJoCo fills a partial solimp).
+    pub fn solimp(&self, name: &str) -> Result<Option<[f64; 5]>, ModelError> {
+        Ok(self.reals(name, 1, 5)?.map(|v| {
+            let mut s = crate::model::soft::SOLIMP_DEFAULT;
+            s[..v.len()].copy_from_slice(&v);
+            s
+        }))
+    }
     /// Exactly `N` real numbers.
     pub fn arr<const N: usize>(&self, name: &str) -> Result<Option<[f64; N]>, ModelError> {
         Ok(self.reals(name, N, N)?.map(|v| std::array::from_fn(|i| v[i])))
@@ -295,8 +304,11 @@ pub(super) const JOINT: Schema = Schema {
         "actuatorfrclimited",
         "actuatorfrcrange",
         "actuatorgravcomp",
+        "margin",
+        "solreflimit",
+        "solimplimit",
     ],
-    ignored: &["group", "user", "margin", "solreflimit", "solimplimit", "solreffriction", "solimpfriction"],
+    ignored: &["group", "user", "solreffriction", "solimpfriction"],
 };
 pub(super) const FREEJOINT: Schema = Schema { supported: &["name", "align"], ignored: &["group"] };
 pub(super) const GEOM: Schema = Schema {
