@@ -103,6 +103,33 @@ pub trait Batch {
     fn stats(&self, world: usize) -> WorldStats;
     /// One world's status.
     fn status(&self, world: usize) -> WorldStatus;
+    /// Writes all actuator activations into `out` (nworld × na). Batches
+    /// that do not simulate activations report an error unless na = 0.
+    fn act(&self, out: &mut [f64]) -> Result<(), BatchError> {
+        let _ = out;
+        unsupported(self.model().na == 0, "actuator activations")
+    }
+    /// Sets one world's actuator activations (na).
+    fn set_act(&mut self, world: usize, act: &[f64]) -> Result<(), BatchError> {
+        let _ = (world, act);
+        unsupported(self.model().na == 0, "actuator activations")
+    }
+    /// Writes all sensor values into `out` (nworld × nsensordata), as of
+    /// each world's last `advance` (see [`crate::integrator::Simulator::compute_sensors`]).
+    /// Batches that do not compute sensors report an error unless the model has none.
+    fn sensordata(&self, out: &mut [f64]) -> Result<(), BatchError> {
+        let _ = out;
+        unsupported(self.model().nsensordata == 0, "sensor data")
+    }
+}
+
+/// Ok when `trivial` (nothing to read or write), else an error saying this batch lacks `what`.
+fn unsupported(trivial: bool, what: &str) -> Result<(), BatchError> {
+    if trivial {
+        Ok(())
+    } else {
+        Err(BatchError::Backend(format!("{what} are not available from this batch (use CpuBatch)")))
+    }
 }
 
 /// A batch of CPU worlds in scalar type `T`, stepped in parallel.
@@ -256,5 +283,33 @@ impl<T: Real> Batch for CpuBatch<T> {
     }
     fn status(&self, world: usize) -> WorldStatus {
         self.status[world].clone()
+    }
+    fn act(&self, out: &mut [f64]) -> Result<(), BatchError> {
+        let na = self.model.na;
+        check_len("act", self.worlds.len() * na, out.len())?;
+        for (w, chunk) in self.worlds.iter().zip(out.chunks_mut(na.max(1))) {
+            for (d, s) in chunk.iter_mut().zip(&w.sim.data.act) {
+                *d = s.f64();
+            }
+        }
+        Ok(())
+    }
+    fn set_act(&mut self, world: usize, act: &[f64]) -> Result<(), BatchError> {
+        self.check(world)?;
+        check_len("act", self.model.na, act.len())?;
+        for (d, s) in self.worlds[world].sim.data.act.iter_mut().zip(act) {
+            *d = T::c(*s);
+        }
+        Ok(())
+    }
+    fn sensordata(&self, out: &mut [f64]) -> Result<(), BatchError> {
+        let n = self.model.nsensordata;
+        check_len("sensordata", self.worlds.len() * n, out.len())?;
+        for (w, chunk) in self.worlds.iter().zip(out.chunks_mut(n.max(1))) {
+            for (d, s) in chunk.iter_mut().zip(&w.sim.data.sensordata) {
+                *d = s.f64();
+            }
+        }
+        Ok(())
     }
 }

@@ -283,6 +283,9 @@ impl GpuBatch {
         mode: Mode,
         options: GpuBatchOptions,
     ) -> Result<Self, GpuError> {
+        if let Some(what) = model.gpu_unsupported() {
+            return Err(GpuError::Unsupported(format!("{what} is not simulated on the GPU (use CpuBatch)")));
+        }
         if let Mode::ErrorControlled(p) = &mode
             && p.land_contact_events
         {

@@ -1,7 +1,7 @@
 //! Cost ℓ(v), gradient and Hessian of the ICF problem (DESIGN.md §4.2), and
 //! the cost along a search line for the exact line search.
 
-use super::problem::{ContactConstraint, GainConstraint, IcfProblem, LimitConstraint};
+use super::problem::{ContactConstraint, GainConstraint, IcfProblem, LimitConstraint, RowConstraint};
 use crate::math::{Mat3, Real, Vec3};
 
 /// Hunt–Crossley normal impulse and its potential for normal velocity `vn`
@@ -90,6 +90,28 @@ pub fn limit_terms<T: Real>(l: &LimitConstraint<T>, h: T, v: T) -> (T, T, T) {
     }
 }
 
+/// Cost, impulse h·f (N·s or N·m·s) along the row and −d(h·f)/ds of a
+/// row force element at row velocity `s`: f = clamp(f0 − κ s, lo, hi),
+/// cost −h∫f ds = (h/κ)·H(u) with u = f0 − κ s and H' = clamp(u, lo, hi)
+/// (a quadratic inside the bounds, linear outside: convex and C¹). With
+/// κ = 0 the force is the constant clamp(f0, lo, hi).
+#[inline]
+pub fn row_terms<T: Real>(r: &RowConstraint<T>, h: T, s: T) -> (T, T, T) {
+    let half = T::c(0.5);
+    if !(r.kappa > T::zero()) {
+        let f = r.force.max(r.lo).min(r.hi);
+        return (-h * f * s, h * f, T::zero());
+    }
+    let u = r.force - r.kappa * s;
+    if u > r.hi {
+        (h * (r.hi * u - half * r.hi * r.hi) / r.kappa, h * r.hi, T::zero())
+    } else if u < r.lo {
+        (h * (r.lo * u - half * r.lo * r.lo) / r.kappa, h * r.lo, T::zero())
+    } else {
+        (h * half * u * u / r.kappa, h * u, h * r.kappa)
+    }
+}
+
 /// Reusable storage for evaluations (no allocation once sized).
 #[derive(Clone, Debug, Default)]
 pub struct CostWork<T> {
@@ -101,6 +123,10 @@ pub struct CostWork<T> {
     pub av: Vec<T>,
     /// A w.
     pub aw: Vec<T>,
+    /// Row velocities j·v at the current iterate.
+    pub rv: Vec<T>,
+    /// j·w along the search direction.
+    pub rw: Vec<T>,
 }
 
 impl<T: Real> CostWork<T> {
@@ -110,6 +136,8 @@ impl<T: Real> CostWork<T> {
         self.uc.resize(p.contacts.len(), Vec3::zero());
         self.av.resize(p.nv, T::zero());
         self.aw.resize(p.nv, T::zero());
+        self.rv.resize(p.rows.len(), T::zero());
+        self.rw.resize(p.rows.len(), T::zero());
     }
 }
 
@@ -235,6 +263,28 @@ pub fn evaluate<T: Real>(
             hh[l.dof * nv + l.dof] += gp;
         }
     }
+    for (ri, r) in p.rows.iter().enumerate() {
+        let s = p.row_velocity(r, v);
+        work.rv[ri] = s;
+        let (lr, gamma, gp) = row_terms(r, p.h, s);
+        cost += lr;
+        let range = r.jac_start..r.jac_start + r.jac_len;
+        for e in range.clone() {
+            grad[p.row_dof[e]] -= p.row_coef[e] * gamma;
+        }
+        if let Some(hh) = hess.as_deref_mut()
+            && gp > T::zero()
+        {
+            // A row's dofs lie in one tree block (the builder merges the
+            // blocks of trees a row couples).
+            for e1 in range.clone() {
+                let (i, ci) = (p.row_dof[e1], gp * p.row_coef[e1]);
+                for e2 in range.clone() {
+                    hh[i * nv + p.row_dof[e2]] += ci * p.row_coef[e2];
+                }
+            }
+        }
+    }
     cost
 }
 
@@ -273,6 +323,13 @@ pub fn line_eval<T: Real>(p: &IcfProblem<T>, v: &[T], w: &[T], alpha: T, work: &
         d1 -= l.sign * gamma * wd;
         d2 += gp * wd * wd;
     }
+    for (ri, r) in p.rows.iter().enumerate() {
+        let u = work.rw[ri];
+        let (lr, gamma, gp) = row_terms(r, p.h, work.rv[ri] + alpha * u);
+        f += lr;
+        d1 -= gamma * u;
+        d2 += gp * u * u;
+    }
     (f, d1, d2)
 }
 
@@ -284,5 +341,9 @@ pub fn prepare_line<T: Real>(p: &IcfProblem<T>, v: &[T], w: &[T], work: &mut Cos
     for (ci, c) in p.contacts.iter().enumerate() {
         work.vc[ci] = p.contact_velocity(c, v);
         work.uc[ci] = p.contact_velocity(c, w);
+    }
+    for (ri, r) in p.rows.iter().enumerate() {
+        work.rv[ri] = p.row_velocity(r, v);
+        work.rw[ri] = p.row_velocity(r, w);
     }
 }

@@ -249,6 +249,7 @@ pub struct World<T: Real> {
     pending: Tape,
     q0: Vec<T>,
     v0: Vec<T>,
+    act0: Vec<T>,
     q_full: Vec<T>,
     v_full: Vec<T>,
     v_half: Vec<T>,
@@ -258,7 +259,7 @@ pub struct World<T: Real> {
 impl<T: Real> World<T> {
     /// A world of `model` at qpos0 advancing in `mode`.
     pub fn new(model: Arc<Model>, mode: Mode) -> Self {
-        let (nq, nv) = (model.nq, model.nv);
+        let (nq, nv, model_na) = (model.nq, model.nv, model.na);
         let sim = Simulator::new(model);
         let h_next = match &mode {
             Mode::Fixed { dt } => *dt,
@@ -275,6 +276,7 @@ impl<T: Real> World<T> {
             pending: Tape::new(nq, nv),
             q0: vec![T::zero(); nq],
             v0: vec![T::zero(); nv],
+            act0: vec![T::zero(); model_na],
             q_full: vec![T::zero(); nq],
             v_full: vec![T::zero(); nv],
             v_half: vec![T::zero(); nv],
@@ -296,6 +298,9 @@ impl<T: Real> World<T> {
         let mode = std::mem::replace(&mut self.mode, Mode::Fixed { dt: 0.0 });
         let r = self.advance_in(&mode, dt);
         self.mode = mode;
+        if r.is_ok() && !self.sim.model.sensors.is_empty() {
+            self.sim.compute_sensors();
+        }
         r
     }
 
@@ -343,6 +348,7 @@ impl<T: Real> World<T> {
         let solver = p.solver_params(&self.sim.solver_params);
         self.q0.copy_from_slice(&self.sim.data.q);
         self.v0.copy_from_slice(&self.sim.data.v);
+        self.act0.copy_from_slice(&self.sim.data.act);
         // Geometry at x0, shared by the full and the first half step.
         self.sim.contacts.skin = p.skin;
         self.sim.compute_geometry();
@@ -420,6 +426,7 @@ impl<T: Real> World<T> {
     fn restore_start(&mut self) {
         self.sim.data.q.copy_from_slice(&self.q0);
         self.sim.data.v.copy_from_slice(&self.v0);
+        self.sim.data.act.copy_from_slice(&self.act0);
     }
 
     /// One step-doubling trial of size `h` from x0 (whose geometry is in the
@@ -456,6 +463,7 @@ impl<T: Real> World<T> {
             self.pending.push(&self.q0, &self.v0, 0.5 * h, c.skin, &self.v_half, &c.list);
         }
         dynamics::integrate_q(model, &mut self.sim.data.q, &self.v_half, half);
+        dynamics::integrate_act(model, &mut self.sim.data.act, &self.sim.ctrl, half);
         self.sim.data.v.copy_from_slice(&self.v_half);
         if !self.sim.data.q.iter().chain(self.sim.data.v.iter()).all(|x| x.is_finite()) {
             return Err(StepError::NonFinite("half step"));
@@ -468,11 +476,15 @@ impl<T: Real> World<T> {
         let r = self.sim.solve_velocity(half, &mut v, solver);
         self.v_half = v;
         self.stats.add_solve(&r?);
+        let v_end = std::mem::take(&mut self.v_half);
+        self.sim.set_qacc(&v_end, half);
+        self.v_half = v_end;
         if taping {
             let (d, c) = (&self.sim.data, &self.sim.contacts);
             self.pending.push(&d.q, &d.v, 0.5 * h, c.skin, &self.v_half, &c.list);
         }
         dynamics::integrate_q(model, &mut self.sim.data.q, &self.v_half, half);
+        dynamics::integrate_act(model, &mut self.sim.data.act, &self.sim.ctrl, half);
         self.sim.data.v.copy_from_slice(&self.v_half);
         Ok(self.error_norm(model, p))
     }
@@ -565,7 +577,7 @@ impl<T: Real> World<T> {
         for a in 0..n {
             let ma = motion(a);
             for b in a + 1..n {
-                if !model.geoms_can_collide(a, b) {
+                if !model.geoms_may_touch(a, b) {
                     continue;
                 }
                 let mb = motion(b);

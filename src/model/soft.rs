@@ -145,13 +145,22 @@ impl SpringLaw {
     /// step engages), the tangent stiffness dF/dr ≥ 0 and the damping c,
     /// both evaluated at max(r, 0).
     pub fn at<T: Real>(&self, r: T) -> (T, T, T) {
+        let (ks, kt, c) = self.stiffness(r.max(T::zero()));
+        (ks * r, kt, c)
+    }
+
+    /// At violation magnitude `r` ≥ 0 (m or rad): the secant stiffness
+    /// F(r)/r, the tangent stiffness dF/dr ≥ 0 and the damping c. For
+    /// constraints with several rows (connect, weld) MuJoCo evaluates the
+    /// impedance at the norm of the violation vector; each row then acts
+    /// with the secant stiffness on its own component.
+    pub fn stiffness<T: Real>(&self, r: T) -> (T, T, T) {
         let mk = T::c(self.mk);
-        let rp = r.max(T::zero());
-        let (d, dd) = impedance(&self.imp, rp);
+        let (d, dd) = impedance(&self.imp, r);
         let one = T::one();
         let ks = mk * d * d / (one - d);
-        let kt = ks + mk * rp * dd * d * (T::c(2.0) - d) / ((one - d) * (one - d));
-        (ks * r, kt.max(T::zero()), T::c(self.damp) * ks.sqrt())
+        let kt = ks + mk * r * dd * d * (T::c(2.0) - d) / ((one - d) * (one - d));
+        (ks, kt.max(T::zero()), T::c(self.damp) * ks.sqrt())
     }
 }
 
