@@ -199,6 +199,7 @@ def feature_record(m, source):
         "total_mass": float(mujoco.mj_getTotalmass(m)),
         "body_mass": lst(m.body_mass),
         "body_invweight0": [lst(x) for x in m.body_invweight0],
+        "body_iquat": [lst(x) for x in m.body_iquat],
         "dof_invweight0": lst(m.dof_invweight0),
         "tendon_invweight0": lst(m.tendon_invweight0),
         "tendon_length0": lst(m.tendon_length0),
@@ -255,7 +256,7 @@ def feature_states(m, seed):
                 "eq_pos": lst(d.efc_pos[:ne]),
                 "eq_J": [lst(r) for r in efc_j],
                 "qfrc_fluid": lst(d.qfrc_fluid),
-                "contact_geoms": sorted([sorted([int(c.geom1), int(c.geom2)]) for c in d.contact[: d.ncon]]),
+                "contact_geoms": sorted([sorted([int(c.geom1), int(c.geom2)]) + [float(c.dist)] for c in d.contact[: d.ncon]]),
                 "sensordata": lst(d.sensordata),
             }
         )

@@ -1311,9 +1311,11 @@ fn compile_at_qpos0(model: &mut Model, especs: &[EqualitySpec], dampratios: &[(u
 }
 
 /// MuJoCo's "simple body with no rotations": a child of the world without
-/// children, moved only by slide joints with mutually orthogonal axes.
+/// children, with its centre of mass at its origin and principal axes
+/// along its frame, moved only by slide joints with orthogonal axes.
 fn slides_only(model: &Model, b: usize) -> bool {
     let body = &model.bodies[b];
+    let centred = body.ipos.iter().all(|x| x.abs() < 1e-12) && (body.iquat[0].abs() - 1.0).abs() < 1e-12;
     let joints = &model.joints[body.jnt_adr..body.jnt_adr + body.jnt_num];
     let orthogonal = joints.iter().enumerate().all(|(i, a)| {
         joints[i + 1..].iter().all(|c| {
@@ -1322,6 +1324,7 @@ fn slides_only(model: &Model, b: usize) -> bool {
         })
     });
     body.parent == WORLD
+        && centred
         && !joints.is_empty()
         && joints.iter().all(|j| j.kind == JointKind::Slide)
         && orthogonal
