@@ -169,6 +169,7 @@ TRAJECTORIES = {
     "features/fluid": ([0.4, -0.3], 1e-4, 0.5, 0.05),
     "features/frictionloss": ([0.5, 2.0], 1e-4, 0.5, 0.05),
     "features/flags": ([1.0], 1e-4, 0.5, 0.05),
+    "features/tendon_limit": ([], 1e-4, 3.0, 0.5),
 }
 NFEATURE_STATES = 3
 

@@ -21,7 +21,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-const FEATURES: [&str; 10] = [
+const FEATURES: [&str; 11] = [
     "actuators",
     "contact_filter",
     "contact_filter_noparent",
@@ -32,6 +32,7 @@ const FEATURES: [&str; 10] = [
     "sensors",
     "tendons",
     "flags",
+    "tendon_limit",
 ];
 
 fn model_path(rel: &str) -> PathBuf {
@@ -427,5 +428,135 @@ fn corpus_models_match_mujoco_and_simulate() {
             world.stats.rejected,
             world.stats.newton_iterations
         );
+    }
+}
+
+/// Soft tendon limits settle where MuJoCo's do: a weight hanging from a
+/// rope (spatial tendon at its upper length limit) and an arm resting on a
+/// stop (fixed tendon at its lower limit, with a margin). The deflections
+/// (0.6 mm and 0.8 mrad) come from solreflimit/solimplimit on the tendon's
+/// effective mass, as in MuJoCo, and agree to 1e-7.
+#[test]
+fn tendon_limits_settle_where_mujoco_does() {
+    let (m, fx) = load("tendon_limit");
+    let m = Arc::new(m);
+    let mut world = World::<f64>::new(m.clone(), Mode::ErrorControlled(CenicParams { accuracy: 1e-6, ..Default::default() }));
+    world.advance(3.0).unwrap();
+    let last = fx["trajectory"]["samples"].as_array().unwrap().last().unwrap();
+    let want = fx::vec(&last["qpos"]);
+    for k in 0..m.nq {
+        fx::close(world.sim.data.q[k], want[k], 1e-7, &format!("settled coordinate {k}"));
+    }
+    // The rope is stretched beyond its 0.5 m limit by the weight.
+    let mut d = world.sim.data.clone();
+    dynamics::kinematics(&m, &mut d);
+    dynamics::transmissions(&m, &mut d);
+    assert!(d.ten_length[0] > 0.5 && d.ten_length[0] < 0.501, "rope length {}", d.ten_length[0]);
+}
+
+/// `<include>`: a cycle names the chain, a missing file names the include
+/// element and line, a file included twice is refused as in MuJoCo, and
+/// errors inside an included file name that file and line.
+#[test]
+fn include_errors_name_the_file_and_line() {
+    let dir = std::env::temp_dir().join(format!("cenic_include_{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("parts")).unwrap();
+    let write = |name: &str, text: &str| std::fs::write(dir.join(name), text).unwrap();
+    let load = |name: &str| Model::from_mjcf_file(dir.join(name)).unwrap_err().to_string();
+    write("cycle.xml", "<mujoco>\n  <include file=\"parts/a.xml\"/>\n</mujoco>");
+    write("parts/a.xml", "<mujoco>\n\n  <include file=\"b.xml\"/>\n</mujoco>");
+    write("parts/b.xml", "<mujoco><include file=\"parts/a.xml\"/></mujoco>");
+    let e = load("cycle.xml");
+    assert!(e.contains("include cycle") && e.contains("cycle.xml → ") && e.contains("a.xml → ") && e.contains("b.xml → "), "{e}");
+    assert!(e.contains("b.xml:1:"), "the cycle is reported where it closes: {e}");
+    write("missing.xml", "<mujoco>\n\n  <include file=\"nope.xml\"/>\n</mujoco>");
+    let e = load("missing.xml");
+    assert!(e.contains("missing.xml:3:") && e.contains("<include> attribute 'file'") && e.contains("nope.xml"), "{e}");
+    write("twice.xml", "<mujoco><include file=\"parts/c.xml\"/>\n<include file=\"parts/c.xml\"/></mujoco>");
+    write("parts/c.xml", "<mujoco><option timestep=\"0.01\"/></mujoco>");
+    let e = load("twice.xml");
+    assert!(e.contains("twice.xml:2:") && e.contains("already included"), "{e}");
+    write("bad_inside.xml", "<mujoco><worldbody><include file=\"parts/bad.xml\"/></worldbody></mujoco>");
+    write("parts/bad.xml", "<mujoco>\n  <body>\n    <geom size=\"-1\"/>\n  </body>\n</mujoco>");
+    let e = load("bad_inside.xml");
+    assert!(e.contains("parts/bad.xml:3:") && e.contains("<geom> attribute 'size'"), "{e}");
+    write("not_mujoco.xml", "<mujoco><include file=\"parts/robot.xml\"/></mujoco>");
+    write("parts/robot.xml", "<robot/>");
+    let e = load("not_mujoco.xml");
+    assert!(e.contains("must be <mujoco>, found <robot>"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Keyframes carry activations: the lander starts from its hover keyframe
+/// with both engines at half throttle.
+#[test]
+fn keyframe_sets_activations() {
+    let m = Arc::new(Model::from_mjcf_file(model_path("corpus/lander.xml")).unwrap());
+    assert_eq!(m.keyframes[0].act, vec![0.5, 0.5]);
+    let mut world = World::<f64>::new(m.clone(), Mode::Fixed { dt: 0.005 });
+    world.sim.reset_to_keyframe("hover").unwrap();
+    assert_eq!(world.sim.data.act, vec![0.5, 0.5]);
+    assert_eq!(world.sim.ctrl, vec![0.5, 0.5]);
+    // A keyframe with the wrong number of activations is refused, naming it.
+    let bad = std::fs::read_to_string(model_path("corpus/lander.xml")).unwrap().replace("act=\"0.5 0.5\"", "act=\"0.5\"");
+    let e = Model::from_mjcf_str_named(&bad, model_path("corpus/lander.xml").to_str().unwrap()).unwrap_err().to_string();
+    assert!(e.contains("key name=\"hover\"") && e.contains("act has 1 values, the model has na = 2"), "{e}");
+}
+
+/// Touch sensors read the normal force of the contacts inside their site:
+/// a 2 kg box at rest on the floor weighs 2·9.81 N on its sole.
+#[test]
+fn touch_sensor_weighs_a_resting_box() {
+    let (m, _) = load("sensors");
+    let m = Arc::new(m);
+    let mut world = World::<f64>::new(m.clone(), Mode::ErrorControlled(CenicParams::default()));
+    world.advance(1.5).unwrap();
+    let touch = m.sensors.iter().find(|s| matches!(s.kind, cenic::model::SensorKind::Touch(_))).unwrap();
+    let w = world.sim.data.sensordata[touch.adr];
+    assert!((w - 2.0 * 9.81).abs() < 0.02 * 2.0 * 9.81, "touch {w} N");
+}
+
+/// An explicit contact pair uses its own friction: a box on the floor with
+/// geom friction 1 and pair friction 0.2 slides to rest after
+/// v0/(0.2·g) seconds, as Coulomb friction predicts.
+#[test]
+fn contact_pair_uses_its_own_friction() {
+    let xml = r#"<mujoco>
+      <worldbody>
+        <geom name="floor" type="plane" size="5 5 0.1" friction="1"/>
+        <body name="box" pos="0 0 0.1">
+          <freejoint/>
+          <geom name="box" type="box" size="0.1 0.1 0.1" mass="1" friction="1"/>
+        </body>
+      </worldbody>
+      <contact><pair geom1="floor" geom2="box" friction="0.2 0.2"/></contact>
+      <keyframe><key qpos="0 0 0.1 1 0 0 0" qvel="1 0 0 0 0 0"/></keyframe>
+    </mujoco>"#;
+    let m = Arc::new(Model::from_mjcf_str(xml).unwrap());
+    assert_eq!(m.pairs[0].material.mu_static, 0.2);
+    let mut world = World::<f64>::new(m.clone(), Mode::ErrorControlled(CenicParams { accuracy: 1e-4, ..Default::default() }));
+    world.sim.reset_to_keyframe("0").unwrap();
+    world.advance(0.25).unwrap();
+    let v = world.sim.data.v[0];
+    let want = 1.0 - 0.2 * 9.81 * 0.25;
+    assert!((v - want).abs() < 0.02, "sliding speed {v} m/s after 0.25 s, Coulomb {want}");
+    world.advance(0.5).unwrap();
+    assert!(world.sim.data.v[0].abs() < 1e-3, "at rest after v0/(μg) = 0.51 s: {}", world.sim.data.v[0]);
+}
+
+/// Dry friction (frictionloss) holds a block against a push below it and
+/// lets a push above it accelerate the block by (F − f)/m.
+#[test]
+fn frictionloss_holds_and_slips_like_coulomb() {
+    let (m, _) = load("frictionloss");
+    let m = Arc::new(m);
+    for (push, want_acc) in [(0.5, 0.0), (3.0, 2.0)] {
+        let mut world = World::<f64>::new(m.clone(), Mode::ErrorControlled(CenicParams { accuracy: 1e-6, ..Default::default() }));
+        world.sim.ctrl[0] = push;
+        world.advance(0.5).unwrap();
+        let (x, v) = (world.sim.data.q[0], world.sim.data.v[0]);
+        // Regularised like contact friction: a held block creeps below vs/10 = 1e-5 m/s.
+        assert!((v - want_acc * 0.5).abs() < 1e-4 + 1e-5, "push {push} N: v = {v}");
+        assert!((x - 0.5 * want_acc * 0.25).abs() < 5e-4, "push {push} N: x = {x}");
     }
 }

@@ -633,15 +633,21 @@ impl Model {
     }
     /// The first feature of this model that the GPU batch does not simulate,
     /// naming the element, or `None` when the GPU path covers the model:
-    /// tendons that act (limits, spring, damping, actuated), equality
-    /// constraints, general actuators (and with them activation states),
-    /// explicit contact pairs, fluid forces, and switched-off actuation,
-    /// springs, dampers or control clamping.
+    /// tendons that act (limits, spring, damping, friction loss), joint
+    /// friction loss, equality constraints, general actuators (and with them
+    /// activation states and tendon or site transmissions), explicit contact
+    /// pairs, fluid forces, and switched-off actuation, springs, dampers or
+    /// control clamping. (Contact exclusions, `filterparent` and switched-off
+    /// contacts, limits or gravity act through the model itself and run on
+    /// the GPU.)
     pub fn gpu_unsupported(&self) -> Option<String> {
         for (i, t) in self.tendons.iter().enumerate() {
-            if t.range.is_some() || t.stiffness != 0.0 || t.damping != 0.0 {
-                return Some(format!("tendon {} (limits, stiffness or damping)", display_name(&t.name, i)));
+            if t.range.is_some() || t.stiffness != 0.0 || t.damping != 0.0 || t.frictionloss != 0.0 {
+                return Some(format!("tendon {} (limits, stiffness, damping or friction loss)", display_name(&t.name, i)));
             }
+        }
+        if let Some((i, j)) = self.joints.iter().enumerate().find(|(_, j)| j.frictionloss > 0.0) {
+            return Some(format!("friction loss of joint {}", display_name(&j.name, i)));
         }
         if let Some((i, e)) = self.equalities.iter().enumerate().next() {
             return Some(format!("equality constraint {} ({})", display_name(&e.name, i), e.kind_name()));
