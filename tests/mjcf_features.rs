@@ -440,7 +440,8 @@ fn corpus_models_match_mujoco_and_simulate() {
 fn tendon_limits_settle_where_mujoco_does() {
     let (m, fx) = load("tendon_limit");
     let m = Arc::new(m);
-    let mut world = World::<f64>::new(m.clone(), Mode::ErrorControlled(CenicParams { accuracy: 1e-6, ..Default::default() }));
+    let mut world =
+        World::<f64>::new(m.clone(), Mode::ErrorControlled(CenicParams { accuracy: 1e-6, ..Default::default() }));
     world.advance(3.0).unwrap();
     let last = fx["trajectory"]["samples"].as_array().unwrap().last().unwrap();
     let want = fx::vec(&last["qpos"]);
@@ -467,7 +468,10 @@ fn include_errors_name_the_file_and_line() {
     write("parts/a.xml", "<mujoco>\n\n  <include file=\"b.xml\"/>\n</mujoco>");
     write("parts/b.xml", "<mujoco><include file=\"parts/a.xml\"/></mujoco>");
     let e = load("cycle.xml");
-    assert!(e.contains("include cycle") && e.contains("cycle.xml → ") && e.contains("a.xml → ") && e.contains("b.xml → "), "{e}");
+    assert!(
+        e.contains("include cycle") && e.contains("cycle.xml → ") && e.contains("a.xml → ") && e.contains("b.xml → "),
+        "{e}"
+    );
     assert!(e.contains("b.xml:1:"), "the cycle is reported where it closes: {e}");
     write("missing.xml", "<mujoco>\n\n  <include file=\"nope.xml\"/>\n</mujoco>");
     let e = load("missing.xml");
@@ -498,8 +502,10 @@ fn keyframe_sets_activations() {
     assert_eq!(world.sim.data.act, vec![0.5, 0.5]);
     assert_eq!(world.sim.ctrl, vec![0.5, 0.5]);
     // A keyframe with the wrong number of activations is refused, naming it.
-    let bad = std::fs::read_to_string(model_path("corpus/lander.xml")).unwrap().replace("act=\"0.5 0.5\"", "act=\"0.5\"");
-    let e = Model::from_mjcf_str_named(&bad, model_path("corpus/lander.xml").to_str().unwrap()).unwrap_err().to_string();
+    let bad =
+        std::fs::read_to_string(model_path("corpus/lander.xml")).unwrap().replace("act=\"0.5 0.5\"", "act=\"0.5\"");
+    let e =
+        Model::from_mjcf_str_named(&bad, model_path("corpus/lander.xml").to_str().unwrap()).unwrap_err().to_string();
     assert!(e.contains("key name=\"hover\"") && e.contains("act has 1 values, the model has na = 2"), "{e}");
 }
 
@@ -534,7 +540,8 @@ fn contact_pair_uses_its_own_friction() {
     </mujoco>"#;
     let m = Arc::new(Model::from_mjcf_str(xml).unwrap());
     assert_eq!(m.pairs[0].material.mu_static, 0.2);
-    let mut world = World::<f64>::new(m.clone(), Mode::ErrorControlled(CenicParams { accuracy: 1e-4, ..Default::default() }));
+    let mut world =
+        World::<f64>::new(m.clone(), Mode::ErrorControlled(CenicParams { accuracy: 1e-4, ..Default::default() }));
     world.sim.reset_to_keyframe("0").unwrap();
     world.advance(0.25).unwrap();
     let v = world.sim.data.v[0];
@@ -551,7 +558,8 @@ fn frictionloss_holds_and_slips_like_coulomb() {
     let (m, _) = load("frictionloss");
     let m = Arc::new(m);
     for (push, want_acc) in [(0.5, 0.0), (3.0, 2.0)] {
-        let mut world = World::<f64>::new(m.clone(), Mode::ErrorControlled(CenicParams { accuracy: 1e-6, ..Default::default() }));
+        let mut world =
+            World::<f64>::new(m.clone(), Mode::ErrorControlled(CenicParams { accuracy: 1e-6, ..Default::default() }));
         world.sim.ctrl[0] = push;
         world.advance(0.5).unwrap();
         let (x, v) = (world.sim.data.q[0], world.sim.data.v[0]);

@@ -126,7 +126,7 @@ pub enum EqualityKind {
         /// The points in each body's frame (m).
         anchor: [[f64; 3]; 2],
     },
-    /// Frames (anchor[i], quat[i]) fixed to body i coincide: 3 position
+    /// Frames (`anchor[i]`, `quat[i]`) fixed to body i coincide: 3 position
     /// rows and 3 orientation rows (the vector part of the relative
     /// quaternion, times `torquescale`), MJCF `<weld>`.
     Weld {
@@ -139,8 +139,8 @@ pub enum EqualityKind {
         /// Scale of the orientation rows (MJCF `torquescale`).
         torquescale: f64,
     },
-    /// q[j0] − q0[j0] = Σ_k polycoef[k]·(q[j1] − q0[j1])^k, or
-    /// q[j0] − q0[j0] = polycoef[0] without a second joint (MJCF `<joint>`).
+    /// `q[j0] − q0[j0] = Σ_k polycoef[k]·(q[j1] − q0[j1])^k`, or
+    /// `q[j0] − q0[j0] = polycoef[0]` without a second joint (MJCF `<joint>`).
     Joint {
         /// Hinge or slide joints; the second is optional.
         joint: [Option<usize>; 2],

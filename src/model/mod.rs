@@ -405,11 +405,11 @@ pub enum ActuatorKind {
 /// `gear` scaling (MJCF `joint`, `tendon`, `site`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Transmission {
-    /// A hinge or slide joint: length L = gear[0]·q, generalized force gear[0]·f.
+    /// A hinge or slide joint: length L = `gear[0]`·q, generalized force `gear[0]`·f.
     Joint(usize),
-    /// A tendon: L = gear[0]·(tendon length), force along the tendon gear[0]·f.
+    /// A tendon: L = `gear[0]`·(tendon length), force along the tendon `gear[0]`·f.
     Tendon(usize),
-    /// A site: a force gear[0..3]·f and torque gear[3..6]·f in the site's
+    /// A site: a force `gear[0..3]`·f and torque `gear[3..6]`·f in the site's
     /// frame at the site (a thruster); the length is 0 (MuJoCo without `refsite`).
     Site(usize),
 }
@@ -643,7 +643,10 @@ impl Model {
     pub fn gpu_unsupported(&self) -> Option<String> {
         for (i, t) in self.tendons.iter().enumerate() {
             if t.range.is_some() || t.stiffness != 0.0 || t.damping != 0.0 || t.frictionloss != 0.0 {
-                return Some(format!("tendon {} (limits, stiffness, damping or friction loss)", display_name(&t.name, i)));
+                return Some(format!(
+                    "tendon {} (limits, stiffness, damping or friction loss)",
+                    display_name(&t.name, i)
+                ));
             }
         }
         if let Some((i, j)) = self.joints.iter().enumerate().find(|(_, j)| j.frictionloss > 0.0) {

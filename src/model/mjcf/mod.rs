@@ -7,25 +7,35 @@
 //! so every model gets the same validation as one written in code.
 //!
 //! # Supported
+//! - `include` anywhere in the tree, nested (see the `include` module for
+//!   how paths resolve); cycles are refused with the chain of files named;
+//!   errors inside an included file name that file and line.
 //! - `mujoco` (`model`: the name, default "MuJoCo Model").
 //! - `compiler`: `angle` (degree, MuJoCo's default, or radian: hinge
 //!   `range`/`ref`/`springref`, `axisangle`, `euler`), `eulerseq`,
 //!   `inertiafromgeom` (true, false, auto), `settotalmass`, `autolimits`
 //!   (default true), `meshdir`, `assetdir`, `strippath`, `coordinate="local"`.
-//! - `option`: `timestep` (s), `gravity` (m/s²) and the cenic extension
-//!   `stiction_tolerance` (m/s); `flag gravity="disable"`.
-//! - `default` classes, nested, for `joint`, `geom`, `site`, `mesh`,
-//!   `tendon` and the actuators `motor`/`position` (which share one set of
+//! - `option`: `timestep` (s), `gravity` (m/s²), `density` (kg/m³),
+//!   `viscosity` (Pa·s) and `wind` (m/s) for MuJoCo's inertia-box fluid
+//!   forces ([`crate::dynamics::passive_forces`]), the cenic extension
+//!   `stiction_tolerance` (m/s); `flag` `contact`, `constraint`, `limit`,
+//!   `equality`, `frictionloss`, `gravity`, `actuation`, `spring`,
+//!   `damper`, `passive` (MuJoCo 2: spring, damper and fluid),
+//!   `clampctrl`, `filterparent`, `refsafe`, `sensor` ([`Flags`]).
+//! - `default` classes (several top-level `<default>`s add to "main"),
+//!   nested, for `joint`, `geom`, `site`, `mesh`, `tendon`, `equality`,
+//!   `pair` and every supported actuator type (which share one set of
 //!   actuator defaults per class, as in MuJoCo); `class` and `childclass`.
-//! - `worldbody`, `body` (`pos`, orientation, `childclass`), `inertial`
-//!   (`pos`, `mass`, `diaginertia` or `fullinertia`, orientation), `joint`
-//!   (free, ball, hinge, slide; `pos`, `axis`, `range`, `limited`,
-//!   `margin`, `solreflimit`, `solimplimit` (d0), `armature`, `damping`,
-//!   `stiffness`, `springref`, `ref`), `freejoint`,
-//!   `geom` (plane, sphere, capsule, box, cylinder, ellipsoid, mesh; `size`,
-//!   `fromto`, pose, `mass`, `density` (default 1000 kg/m³), `friction`,
-//!   `condim`, `contype`, `conaffinity`, `margin`, `solref`, `solimp`, `mesh`),
-//!   `site`.
+//! - `worldbody`, `body` (`pos`, orientation, `childclass`; `mocap` bodies
+//!   are static), `inertial` (`pos`, `mass`, `diaginertia` or
+//!   `fullinertia`, orientation), `joint` (free, ball, hinge, slide; `pos`,
+//!   `axis`, `range`, `limited`, `margin`, `solreflimit`, `solimplimit`,
+//!   `armature`, `damping`, `frictionloss` (hinge and slide), `stiffness`,
+//!   `springref`, `ref`), `freejoint`, `geom` (plane, sphere, capsule, box,
+//!   cylinder, ellipsoid, mesh; `size`, `fromto`, pose, `mass`, `density`
+//!   (default 1000 kg/m³), `friction`, `condim`, `contype`, `conaffinity`,
+//!   `margin`, `solref`, `solimp`, `mesh`), `site` (type and size: the
+//!   volume touch sensors count contacts in).
 //! - Orientation alternatives everywhere MuJoCo allows them: `quat`,
 //!   `axisangle`, `euler`, `xyaxes`, `zaxis`; `fromto` on capsule, cylinder,
 //!   box and ellipsoid geoms and sites (midpoint, z axis from `to` towards
@@ -37,45 +47,83 @@
 //!   `inertia="convex"`; identical for convex meshes). cenic keeps mesh
 //!   vertices in the frame they were written in, whereas MuJoCo re-centres
 //!   a mesh at its centroid: the body's mass properties are the same, the
-//!   geom's `pos`/`quat` differ.
-//! - `actuator`: `motor` (`joint`, `gear` (first value), `ctrlrange`,
-//!   `ctrllimited`, `forcerange`, `forcelimited`) → [`ActuatorKind::Motor`];
-//!   `position` (`joint`, `kp` (default 1), `kv` → kd, symmetric
-//!   `forcerange` → effort limit, `ctrlrange`, `ctrllimited`,
-//!   `inheritrange`; `gear` must be 1) → [`ActuatorKind::Position`].
-//! - `tendon/fixed` → [`FixedTendon`]; `keyframe/key` (`qpos` defaults to
-//!   qpos0, `qvel` and `ctrl` to zeros).
-//! - Extension attributes: on `geom` (and geom defaults) `stiffness` (N/m),
-//!   `dissipation` (Hunt–Crossley, s/m), `friction_dynamic` (the first
-//!   `friction` value is the static coefficient; the dynamic one equals it
-//!   unless given); on `option`, `stiction_tolerance` (m/s).
+//!   geom's `pos`/`quat` differ. Visual assets (`texture` including
+//!   skyboxes, `material`, `skin`) are read and ignored.
+//! - `contact`: `exclude` (body pairs) and `pair` (two geoms with their own
+//!   `friction`, `condim`, `solref`, `solimp`, `margin`; collided whatever
+//!   their masks, parents and exclusions say, replacing their dynamic pair),
+//!   with MuJoCo's `contype`/`conaffinity` and parent–child filtering.
+//! - `actuator` (the `actuator` module): `motor`, `position` (`kp`, `kv` or
+//!   `dampratio`, `timeconst`, `inheritrange`), `velocity`, `intvelocity`,
+//!   `damper`, `cylinder` and `general` (`dyntype` none, integrator,
+//!   filter, filterexact; `gaintype` fixed, affine; `biastype` none,
+//!   affine; `dynprm`, `gainprm`, `biasprm`), with `ctrlrange`,
+//!   `forcerange`, `actrange` (and their `*limited` flags), `gear`, on a
+//!   `joint` (or `jointinparent`), `tendon` or `site`. A motor on a joint
+//!   is an [`ActuatorKind::Motor`](crate::model::ActuatorKind::Motor), a position servo on a joint with gear 1,
+//!   no activation and a symmetric force range an
+//!   [`ActuatorKind::Position`](crate::model::ActuatorKind::Position); the rest are [`crate::model::GeneralActuator`]s:
+//!   implicit in the convex step when their force does not grow with
+//!   their own motion (servos, dampers), explicit otherwise.
+//! - `tendon`: `fixed` (joints with coefficients) and `spatial` (sites,
+//!   `pulley` divisors) with `range`/`limited` (soft limits like joint
+//!   limits: `solreflimit`, `solimplimit`, `margin`), `stiffness`,
+//!   `damping`, `springlength` (one value or a dead band) and
+//!   `frictionloss`.
+//! - `equality`: `connect` and `weld` (bodies with `anchor`, weld
+//!   `relpose` and `torquescale`, or sites), `joint` and `tendon`
+//!   (`polycoef`), with `active`, `solref`, `solimp`: soft constraints of
+//!   the convex step (the `icf` rows) with MuJoCo's effective masses.
+//! - `sensor`: `jointpos`, `jointvel`, `tendonpos`, `tendonvel`,
+//!   `actuatorpos`, `actuatorvel`, `actuatorfrc`, `framepos`, `framequat`,
+//!   `framexaxis`/`frameyaxis`/`framezaxis` (optionally relative to a
+//!   `reftype`/`refname` frame), `framelinvel`, `frameangvel`,
+//!   `subtreecom`, `touch`, `accelerometer`, `gyro`, `velocimeter`, with
+//!   `cutoff` ([`crate::dynamics::sensors`]). Other MuJoCo sensor types keep
+//!   their place in the sensor data (NaN values) with a warning.
+//! - `keyframe/key` (`qpos` defaults to qpos0, `qvel`, `ctrl` and `act` to zeros).
+//! - Extension attributes: on `geom`, `pair` (and their defaults)
+//!   `stiffness` (N/m), `dissipation` (Hunt–Crossley, s/m),
+//!   `friction_dynamic` (the first `friction` value is the static
+//!   coefficient; the dynamic one equals it unless given); on `option`,
+//!   `stiction_tolerance` (m/s).
 //!
 //! Accepted and ignored (no effect on the simulation): `size`, `visual`,
 //! `statistic`, `custom`, asset `texture`/`material`/`skin`, `camera`,
 //! `light`, and rendering or bookkeeping attributes (`rgba`, `material`,
-//! `group`, `user`, …). MuJoCo solver settings (`option integrator`,
-//! `iterations`, `solver`, `tolerance`, `cone`, `impratio`, …) are accepted
-//! with a warning: cenic always uses its own integrator and contact solver.
-//! Joint limits are soft springs mapped from `solreflimit`/`solimplimit`
-//! as contacts map `solref`/`solimp` ([`crate::model::soft`]), with the
-//! dof's effective mass 1/[`Dof::invweight0`](crate::model::Dof::invweight0).
-//! Settings cenic does not model
-//! give a warning in [`Model::warnings`]: joint `frictionloss`, stiffness
-//! on ball and free joints, geom `priority` and `gap`, fluid forces
-//! (`option density/viscosity/wind`), `sensor` (ignored), condim 4 and 6.
-//! `size nkey` (extra MuJoCo keyframes at qpos0) is ignored: only `key`
-//! elements become keyframes.
+//! `group`, `user`, sensor `noise`, …). MuJoCo solver settings (`option
+//! integrator`, `iterations`, `solver`, `tolerance`, `cone`, `impratio`, …)
+//! are accepted with a warning: cenic always uses its own integrator and
+//! contact solver. Joint and tendon limits and equality constraints are
+//! soft springs mapped from `solref`/`solimp` ([`crate::model::soft`]) on
+//! MuJoCo's effective masses (`dof_invweight0`, `tendon_invweight0`,
+//! `body_invweight0`, checked against MuJoCo). Settings cenic does not
+//! model give a warning in [`Model::warnings`]: stiffness on ball and free
+//! joints, geom `priority` and `gap`, condim 4 and 6, unsupported sensor
+//! types. `size nkey` (extra MuJoCo keyframes at qpos0) is ignored: only
+//! `key` elements become keyframes.
 //!
-//! Rejected with an error that says so: `compiler` `coordinate="global"`,
-//! non-zero `boundmass`/`boundinertia`, `balanceinertia`, `alignfree`,
-//! `inertiagrouprange` other than "0 5"; `include`, `frame`, `replicate`,
-//! `composite`, `flexcomp`, mocap bodies, `gravcomp`; limits on ball and
-//! free joints; `springdamper`, joint actuator-force limits; height-field,
-//! SDF and shell-inertia geoms, primitives fitted to meshes; actuators other
-//! than `motor`/`position` or with non-joint transmissions, `position`
-//! `dampratio`/`timeconst`; spatial tendons, tendon armature; `contact`
-//! pairs and excludes, `equality` constraints; `option flag`s that switch
-//! off physics cenic cannot switch off. Every other unknown element or
+//! Known differences from MuJoCo: a body whose mass comes from several
+//! geoms gets principal axes from an eigen-decomposition whose axis order
+//! and signs may differ from MuJoCo's (same frame, other labels), which
+//! only sensors reading that inertial frame (`objtype="body"`) can see; a
+//! single-geom body uses the geom's frame, as MuJoCo does.
+//!
+//! Rejected with an error that names the element and says what cenic
+//! supports instead: `compiler` `coordinate="global"`, non-zero
+//! `boundmass`/`boundinertia`, `balanceinertia`, `alignfree`,
+//! `inertiagrouprange` other than "0 5"; `frame`, `replicate`,
+//! `composite`, `flexcomp`, `attach`, `plugin`, `extension`, `deformable`,
+//! `gravcomp`; limits on ball and free joints; `springdamper`, joint
+//! actuator-force limits; height-field and SDF geoms, shell inertia,
+//! primitives fitted to meshes, the ellipsoid fluid model
+//! (`fluidshape="ellipsoid"`); `muscle`/`adhesion`/`plugin` actuators,
+//! `user` or muscle dynamics, gains and biases, `actearly`, `refsite`,
+//! slider-crank and body transmissions, actuator parameters inherited from
+//! a default of another actuator type (MuJoCo translates them, cenic does
+//! not); tendon wrapping around geoms and tendon armature; `flex`
+//! equality constraints; `contact`, `tactile` and `plugin` sensors;
+//! `option flag override="enable"`. Every other unknown element or
 //! attribute is an error too, naming the file, line, element and attribute:
 //! never a silently different model. Errors found by the builder's
 //! validation are mapped back to the MJCF element they came from.
@@ -136,10 +184,10 @@ mod tests;
 mod tree;
 mod xml;
 
-#[allow(unused_imports)] // referenced by the module docs
-use super::Material;
 use super::builder::InertiaFromGeom;
 use super::{Entity, Keyframe, Model, ModelBuilder, ModelError};
+#[allow(unused_imports)] // referenced by the module docs
+use super::{Flags, Material};
 use contact::GeomContact;
 use defaults::{DKind, Defaults};
 use roxmltree::Node;
@@ -231,6 +279,10 @@ pub(super) struct Loader<'c, 'a> {
     tendon_ranges: Vec<Option<[f64; 2]>>,
 }
 
+/// What cenic collides instead of unsupported geometry (for error messages).
+pub(super) const GEOM_TYPES: &str =
+    "cenic collides planes, spheres, capsules, boxes, cylinders, ellipsoids and convex meshes (use a mesh for terrain)";
+
 /// Top-level sections that are accepted and ignored entirely.
 const IGNORED_SECTIONS: &[&str] = &["size", "visual", "statistic", "custom"];
 
@@ -251,8 +303,18 @@ fn load(text: &str, file: &str, dir: &Path) -> Result<Model, ModelError> {
             "compiler" | "option" | "default" | "asset" | "worldbody" | "tendon" | "actuator" | "keyframe"
             | "sensor" | "contact" | "equality" => sections.push((t, child)),
             _ if IGNORED_SECTIONS.contains(&t) => {}
-            "extension" | "deformable" => {
-                return Err(ctx.err_node(child, format!("<{t}> is not supported by cenic's MJCF loader")));
+            "extension" => {
+                return Err(ctx.err_node(
+                    child,
+                    "<extension> (engine plugins) is not supported: cenic simulates rigid bodies with its built-in \
+                     joints, tendons, actuators and equality constraints",
+                ));
+            }
+            "deformable" => {
+                return Err(ctx.err_node(
+                    child,
+                    "<deformable> (flex and skin) is not supported: cenic simulates rigid bodies only",
+                ));
             }
             _ => return Err(ctx.err_node(child, format!("unknown element <{t}> in <mujoco>"))),
         }
@@ -493,8 +555,16 @@ impl<'c, 'a> Loader<'c, 'a> {
             match tag(child) {
                 "mesh" => self.mesh(child)?,
                 "texture" | "material" | "skin" => {}
-                t @ ("hfield" | "model" | "flex") => {
-                    return Err(self.ctx.err_node(child, format!("asset <{t}> is not supported")));
+                "hfield" => {
+                    return Err(self.ctx.err_node(child, format!("asset <hfield> is not supported: {GEOM_TYPES}")));
+                }
+                t @ ("model" | "flex") => {
+                    return Err(self.ctx.err_node(
+                        child,
+                        format!(
+                            "asset <{t}> is not supported: cenic loads one rigid-body model per file (with <include>)"
+                        ),
+                    ));
                 }
                 t => return Err(self.ctx.err_node(child, format!("unknown element <{t}> in <asset>"))),
             }

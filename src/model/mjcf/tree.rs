@@ -43,8 +43,24 @@ impl<'c, 'a> Loader<'c, 'a> {
                 "freejoint" => self.freejoint(c, body)?,
                 "inertial" if body != WORLD => {} // read with its body
                 "camera" | "light" => {}
-                t @ ("frame" | "replicate" | "composite" | "flexcomp" | "plugin" | "attach") => {
-                    return Err(self.ctx.err_node(c, format!("<{t}> is not supported by cenic's MJCF loader")));
+                "frame" => {
+                    return Err(self.ctx.err_node(
+                        c,
+                        "<frame> is not supported: move its pose into the pos/quat of its children (cenic reads \
+                         bodies, joints, geoms and sites directly under <body>)",
+                    ));
+                }
+                t @ ("replicate" | "composite" | "flexcomp" | "attach") => {
+                    return Err(self.ctx.err_node(
+                        c,
+                        format!(
+                            "<{t}> is not supported: cenic reads the bodies written out in the file (MuJoCo can save \
+                             the expanded model with mj_saveLastXML)"
+                        ),
+                    ));
+                }
+                "plugin" => {
+                    return Err(self.ctx.err_node(c, "<plugin> is not supported: cenic has no engine plugins"));
                 }
                 t => return Err(self.ctx.err_node(c, format!("unknown element <{t}> in <{}>", tag(node)))),
             }
@@ -60,7 +76,15 @@ impl<'c, 'a> Loader<'c, 'a> {
         let class = self.defaults.resolve(self.ctx, own_attr(node, "childclass"))?.unwrap_or(inherited);
         let el = Elem::plain(self.ctx, node);
         if el.bool("mocap")? == Some(true) {
-            return Err(el.err_attr(&el.attr("mocap").unwrap(), "mocap bodies are not supported"));
+            if parent != WORLD || elements(node).any(|c| matches!(tag(c), "joint" | "freejoint")) {
+                return Err(
+                    el.err_attr(&el.attr("mocap").unwrap(), "a mocap body must be a child of the world without joints")
+                );
+            }
+            let name = el.str("name").unwrap_or("");
+            self.b.warn(format!(
+                "mocap body '{name}' is a static body in cenic (its pose cannot be moved while simulating)"
+            ));
         }
         if el.real("gravcomp")?.unwrap_or(0.0) != 0.0 {
             return Err(el.err_attr(&el.attr("gravcomp").unwrap(), "gravity compensation is not supported"));
@@ -232,7 +256,9 @@ impl<'c, 'a> Loader<'c, 'a> {
                 "cylinder" => GeomKind::Cylinder,
                 "ellipsoid" => GeomKind::Ellipsoid,
                 "mesh" => GeomKind::Mesh,
-                v @ ("hfield" | "sdf") => return Err(el.err_attr(&a, format!("geom type \"{v}\" is not supported"))),
+                v @ ("hfield" | "sdf") => {
+                    return Err(el.err_attr(&a, format!("geom type \"{v}\" is not supported: {}", super::GEOM_TYPES)));
+                }
                 v => {
                     return Err(el.err_attr(
                         &a,
@@ -250,7 +276,10 @@ impl<'c, 'a> Loader<'c, 'a> {
                  (fluidshape=\"none\") to every body",
             ));
         }
-        for (attr, what) in [("hfield", "height fields"), ("shellinertia", "shell inertia")] {
+        if let Some(a) = el.attr("hfield") {
+            return Err(el.err_attr(&a, format!("height fields are not supported: {}", super::GEOM_TYPES)));
+        }
+        for (attr, what) in [("shellinertia", "shell inertia")] {
             if let Some(a) = el.attr(attr).filter(|a| a.value.trim() != "false") {
                 return Err(el.err_attr(&a, format!("{what} are not supported")));
             }
