@@ -951,10 +951,10 @@ impl ModelBuilder {
                     return Err(e(format!("{what} must be finite and ≥ 0, got {x}")));
                 }
             }
-            if let Some([lo, hi]) = t.springlength {
-                if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
-                    return Err(e(format!("springlength [{lo}, {hi}] must be finite with low ≤ high")));
-                }
+            if let Some([lo, hi]) = t.springlength
+                && !(lo.is_finite() && hi.is_finite() && lo <= hi)
+            {
+                return Err(e(format!("springlength [{lo}, {hi}] must be finite with low ≤ high")));
             }
         }
 

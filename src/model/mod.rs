@@ -609,7 +609,8 @@ impl Model {
         // Parent–child exclusion on weld groups, except with the world.
         let pa = self.bodies[self.bodies[wa].parent].weld;
         let pb = self.bodies[self.bodies[wb].parent].weld;
-        if self.options.flags.filterparent && ((wa != 0 && pa == wb && wb != 0) || (wb != 0 && pb == wa && wa != 0)) {
+        let parent_child = wa != 0 && wb != 0 && (pa == wb || pb == wa);
+        if self.options.flags.filterparent && parent_child {
             return false;
         }
         let body_pair = [ga.body.min(gb.body), ga.body.max(gb.body)];

@@ -154,11 +154,11 @@ pub(super) fn assign_pair_materials(model: &mut Model, pairs: &[GeomContact]) ->
     }
     for (pi, c) in pairs.iter().enumerate() {
         let mut side = [Material::default(); 2];
-        for k in 0..2 {
-            let body = model.geoms[model.pairs[pi].geom[k]].body;
+        for (s, &geom) in side.iter_mut().zip(&model.pairs[pi].geom) {
+            let body = model.geoms[geom].body;
             let is_static = !model.body_is_dynamic(body);
             match spring_of(c, is_static, tree_mass[model.bodies[body].root], dt, g) {
-                Ok((stiffness, dissipation)) => side[k] = Material { stiffness, dissipation, ..side[k] },
+                Ok((stiffness, dissipation)) => *s = Material { stiffness, dissipation, ..*s },
                 Err(m) => return Some((pi, m)),
             }
         }
