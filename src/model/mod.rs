@@ -645,26 +645,26 @@ impl Model {
         for (i, t) in self.tendons.iter().enumerate() {
             if t.range.is_some() || t.stiffness != 0.0 || t.damping != 0.0 || t.frictionloss != 0.0 {
                 return Some(format!(
-                    "tendon {} (limits, stiffness, damping or friction loss)",
+                    "tendon '{}' (limits, stiffness, damping or friction loss)",
                     display_name(&t.name, i)
                 ));
             }
         }
         if let Some((i, j)) = self.joints.iter().enumerate().find(|(_, j)| j.frictionloss > 0.0) {
-            return Some(format!("friction loss of joint {}", display_name(&j.name, i)));
+            return Some(format!("friction loss of joint '{}'", display_name(&j.name, i)));
         }
         if let Some((i, e)) = self.equalities.iter().enumerate().next() {
-            return Some(format!("equality constraint {} ({})", display_name(&e.name, i), e.kind_name()));
+            return Some(format!("equality constraint '{}' ({})", display_name(&e.name, i), e.kind_name()));
         }
         for (i, a) in self.actuators.iter().enumerate() {
             if let ActuatorKind::General(g) = &a.kind {
                 let what =
                     if g.act_adr.is_some() { "general actuator with an activation state" } else { "general actuator" };
-                return Some(format!("{what} {}", display_name(&a.name, i)));
+                return Some(format!("{what} '{}'", display_name(&a.name, i)));
             }
         }
         if let Some((i, p)) = self.pairs.iter().enumerate().next() {
-            return Some(format!("explicit contact pair {}", display_name(&p.name, i)));
+            return Some(format!("explicit contact pair '{}'", display_name(&p.name, i)));
         }
         if self.options.has_fluid() {
             return Some("fluid forces (option density/viscosity)".into());
