@@ -203,8 +203,8 @@ fn check_states(name: &str, m: &Model, fx: &Value) {
             }
             // Contacting geom pairs (each pair once; pairs exactly touching,
             // |φ| < 1e-12 m, are reported by MuJoCo and not by cenic and
-            // carry no force either way).
-            if m.options.flags.contact {
+            // carry no force either way). None when contacts are switched off.
+            {
                 contacts.skin = 0.0;
                 collide(&m, &d, &mut contacts);
                 let touching = |dist: f64| dist.abs() < 1e-12;
@@ -567,4 +567,30 @@ fn frictionloss_holds_and_slips_like_coulomb() {
         assert!((v - want_acc * 0.5).abs() < 1e-4 + 1e-5, "push {push} N: v = {v}");
         assert!((x - 0.5 * want_acc * 0.25).abs() < 5e-4, "push {push} N: x = {x}");
     }
+}
+
+/// The batch interface reads and writes activations and reads sensor data
+/// (CPU batch; the GPU batch reports them as unavailable).
+#[test]
+fn cpu_batch_reads_activations_and_sensors() {
+    use cenic::batch::{Batch, CpuBatch};
+    let m = Arc::new(Model::from_mjcf_file(model_path("corpus/lander.xml")).unwrap());
+    let mut batch = CpuBatch::<f64>::new(m.clone(), 2, Mode::ErrorControlled(CenicParams::default()));
+    batch.reset_to_keyframe(0, "hover").unwrap();
+    batch.set_act(1, &[0.2, 0.9]).unwrap();
+    batch.set_ctrl(1, &[0.2, 0.9]).unwrap();
+    assert!(batch.set_act(1, &[0.2]).is_err(), "wrong length");
+    let mut act = vec![0.0; 2 * m.na];
+    batch.act(&mut act).unwrap();
+    assert_eq!(act, vec![0.5, 0.5, 0.2, 0.9]);
+    batch.advance(0.2).unwrap();
+    let mut sensors = vec![0.0; 2 * m.nsensordata];
+    batch.sensordata(&mut sensors).unwrap();
+    for w in 0..2 {
+        assert_eq!(&sensors[w * m.nsensordata..(w + 1) * m.nsensordata], batch.world(w).sim.data.sensordata.as_slice());
+    }
+    // World 1 throttles asymmetrically: it turns (the gyro reads a rate about y).
+    let gyro = &m.sensors[0];
+    assert!(sensors[m.nsensordata + gyro.adr + 1].abs() > 0.1, "gyro {:?}", &sensors[m.nsensordata..]);
+    assert!(sensors[gyro.adr + 1].abs() < 1e-6, "symmetric thrust does not turn world 0");
 }
