@@ -101,11 +101,20 @@ pub struct CostWork<T> {
     pub av: Vec<T>,
     /// A w.
     pub aw: Vec<T>,
+    /// The quadratic part ½xᵀAx − rᵀx along x = v + αw is q0 + α q1 + ½α² q2
+    /// ([`prepare_line`]).
+    pub quad: [T; 3],
+    /// Whether `av` and `vc` hold A v and J v of the iterate the solver just
+    /// evaluated (its line search then needs only A w and J w).
+    pub(crate) current: bool,
 }
 
 impl<T: Real> CostWork<T> {
     /// Sizes the storage for `p` (allocates only when it grows).
     pub fn resize(&mut self, p: &IcfProblem<T>) {
+        if self.vc.len() != p.contacts.len() || self.av.len() != p.nv {
+            self.current = false;
+        }
         self.vc.resize(p.contacts.len(), Vec3::zero());
         self.uc.resize(p.contacts.len(), Vec3::zero());
         self.av.resize(p.nv, T::zero());
@@ -167,9 +176,28 @@ pub fn evaluate<T: Real>(
     hess: Option<&mut [T]>,
     work: &mut CostWork<T>,
 ) -> T {
+    let cost = evaluate_keep(p, v, grad, hess, work);
+    work.current = false;
+    cost
+}
+
+/// [`evaluate`], leaving A v and J v in `work` marked as current for `v`,
+/// so that the solver's [`prepare_line_cached`] along a direction from this
+/// same v does not recompute them.
+pub(crate) fn evaluate_keep<T: Real>(
+    p: &IcfProblem<T>,
+    v: &[T],
+    grad: &mut [T],
+    hess: Option<&mut [T]>,
+    work: &mut CostWork<T>,
+) -> T {
     let nv = p.nv;
     work.resize(p);
     matvec_a(p, v, &mut work.av);
+    for (ci, c) in p.contacts.iter().enumerate() {
+        work.vc[ci] = p.contact_velocity(c, v);
+    }
+    work.current = true;
     let mut cost = T::zero();
     for i in 0..nv {
         cost += T::c(0.5) * v[i] * work.av[i] - p.r[i] * v[i];
@@ -200,22 +228,24 @@ pub fn evaluate<T: Real>(
         }
     }
     for (ci, c) in p.contacts.iter().enumerate() {
-        let vc = p.contact_velocity(c, v);
-        work.vc[ci] = vc;
-        let (lc, gamma, g) = contact_terms(c, p.h, vc);
+        let (lc, gamma, g) = contact_terms(c, p.h, work.vc[ci]);
         cost += lc;
         let range = c.jac_start..c.jac_start + c.jac_len;
         for e in range.clone() {
             grad[p.jac_dof[e]] -= p.jac_col[e].dot(gamma);
         }
         if let Some(hh) = hess.as_deref_mut() {
-            // Jᵀ G J over the contact's non-zero columns only.
-            for e1 in range.clone() {
-                let gj = g * p.jac_col[e1];
-                let i = p.jac_dof[e1];
-                for e2 in range.clone() {
-                    hh[i * nv + p.jac_dof[e2]] += gj.dot(p.jac_col[e2]);
+            // Jᵀ G J over the contact's non-zero columns only; G is symmetric,
+            // so each pair of columns is computed once and written twice.
+            let (dofs, cols) = (&p.jac_dof[range.clone()], &p.jac_col[range]);
+            for (k1, (&i, c1)) in dofs.iter().zip(cols).enumerate() {
+                let gj = g * *c1;
+                for (&j, c2) in dofs[..k1].iter().zip(&cols[..k1]) {
+                    let x = gj.dot(*c2);
+                    hh[i * nv + j] += x;
+                    hh[j * nv + i] += x;
                 }
+                hh[i * nv + i] += gj.dot(*c1);
             }
         }
     }
@@ -241,15 +271,9 @@ pub fn evaluate<T: Real>(
 /// ℓ along the line v + α w: (ℓ(α), ℓ'(α), ℓ''(α)). Needs
 /// [`prepare_line`] for the same (v, w) first.
 pub fn line_eval<T: Real>(p: &IcfProblem<T>, v: &[T], w: &[T], alpha: T, work: &CostWork<T>) -> (T, T, T) {
-    let nv = p.nv;
     let half = T::c(0.5);
     // Quadratic part: ½ xᵀAx − rᵀx with x = v + αw.
-    let (mut q0, mut q1, mut q2) = (T::zero(), T::zero(), T::zero());
-    for i in 0..nv {
-        q0 += half * v[i] * work.av[i] - p.r[i] * v[i];
-        q1 += w[i] * (work.av[i] - p.r[i]);
-        q2 += w[i] * work.aw[i];
-    }
+    let [q0, q1, q2] = work.quad;
     let mut f = q0 + alpha * q1 + half * alpha * alpha * q2;
     let mut d1 = q1 + alpha * q2;
     let mut d2 = q2;
@@ -278,11 +302,32 @@ pub fn line_eval<T: Real>(p: &IcfProblem<T>, v: &[T], w: &[T], alpha: T, work: &
 
 /// Precomputes A v, A w, J v and J w for line evaluations along v + α w.
 pub fn prepare_line<T: Real>(p: &IcfProblem<T>, v: &[T], w: &[T], work: &mut CostWork<T>) {
+    work.current = false;
+    prepare_line_cached(p, v, w, work);
+    work.current = false;
+}
+
+/// [`prepare_line`] reusing A v and J v when [`evaluate_keep`] left them
+/// current for this same `v`.
+pub(crate) fn prepare_line_cached<T: Real>(p: &IcfProblem<T>, v: &[T], w: &[T], work: &mut CostWork<T>) {
     work.resize(p);
-    matvec_a(p, v, &mut work.av);
+    if !work.current {
+        matvec_a(p, v, &mut work.av);
+        for (ci, c) in p.contacts.iter().enumerate() {
+            work.vc[ci] = p.contact_velocity(c, v);
+        }
+        work.current = true;
+    }
     matvec_a(p, w, &mut work.aw);
     for (ci, c) in p.contacts.iter().enumerate() {
-        work.vc[ci] = p.contact_velocity(c, v);
         work.uc[ci] = p.contact_velocity(c, w);
     }
+    let half = T::c(0.5);
+    let (mut q0, mut q1, mut q2) = (T::zero(), T::zero(), T::zero());
+    for i in 0..p.nv {
+        q0 += half * v[i] * work.av[i] - p.r[i] * v[i];
+        q1 += w[i] * (work.av[i] - p.r[i]);
+        q2 += w[i] * work.aw[i];
+    }
+    work.quad = [q0, q1, q2];
 }
