@@ -49,6 +49,24 @@ pub fn contact_terms<T: Real>(c: &ContactConstraint<T>, h: T, vc: Vec3<T>) -> (T
     (cost, impulse, hess)
 }
 
+/// [`contact_terms`] along a search line: the cost at `vc`, and the
+/// impulse and Hessian contracted with the line's contact velocity `u`
+/// (γ·u and uᵀGu), without forming the 3×3 Hessian.
+#[inline]
+pub fn contact_line_terms<T: Real>(c: &ContactConstraint<T>, h: T, vc: Vec3<T>, u: Vec3<T>) -> (T, T, T) {
+    let n = c.normal;
+    let vn = n.dot(vc);
+    let vt = vc - n * vn;
+    let (pot, gn, gp) = normal_potential(h, c.stiffness, c.dissipation, c.fe0, vn);
+    let s = (vt.norm2() + c.eps * c.eps).sqrt();
+    let mn = c.mu * c.n0;
+    let (un, tu) = (n.dot(u), vt.dot(u) / s);
+    // γ = γn n − μn0 vt/s;  G = μn0/s (I − t tᵀ − n nᵀ) + g' n nᵀ with t = vt/s.
+    let gamma_u = gn * un - mn * tu;
+    let ugu = mn / s * (u.norm2() - tu * tu - un * un) + gp * un * un;
+    (mn * (s - c.eps) + pot, gamma_u, ugu)
+}
+
 /// Cost, generalized impulse h·τ (N·s or N·m·s) and its stiffness
 /// −d(hτ)/dv of an implicit gain law τ(v) = clamp(−K v + b, −e, e) over a
 /// step of `h` seconds: ℓ_a = −h∫τ dv, a Huber function of u = b − K v.
@@ -279,10 +297,10 @@ pub fn line_eval<T: Real>(p: &IcfProblem<T>, v: &[T], w: &[T], alpha: T, work: &
     let mut d2 = q2;
     for (ci, c) in p.contacts.iter().enumerate() {
         let u = work.uc[ci];
-        let (lc, gamma, g) = contact_terms(c, p.h, work.vc[ci] + u * alpha);
+        let (lc, gamma_u, ugu) = contact_line_terms(c, p.h, work.vc[ci] + u * alpha, u);
         f += lc;
-        d1 -= gamma.dot(u);
-        d2 += u.dot(g * u);
+        d1 -= gamma_u;
+        d2 += ugu;
     }
     for g in &p.gains {
         let (lg, tau, k) = gain_terms(g, p.h, v[g.dof] + alpha * w[g.dof]);
