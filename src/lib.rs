@@ -38,5 +38,6 @@ pub mod math;
 pub mod model;
 pub mod output;
 pub mod scenes;
+pub mod zoo;
 
 pub use model::{Model, ModelBuilder, ModelError};

@@ -87,9 +87,17 @@ impl CenicParams {
     }
 
     /// Newton settings for CENIC's solves: tolerance κ·accuracy (never
-    /// below 1e-10) and the Hessian-reuse choice, the rest from `base`.
+    /// below 1e-10), the Hessian-reuse choice and CENIC's second
+    /// convergence test (the θ criterion, [`SolverParams::theta_criterion`]:
+    /// the predicted remaining error of v within tolerance), the rest from
+    /// `base`.
     pub fn solver_params(&self, base: &SolverParams) -> SolverParams {
-        SolverParams { tolerance: (self.kappa * self.accuracy).max(1e-10), hessian_reuse: self.hessian_reuse, ..*base }
+        SolverParams {
+            tolerance: (self.kappa * self.accuracy).max(1e-10),
+            hessian_reuse: self.hessian_reuse,
+            theta_criterion: true,
+            ..*base
+        }
     }
 }
 
@@ -98,7 +106,7 @@ impl Default for CenicParams {
         Self {
             accuracy: 1e-3,
             max_step: 0.1,
-            min_step: 1e-7,
+            min_step: 1e-10,
             initial_step: None,
             kappa: 1e-3,
             weights: vec![],
@@ -357,7 +365,7 @@ impl<T: Real> World<T> {
         let h_event = if p.land_contact_events { self.event_bound(p) } else { f64::INFINITY };
         let mut h = self.h_next.min(p.max_step).max(p.min_step);
         loop {
-            let mut h_try = h.min(remaining);
+            let mut h_try = balanced_step(h, remaining, p.min_step);
             if p.conservative_advancement {
                 let h_ca = self.impact_bound(p, h_try).max(p.min_step);
                 if h_ca < h_try {
@@ -396,12 +404,7 @@ impl<T: Real> World<T> {
                             });
                         }
                         self.sim.time += h_try;
-                        // Next step: grow (with hysteresis), unless this one was shortened
-                        // for the interval end or an impact bound, which says nothing about accuracy.
-                        let factor = step_factor(err);
-                        let base = if h_try < h { h } else { h_try };
-                        self.h_next = if factor < 1.2 && factor >= 1.0 { base } else { base * factor };
-                        self.h_next = self.h_next.clamp(p.min_step, p.max_step);
+                        self.h_next = next_step(h, h_try, err).clamp(p.min_step, p.max_step);
                         return Ok(());
                     }
                     self.stats.rejected += 1;
@@ -659,4 +662,69 @@ fn step_factor(err_ratio: f64) -> f64 {
         return 5.0;
     }
     (0.9 * err_ratio.powf(-0.5)).clamp(0.1, 5.0)
+}
+
+/// The step (s) to try towards an interval end `remaining` seconds away
+/// when the controller asks for `h`: h, or the remainder when it fits, or
+/// half the remainder when two steps will be needed anyway — never a full
+/// step followed by a sliver (which costs a whole step-doubling trial).
+fn balanced_step(h: f64, remaining: f64, min_step: f64) -> f64 {
+    if h >= remaining {
+        remaining
+    } else if 2.0 * h > remaining {
+        (0.5 * remaining).max(min_step)
+    } else {
+        h
+    }
+}
+
+/// The step (s) to try after accepting a step of `h_try` with error ratio
+/// `err`, where the controller had asked for `h` (h_try < h when the step
+/// was cut to land on the interval end or by an impact bound).
+///
+/// An uncut step scales by [`step_factor`], kept unchanged when that would
+/// grow it by less than 20 % (hysteresis). A cut step's error predicts the
+/// safe step h_try·0.9·err^(−½) as well as an uncut one does; that
+/// prediction is used, except that a short cut step (whose tiny error is
+/// dominated by rounding and the solver tolerance) never shrinks the
+/// target below `h` nor grows it beyond max(h, 5·h_try). Scaling the
+/// uncut target by the cut step's growth factor — the earlier rule —
+/// overshot after every interval end: the first step of the next interval
+/// was rejected about half the time on robots driven at 100 Hz.
+fn next_step(h: f64, h_try: f64, err: f64) -> f64 {
+    let factor = step_factor(err);
+    if h_try < h {
+        let predicted = if err > 0.0 { h_try * (0.9 * err.powf(-0.5)).max(0.1) } else { f64::INFINITY };
+        let next = predicted.min(h.max(5.0 * h_try));
+        if next >= h && next < 1.2 * h { h } else { next }
+    } else if (1.0..1.2).contains(&factor) {
+        h_try
+    } else {
+        h_try * factor
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_step;
+
+    /// Regression (ant under 100 Hz controls): a step cut to the interval
+    /// end with error ratio 0.218 must not scale the uncut target 6.6 ms by
+    /// its growth factor 1.9 (that asked for 12.7 ms, rejected at ratio 1.8).
+    #[test]
+    fn cut_step_predicts_from_its_own_error() {
+        let next = next_step(6.578e-3, 3.414e-3, 0.218);
+        assert!((next - 6.578e-3).abs() < 1e-12, "{next}");
+        // A tiny remainder keeps the target …
+        assert_eq!(next_step(6e-3, 1e-6, 1e-9), 6e-3);
+        // … a cut step that missed by much lowers it …
+        let next = next_step(1e-2, 5e-3, 0.9);
+        assert!((next - 5e-3 * 0.9 / 0.9f64.sqrt()).abs() < 1e-12, "{next}");
+        // … and a cut step far inside the accuracy may raise it up to 5× itself.
+        assert_eq!(next_step(1e-3, 9e-4, 1e-6), 4.5e-3);
+        // Uncut steps: hysteresis, growth at most 5×, shrink at most 10×.
+        assert_eq!(next_step(1e-3, 1e-3, 0.7), 1e-3);
+        assert_eq!(next_step(1e-3, 1e-3, 0.0), 5e-3);
+        assert_eq!(next_step(1e-3, 1e-3, 1e4), 1e-4);
+    }
 }
