@@ -10,9 +10,7 @@
 //! cargo run --release --example sysid_cube_toss [-- path/to/toss.csv [epochs]]
 //! ```
 
-use cenic::diff::Cfd;
-use cenic::integrator::{CenicParams, Mode};
-use cenic::sysid::{self, CubeModel, FitConfig, FitParam, Loss};
+use cenic::sysid::{self, CubeModel, FitConfig, FitParam};
 use std::path::PathBuf;
 
 fn main() {
@@ -29,24 +27,16 @@ fn main() {
         let toss = vec![sysid::load_toss(&path, 10)?];
         println!("{}: {} samples at {:.1} Hz", path.display(), toss[0].len(), 1.0 / toss[0].dt);
         let cube = CubeModel::new(cenic::scenes::cube_toss())?;
-        let fit = FitParam::DEFAULT.to_vec();
         let cfg = FitConfig {
-            init: sysid::interior_start(&fit, cube.nominal),
-            fit,
             segment: 8,
             stride: 2,
             epochs,
             batch: 16,
-            lr: 0.05,
             lr_final: 0.005,
-            mode: Mode::ErrorControlled(CenicParams { accuracy: 1e-4, ..Default::default() }),
-            cfd: Some(Cfd { width: 0.05, strength: 3.6 }),
-            loss: Loss { orientation_length: 0.05, huber_delta: Some(1.0) },
-            seed: 0,
             horizons: vec![4, 16],
-            eval_stride: 1,
             overlay_tosses: 0,
             progress: true,
+            ..FitConfig::new(&cube, FitParam::DEFAULT.to_vec(), cube.nominal)
         };
         let r = sysid::fit(&cube, &toss, &toss, &cfg)?;
         println!("initial: {}\nfitted:  {}", r.initial.summary(), r.fitted.summary());

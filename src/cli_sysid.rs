@@ -12,7 +12,7 @@ use std::sync::Arc;
 pub enum SysidCommand {
     /// Fit a tossed box's parameters to recorded tosses; writes OUT/fitted.xml,
     /// OUT/report.json, OUT/loss.png and OUT/overlay.png.
-    Fit(FitArgs),
+    Fit(Box<FitArgs>),
     /// Multi-step prediction errors of a model on recorded tosses.
     Eval(EvalArgs),
 }
@@ -172,7 +172,7 @@ fn positive(flag: &str, x: f64) -> Result<f64, String> {
 
 pub fn run(cmd: SysidCommand) -> Result<(), String> {
     match cmd {
-        SysidCommand::Fit(a) => fit(a),
+        SysidCommand::Fit(a) => fit(*a),
         SysidCommand::Eval(a) => eval(a),
     }
 }

@@ -8,7 +8,7 @@
 mod common;
 
 use burn::tensor::{DType, Device, Tensor, TensorData};
-use cenic::diff::{Cfd, DiffRollout};
+use cenic::diff::DiffRollout;
 use cenic::integrator::{CenicParams, Mode, World};
 use cenic::math::{Quat, Vec3};
 use cenic::sysid::{self, CubeModel, CubeParams, FitConfig, FitParam, Loss, Parametrization, Pose, Predictor, Toss};
@@ -388,22 +388,15 @@ fn synthetic_identification_recovers_the_parameters_from_wrong_initial_values() 
     let fit = vec![FitParam::Side, FitParam::MuDynamic, FitParam::Dissipation];
     let init = CubeParams { side: 0.085, mu_static: 0.25, mu_dynamic: 0.1, dissipation: 12.0, ..cube.nominal };
     let cfg = FitConfig {
-        init: sysid::interior_start(&fit, init),
-        fit,
         segment: 9,
-        stride: 4,
         epochs: 10,
         batch: 16,
-        lr: 0.05,
         lr_final: 0.005,
-        mode: mode(1e-4),
-        cfd: Some(Cfd { width: 0.05, strength: 3.6 }),
-        loss: Loss { orientation_length: 0.05, huber_delta: Some(1.0) },
         seed: 1,
         horizons: vec![4, 16],
         eval_stride: 4,
         overlay_tosses: 1,
-        progress: false,
+        ..FitConfig::new(&cube, fit, init)
     };
     let r = sysid::fit(&cube, train, val, &cfg).unwrap();
     let f = r.fitted;

@@ -3,10 +3,10 @@
 
 use super::SysidError;
 use super::data::{Segment, Toss, segments};
-use super::params::{CubeModel, CubeParams, FitParam, Parametrization};
+use super::params::{CubeModel, CubeParams, FitParam, Parametrization, interior_start};
 use super::predict::{Evaluation, Loss, NX, Predictor, evaluate, finite_or_null, segment_loss};
 use crate::diff::{Cfd, DiffError, DiffRollout, Linearization};
-use crate::integrator::Mode;
+use crate::integrator::{CenicParams, Mode};
 use burn::optim::{AdamConfig, Optimizer};
 use burn::tensor::{DType, Device, Tensor, TensorData};
 use rand::SeedableRng;
@@ -51,6 +51,36 @@ pub struct FitConfig {
     pub overlay_tosses: usize,
     /// Show a progress bar on the terminal.
     pub progress: bool,
+}
+
+impl FitConfig {
+    /// The command line's defaults for fitting `fit` of `cube` from `init`
+    /// (moved inside the parameter domain by [`interior_start`]): segments of
+    /// 5 samples (4 predicted steps, DiffMJX) that do not overlap, 3 epochs,
+    /// batches of 64, learning rate 0.05 → 0.002, CENIC at accuracy 1e-4,
+    /// contacts from distance 5 cm wide with the body's weight, pseudo-Huber
+    /// loss with δ = 1 mm and ℓ = 5 cm, validation at horizons 4, 16 and 64.
+    pub fn new(cube: &CubeModel, fit: Vec<FitParam>, init: CubeParams) -> Self {
+        let g = cube.model.options.gravity.iter().map(|g| g * g).sum::<f64>().sqrt();
+        Self {
+            init: interior_start(&fit, init),
+            fit,
+            segment: 5,
+            stride: 4,
+            epochs: 3,
+            batch: 64,
+            lr: 0.05,
+            lr_final: 0.002,
+            mode: Mode::ErrorControlled(CenicParams { accuracy: 1e-4, ..CenicParams::default() }),
+            cfd: Some(Cfd { width: 0.05, strength: (cube.nominal.mass * g).max(1e-6) }),
+            loss: Loss { orientation_length: 0.05, huber_delta: Some(1.0) },
+            seed: 0,
+            horizons: vec![4, 16, 64],
+            eval_stride: 1,
+            overlay_tosses: 3,
+            progress: false,
+        }
+    }
 }
 
 /// Adam's β₁ (DiffMJX's choice, C.2): short momentum, since mini-batch
@@ -130,6 +160,17 @@ pub struct FitResult {
     pub total_seconds: f64,
 }
 
+/// A segment whose rollout failed, with the error.
+type SegmentFailure = (Segment, DiffError);
+
+/// Value and gradient of a mini-batch loss.
+struct BatchGradient {
+    loss: f64,
+    gradient: Vec<f64>,
+    /// ICF solves of the batch's rollouts.
+    solves: usize,
+}
+
 /// The mini-batch objective: segments, their tosses and the differentiable rollout.
 struct Objective<'a> {
     tosses: &'a [Toss],
@@ -142,8 +183,8 @@ struct Objective<'a> {
 impl Objective<'_> {
     /// Mean loss of `batch` at coordinates `phi` and its gradient, and the
     /// segments whose rollout failed (left out).
-    /// Returns ((loss, gradient, ICF solves) or None when every rollout failed, failures).
-    fn loss_and_gradient(&self, phi: &[f64], batch: &[Segment]) -> (Option<(f64, Vec<f64>, usize)>, Vec<(Segment, DiffError)>) {
+    /// `None` when every rollout failed.
+    fn loss_and_gradient(&self, phi: &[f64], batch: &[Segment]) -> (Option<BatchGradient>, Vec<SegmentFailure>) {
         let theta = self.param.multipliers(&self.param.from_phi(phi));
         let results: Vec<Result<Linearization, DiffError>> = batch
             .par_iter()
@@ -197,7 +238,7 @@ impl Objective<'_> {
         let value = loss.to_data().iter::<f64>().next().unwrap_or(f64::NAN);
         let grads = loss.backward();
         let g: Vec<f64> = phi_t.grad(&grads).map_or(vec![0.0; phi.len()], |g| g.to_data().iter::<f64>().collect());
-        (Some((value, g, solves)), failed)
+        (Some(BatchGradient { loss: value, gradient: g, solves }), failed)
     }
 }
 
@@ -234,7 +275,7 @@ pub fn fit(cube: &CubeModel, train: &[Toss], val: &[Toss], cfg: &FitConfig) -> R
     let objective =
         Objective { tosses: train, param: &param, rollout: rollout.clone(), loss: cfg.loss, device: Device::flex().autodiff() };
     let predictor = |p: &CubeParams| Predictor { rollout: rollout.clone(), theta: param.multipliers(p) };
-    let failure_text = |tosses: &[Toss], f: &(Segment, DiffError)| {
+    let failure_text = |tosses: &[Toss], f: &SegmentFailure| {
         format!("{} from sample {}: {}", tosses[f.0.toss].name(), f.0.start, f.1)
     };
 
@@ -281,7 +322,7 @@ pub fn fit(cube: &CubeModel, train: &[Toss], val: &[Toss], cfg: &FitConfig) -> R
             if first.is_none() {
                 first = fails.first().map(|f| failure_text(train, f));
             }
-            let Some((loss, g, batch_solves)) = result else {
+            let Some(BatchGradient { loss, gradient: g, solves: batch_solves }) = result else {
                 bar.inc(1);
                 continue;
             };

@@ -45,7 +45,6 @@
 //! # Example
 //! ```no_run
 //! use cenic::sysid::{self, CubeModel, FitConfig, FitParam};
-//! use cenic::integrator::{CenicParams, Mode};
 //! use std::path::Path;
 //!
 //! let tosses = sysid::load_dir(Path::new("../shared/data/contactnets_cube_toss"), 6)?;
@@ -53,25 +52,8 @@
 //! let val = sysid::select(&tosses, &(400..=455));
 //! let cube = CubeModel::new(cenic::scenes::cube_toss())?;
 //! let mut init = cube.nominal;
-//! init.side = 0.06;
-//! let cfg = FitConfig {
-//!     fit: FitParam::DEFAULT.to_vec(),
-//!     init: sysid::interior_start(&FitParam::DEFAULT, init),
-//!     segment: 5,
-//!     stride: 1,
-//!     epochs: 4,
-//!     batch: 256,
-//!     lr: 0.05,
-//!     lr_final: 0.005,
-//!     mode: Mode::ErrorControlled(CenicParams { accuracy: 1e-4, ..Default::default() }),
-//!     cfd: Some(cenic::diff::Cfd { width: 0.05, strength: 3.6 }),
-//!     loss: sysid::Loss { orientation_length: 0.05, huber_delta: Some(1.0) },
-//!     seed: 0,
-//!     horizons: vec![4, 16, 64],
-//!     eval_stride: 1,
-//!     overlay_tosses: 3,
-//!     progress: true,
-//! };
+//! init.side = 0.06; // a bad initial guess (m)
+//! let cfg = FitConfig { progress: true, ..FitConfig::new(&cube, vec![FitParam::Side], init) };
 //! let result = sysid::fit(&cube, &train, &val, &cfg)?;
 //! println!("{}", result.fitted.summary());
 //! # Ok::<(), cenic::sysid::SysidError>(())

@@ -7,8 +7,7 @@ use std::path::Path;
 
 type PlotResult = Result<(), Box<dyn std::error::Error>>;
 
-/// Training and validation loss per epoch (log scale) above the side length
-/// per epoch.
+/// Training and validation loss per epoch above the side length per epoch.
 pub fn loss_png(path: &Path, r: &FitResult) -> PlotResult {
     let labels = register_plot_font();
     let root = BitMapBackend::new(path, (900, 800)).into_drawing_area();
@@ -20,17 +19,18 @@ pub fn loss_png(path: &Path, r: &FitResult) -> PlotResult {
     let train = series(&|e| e.train_loss);
     let val = series(&|e| e.val_loss);
     let xmax = r.epochs.len().saturating_sub(1).max(1) as f64;
-    let (lo, hi) = train.iter().chain(&val).fold((f64::INFINITY, 0.0f64), |(a, b), p| (a.min(p.1), b.max(p.1)));
-    let (lo, hi) = if lo.is_finite() { (lo * 0.8, hi * 1.25) } else { (0.1, 10.0) };
+    let hi = train.iter().chain(&val).fold(0.0f64, |a, p| a.max(p.1));
+    let hi = if hi > 0.0 { hi * 1.1 } else { 1.0 };
     let mut b = ChartBuilder::on(&top);
     b.margin(15).x_label_area_size(if labels { 40 } else { 5 }).y_label_area_size(if labels { 70 } else { 5 });
     if labels {
         b.caption("loss per epoch", ("sans-serif", 22));
     }
-    let mut chart = b.build_cartesian_2d(0.0..xmax, (lo..hi).log_scale())?;
+    let mut chart = b.build_cartesian_2d(0.0..xmax, 0.0..hi)?;
     let mut mesh = chart.configure_mesh();
+    let y_desc = format!("loss [{}]", r.loss_unit);
     if labels {
-        mesh.x_desc("epoch").y_desc("loss [mm²]");
+        mesh.x_desc("epoch").y_desc(y_desc.as_str());
     } else {
         mesh.disable_x_axis().disable_y_axis();
     }
