@@ -347,8 +347,9 @@ fn eval_on_fixture_tosses_prefers_the_true_model() {
 }
 
 /// Tosses simulated by cenic with `truth`, 0.6 s at 148 Hz from varied
-/// initial states, with Gaussian noise (position σ 0.3 mm, orientation σ
-/// 0.003 rad per axis) as in tracked data.
+/// initial states, with Gaussian noise: position σ 0.05 mm, orientation σ
+/// 0.5 mrad per axis (sample-to-sample noise of the ContactNets tracks at
+/// rest is about 0.015 mm and 0.08 mrad).
 fn synthetic_tosses(cube: &CubeModel, truth: &CubeParams, n: usize) -> Vec<Toss> {
     let model = Arc::new(cube.with_params(truth).unwrap());
     let mut rng = common::Rng::new(17);
@@ -368,9 +369,9 @@ fn synthetic_tosses(cube: &CubeModel, truth: &CubeParams, n: usize) -> Vec<Toss>
                     w.advance(dt).unwrap();
                 }
                 let x = &w.sim.data.q;
-                let noise = Vec3::new(rng.normal(), rng.normal(), rng.normal()) * 0.003;
+                let noise = Vec3::new(rng.normal(), rng.normal(), rng.normal()) * 5e-4;
                 let quat = (Quat::from_slice(&x[3..7]) * Quat::exp(noise)).normalize().to_array();
-                let pos = [0, 1, 2].map(|j| x[j] + 3e-4 * rng.normal());
+                let pos = [0, 1, 2].map(|j| x[j] + 5e-5 * rng.normal());
                 poses.push(Pose { pos, quat });
             }
             Toss { path: format!("synthetic_{i:03}.csv").into(), index: i, dt, poses }
@@ -403,12 +404,11 @@ fn synthetic_identification_recovers_the_parameters_from_wrong_initial_values() 
     println!("fitted {}\ntruth  {}", f.summary(), truth.summary());
     let rel = |p: FitParam| (f.get(p) / truth.get(p) - 1.0).abs();
     assert!(rel(FitParam::Side) < 0.01, "side {}", f.side);
-    assert!(rel(FitParam::MuDynamic) < 0.05, "mu_dynamic {}", f.mu_dynamic);
-    // Restitution shows only in the few samples around each bounce, where the
-    // finite-difference velocities of noisy poses are worst: the dissipation
-    // comes out biased high (noise-free data gives 4.5 s/m after these 10
-    // epochs, still falling), so it is only required within a factor 2.
-    assert!(f.dissipation < 2.0 * truth.dissipation && f.dissipation > 0.5 * truth.dissipation, "dissipation {}", f.dissipation);
+    assert!(rel(FitParam::MuDynamic) < 0.03, "mu_dynamic {}", f.mu_dynamic);
+    // Restitution shows only in the few samples around each bounce, where
+    // finite-difference velocities are worst; 10 epochs leave it 20 % high
+    // and still falling (noise-free data: 4.5 s/m).
+    assert!(rel(FitParam::Dissipation) < 0.3, "dissipation {}", f.dissipation);
     assert!(f.mu_static >= f.mu_dynamic);
     // Validation errors fall at every horizon.
     for (a, b) in r.eval_fitted.horizons.iter().zip(&r.eval_initial.horizons) {
