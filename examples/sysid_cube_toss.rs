@@ -36,7 +36,7 @@ fn main() {
             horizons: vec![4, 16],
             overlay_tosses: 0,
             progress: true,
-            ..FitConfig::new(&cube, FitParam::DEFAULT.to_vec(), cube.nominal)
+            ..FitConfig::new(&cube, FitParam::ALL_BUT_MASS.to_vec(), cube.nominal)
         };
         let r = sysid::fit(&cube, &toss, &toss, &cfg)?;
         println!("initial: {}\nfitted:  {}", r.initial.summary(), r.fitted.summary());

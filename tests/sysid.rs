@@ -267,7 +267,7 @@ fn fitted_mjcf_reproduces_the_multiplier_simulation_and_cenic_run_loads_it() {
     assert!((b.inertia[0] - 0.37 * 0.01 / 6.0 * (0.41 / 0.37)).abs() < 1e-12, "{:?}", b.inertia);
 
     // The loaded model simulates exactly like the nominal model with the multipliers.
-    let param = Parametrization::new(FitParam::DEFAULT.to_vec(), p, cube.nominal, cube.geom);
+    let param = Parametrization::new(FitParam::ALL_BUT_MASS.to_vec(), p, cube.nominal, cube.geom);
     let mut all = Parametrization::new(FitParam::ALL.to_vec(), p, cube.nominal, cube.geom);
     all.fixed = p;
     assert!(param.rollout_params.len() == 6 && all.rollout_params.len() == 6);
@@ -382,7 +382,8 @@ fn synthetic_tosses(cube: &CubeModel, truth: &CubeParams, n: usize) -> Vec<Toss>
 #[test]
 fn synthetic_identification_recovers_the_parameters_from_wrong_initial_values() {
     let cube = CubeModel::new(cenic::scenes::cube_toss()).unwrap();
-    let truth = CubeParams { side: 0.104, mass: 0.37, mu_static: 0.25, mu_dynamic: 0.2, stiffness: 1e5, dissipation: 4.0 };
+    let truth =
+        CubeParams { side: 0.104, mass: 0.37, mu_static: 0.25, mu_dynamic: 0.2, stiffness: 1e5, dissipation: 4.0 };
     let tosses = synthetic_tosses(&cube, &truth, 10);
     let (train, val) = tosses.split_at(8);
     // μs acts only below a few stiction tolerances of slip (1 mm/s): not identifiable from tosses, so it is fixed.
@@ -423,7 +424,8 @@ fn synthetic_identification_recovers_the_parameters_from_wrong_initial_values() 
     sysid::write_outputs(&dir, &cube, &r, serde_json::json!({"test": true})).unwrap();
     let back = CubeModel::new(cenic::Model::from_mjcf_file(dir.join("fitted.xml")).unwrap()).unwrap();
     assert!((back.nominal.side / f.side - 1.0).abs() < 1e-12);
-    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
     assert_eq!(json["epochs"].as_array().unwrap().len(), 11);
     assert!((json["fitted"]["side_m"].as_f64().unwrap() / f.side - 1.0).abs() < 1e-12);
     for png in ["loss.png", "overlay.png"] {
@@ -452,7 +454,8 @@ fn cli_fit_writes_the_four_outputs() {
     for f in ["fitted.xml", "report.json", "loss.png", "overlay.png"] {
         assert!(dir.join(f).is_file(), "{f} missing");
     }
-    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
     assert_eq!(json["settings"]["train_tosses"], 3);
     assert!((json["initial"]["side_m"].as_f64().unwrap() - 0.09).abs() < 1e-15);
     assert_eq!(json["validation_fitted"]["horizons"].as_array().unwrap().len(), 2);

@@ -114,7 +114,10 @@ pub fn parse_toss(text: &str, path: &Path, index: usize, min_samples: usize) -> 
     let mut idx = [0usize; 8];
     for (slot, col) in idx.iter_mut().zip(REQUIRED_COLUMNS) {
         *slot = names.iter().position(|n| *n == col).ok_or_else(|| {
-            err(hline, format!("header has no column '{col}' (expected {}; got '{header}')", REQUIRED_COLUMNS.join(",")))
+            err(
+                hline,
+                format!("header has no column '{col}' (expected {}; got '{header}')", REQUIRED_COLUMNS.join(",")),
+            )
         })?;
     }
     let mut times: Vec<(usize, f64)> = vec![];
@@ -126,7 +129,8 @@ pub fn parse_toss(text: &str, path: &Path, index: usize, min_samples: usize) -> 
         }
         let mut v = [0.0; 8];
         for ((out, &i), col) in v.iter_mut().zip(&idx).zip(REQUIRED_COLUMNS) {
-            let x: f64 = fields[i].parse().map_err(|_| err(n, format!("column '{col}': '{}' is not a number", fields[i])))?;
+            let x: f64 =
+                fields[i].parse().map_err(|_| err(n, format!("column '{col}': '{}' is not a number", fields[i])))?;
             if !x.is_finite() {
                 return Err(err(n, format!("column '{col}': {x} is not a finite number")));
             }

@@ -4,7 +4,7 @@
 use super::SysidError;
 use super::data::{Segment, Toss, segments};
 use super::params::{CubeModel, CubeParams, FitParam, Parametrization, interior_start};
-use super::predict::{Evaluation, Loss, NX, Predictor, evaluate, finite_or_null, segment_loss};
+use super::predict::{Evaluation, Loss, NX, Predictor, evaluate, finite_or_null, rollout_for, segment_loss};
 use crate::diff::{Cfd, DiffError, DiffRollout, Linearization};
 use crate::integrator::{CenicParams, Mode};
 use burn::optim::{AdamConfig, Optimizer};
@@ -190,8 +190,7 @@ impl Objective<'_> {
             .par_iter()
             .map(|s| {
                 let toss = &self.tosses[s.toss];
-                let r = DiffRollout { dt: toss.dt, ..self.rollout.clone() };
-                r.linearize(&toss.state(s.start), &[], &theta, s.steps())
+                rollout_for(&self.rollout, toss).linearize(&toss.state(s.start), &[], &theta, s.steps())
             })
             .collect();
         let mut lins = Vec::with_capacity(batch.len());
@@ -259,6 +258,9 @@ pub fn fit(cube: &CubeModel, train: &[Toss], val: &[Toss], cfg: &FitConfig) -> R
         ));
     }
     cfg.init.validate()?;
+    if cfg.fit.is_empty() {
+        return Err(SysidError::Input("no parameter to fit".into()));
+    }
     let mut train_segs = segments(train, cfg.segment, cfg.stride);
     let val_segs = segments(val, cfg.segment, cfg.stride);
     if train_segs.is_empty() {
@@ -270,14 +272,19 @@ pub fn fit(cube: &CubeModel, train: &[Toss], val: &[Toss], cfg: &FitConfig) -> R
     }
     let param = Parametrization::new(cfg.fit.clone(), cfg.init, cube.nominal, cube.geom);
     let model = Arc::new(cube.model.clone());
-    let rollout =
-        DiffRollout::new(model.clone(), cfg.mode.clone(), 1.0).with_params(param.rollout_params.clone()).with_cfd(cfg.cfd);
-    let objective =
-        Objective { tosses: train, param: &param, rollout: rollout.clone(), loss: cfg.loss, device: Device::flex().autodiff() };
-    let predictor = |p: &CubeParams| Predictor { rollout: rollout.clone(), theta: param.multipliers(p) };
-    let failure_text = |tosses: &[Toss], f: &SegmentFailure| {
-        format!("{} from sample {}: {}", tosses[f.0.toss].name(), f.0.start, f.1)
+    let rollout = DiffRollout::new(model.clone(), cfg.mode.clone(), 1.0)
+        .with_params(param.rollout_params.clone())
+        .with_cfd(cfg.cfd);
+    let objective = Objective {
+        tosses: train,
+        param: &param,
+        rollout: rollout.clone(),
+        loss: cfg.loss,
+        device: Device::flex().autodiff(),
     };
+    let predictor = |p: &CubeParams| Predictor { rollout: rollout.clone(), theta: param.multipliers(p) };
+    let failure_text =
+        |tosses: &[Toss], f: &SegmentFailure| format!("{} from sample {}: {}", tosses[f.0.toss].name(), f.0.start, f.1);
 
     let mut phi = param.to_phi(&cfg.init);
     let initial = param.from_phi(&phi);
@@ -303,7 +310,9 @@ pub fn fit(cube: &CubeModel, train: &[Toss], val: &[Toss], cfg: &FitConfig) -> R
     let per_epoch = train_segs.len().div_ceil(cfg.batch);
     let total = per_epoch * cfg.epochs;
     let bar = if cfg.progress { indicatif::ProgressBar::new(total as u64) } else { indicatif::ProgressBar::hidden() };
-    if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} Adam steps, {elapsed} elapsed, eta {eta}  {msg}") {
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} Adam steps, {elapsed} elapsed, eta {eta}  {msg}")
+    {
         bar.set_style(style);
     }
     let opts = (&objective.device, DType::F64);

@@ -69,13 +69,13 @@ pub use data::{
     INTERVAL_TOLERANCE, Pose, QUAT_NORM_TOLERANCE, REQUIRED_COLUMNS, Segment, Toss, load_dir, load_toss, parse_range,
     parse_toss, segments, select,
 };
-pub use fit::{
-    ADAM_BETA_1, ADAM_BETA_2, ADAM_EPSILON, EpochRecord, FitConfig, FitResult, Overlay, fit, params_json,
-};
+pub use fit::{ADAM_BETA_1, ADAM_BETA_2, ADAM_EPSILON, EpochRecord, FitConfig, FitResult, Overlay, fit, params_json};
 pub use params::{
     CubeModel, CubeParams, FitParam, MAX_INITIAL_FRICTION_RATIO, Parametrization, interior_start, random_start,
 };
-pub use predict::{Evaluation, Failure, HorizonErrors, Loss, NX, Predictor, evaluate, pose_error, segment_loss};
+pub use predict::{
+    Evaluation, Failure, HorizonErrors, Loss, NX, Predictor, evaluate, pose_error, rollout_for, segment_loss,
+};
 
 use std::path::{Path, PathBuf};
 

@@ -91,9 +91,9 @@ impl CubeParams {
 pub enum FitParam {
     /// [`CubeParams::side`].
     Side,
-    /// [`CubeParams::mass`]. For a single free body it is exactly degenerate
-    /// with the stiffness and dissipation (only k/m and d enter the motion),
-    /// so it is not fitted by default.
+    /// [`CubeParams::mass`]. For a single free body it is degenerate with
+    /// the stiffness (the motion depends on k/m, not on k and m apart), so
+    /// fit it only with the stiffness held fixed.
     Mass,
     /// [`CubeParams::mu_static`].
     MuStatic,
@@ -117,8 +117,9 @@ impl FitParam {
         FitParam::Dissipation,
     ];
 
-    /// The fitted set when none is given: everything but the mass.
-    pub const DEFAULT: [FitParam; 5] =
+    /// Everything but the mass (which a single free body cannot tell from
+    /// the contact stiffness).
+    pub const ALL_BUT_MASS: [FitParam; 5] =
         [FitParam::Side, FitParam::MuStatic, FitParam::MuDynamic, FitParam::Stiffness, FitParam::Dissipation];
 
     /// Name on the command line and in reports.
@@ -274,12 +275,8 @@ impl CubeModel {
             if mat.stiffness.is_finite() {
                 let _ = write!(s, " stiffness=\"{}\" dissipation=\"{}\"", mat.stiffness * ks, mat.dissipation * ds);
             }
-            let _ = writeln!(
-                s,
-                " friction=\"{} 0 0\" friction_dynamic=\"{}\"/>",
-                mat.mu_static * ms,
-                mat.mu_dynamic * md
-            );
+            let _ =
+                writeln!(s, " friction=\"{} 0 0\" friction_dynamic=\"{}\"/>", mat.mu_static * ms, mat.mu_dynamic * md);
             Ok(())
         };
         s.push_str("  <worldbody>\n");
@@ -288,7 +285,8 @@ impl CubeModel {
         }
         let b = &m.bodies[self.body];
         let mass_scale = p.mass / n.mass;
-        let _ = writeln!(s, "    <body name=\"{}\" pos=\"{}\" quat=\"{}\">", xml_escape(&b.name), v(&b.pos), v(&b.quat));
+        let _ =
+            writeln!(s, "    <body name=\"{}\" pos=\"{}\" quat=\"{}\">", xml_escape(&b.name), v(&b.pos), v(&b.quat));
         let _ = writeln!(s, "      <freejoint name=\"{}\"/>", xml_escape(&m.joints[0].name));
         let inertia: Vec<f64> = b.inertia.iter().map(|i| i * mass_scale).collect();
         let _ = writeln!(
@@ -497,7 +495,8 @@ pub fn random_start(fit: &[FitParam], base: CubeParams, nominal: CubeParams, rng
             p.set(f, x);
         }
     }
-    let ratio = if fit.contains(&FitParam::MuDynamic) { log_uniform(0.5, 0.95) } else { base.mu_dynamic / base.mu_static };
+    let ratio =
+        if fit.contains(&FitParam::MuDynamic) { log_uniform(0.5, 0.95) } else { base.mu_dynamic / base.mu_static };
     p.mu_dynamic = p.mu_static * ratio;
     p
 }

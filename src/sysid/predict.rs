@@ -35,15 +35,27 @@ impl Predictor {
         Ok(Self { rollout: DiffRollout::new(model, mode, 1.0), theta: vec![] })
     }
 
-    /// The rollout over `toss`'s sample interval.
+    /// The rollout over `toss`'s sample interval ([`rollout_for`]).
     pub fn rollout_for(&self, toss: &Toss) -> DiffRollout {
-        DiffRollout { dt: toss.dt, ..self.rollout.clone() }
+        rollout_for(&self.rollout, toss)
     }
 
     /// The trajectory ((steps + 1) × [`NX`]) predicted from sample `start` of `toss`.
     pub fn predict(&self, toss: &Toss, start: usize, steps: usize) -> Result<Vec<f64>, DiffError> {
         self.rollout_for(toss).simulate(&toss.state(start), &[], &self.theta, steps)
     }
+}
+
+/// `rollout` over `toss`'s sample interval. A fixed step within 10⁻⁶ of the
+/// interval is set to it exactly: the interval is computed from the CSV's
+/// rounded times, and a step a few 10⁻¹² s short would leave a sliver step
+/// at the end of every interval.
+pub fn rollout_for(rollout: &DiffRollout, toss: &Toss) -> DiffRollout {
+    let mode = match rollout.mode {
+        Mode::Fixed { dt } if (dt / toss.dt - 1.0).abs() < 1e-6 => Mode::Fixed { dt: toss.dt },
+        ref m => m.clone(),
+    };
+    DiffRollout { dt: toss.dt, mode, ..rollout.clone() }
 }
 
 /// Position error (m) and rotation angle (rad) of predicted state `x`
