@@ -21,13 +21,13 @@ pub enum SysidCommand {
 #[derive(Args)]
 pub struct SimArgs {
     /// CENIC accuracy (m, rad).
-    #[arg(long, default_value_t = 1e-4, conflicts_with = "dt")]
+    #[arg(long, default_value_t = 1e-4, conflicts_with = "dt", allow_hyphen_values = true)]
     accuracy: f64,
     /// Fixed steps of this size (s) instead of error control.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     dt: Option<f64>,
     /// Largest CENIC step (s).
-    #[arg(long, default_value_t = 0.1)]
+    #[arg(long, default_value_t = 0.1, allow_hyphen_values = true)]
     max_step: f64,
 }
 
@@ -80,22 +80,22 @@ pub struct FitArgs {
     #[arg(long, default_value = "side")]
     fit: String,
     /// Initial side length (m).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     init_side: Option<f64>,
     /// Initial mass (kg).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     init_mass: Option<f64>,
     /// Initial static friction coefficient.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     init_mu_static: Option<f64>,
     /// Initial dynamic friction coefficient.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     init_mu_dynamic: Option<f64>,
     /// Initial contact stiffness of the pair (N/m).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     init_stiffness: Option<f64>,
     /// Initial Hunt–Crossley dissipation of the pair (s/m).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     init_dissipation: Option<f64>,
     /// Draw the initial values of the fitted parameters at random with this seed
     /// (side 60–140 mm, μs 0.05–0.6, μd/μs 0.5–0.95, stiffness and dissipation
@@ -109,24 +109,24 @@ pub struct FitArgs {
     #[arg(long, default_value_t = 64)]
     batch: usize,
     /// Initial learning rate (log coordinates).
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = 0.05, allow_hyphen_values = true)]
     lr: f64,
     /// Final learning rate (cosine schedule).
-    #[arg(long, default_value_t = 0.002)]
+    #[arg(long, default_value_t = 0.002, allow_hyphen_values = true)]
     lr_final: f64,
     #[command(flatten)]
     sim: SimArgs,
     /// Contacts-from-distance width (m); 0 turns CFD off.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = 0.05, allow_hyphen_values = true)]
     cfd_width: f64,
     /// Contacts-from-distance strength (N); the body's weight when omitted.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     cfd_strength: Option<f64>,
     /// Length (m) that converts orientation errors into position errors in the loss.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = 0.05, allow_hyphen_values = true)]
     orientation_length: f64,
     /// δ (mm) of the pseudo-Huber loss √(e² + δ²) − δ of the pose error e; 0: squared error (MSE).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
     huber_delta: f64,
     /// Seed of the segment shuffling.
     #[arg(long, default_value_t = 0)]
