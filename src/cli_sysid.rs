@@ -112,7 +112,7 @@ pub struct FitArgs {
     #[arg(long, default_value_t = 0.05, allow_hyphen_values = true)]
     lr: f64,
     /// Final learning rate (cosine schedule).
-    #[arg(long, default_value_t = 0.002, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 5e-4, allow_hyphen_values = true)]
     lr_final: f64,
     #[command(flatten)]
     sim: SimArgs,

@@ -393,7 +393,9 @@ fn synthetic_identification_recovers_the_parameters_from_wrong_initial_values() 
         segment: 9,
         epochs: 10,
         batch: 16,
-        lr_final: 0.005,
+        // Adam's steps are ~lr in the log coordinates whatever the gradient's
+        // size: a small final rate keeps mini-batch noise off the final values.
+        lr_final: 5e-4,
         seed: 1,
         horizons: vec![4, 16],
         eval_stride: 4,

@@ -57,7 +57,7 @@ impl FitConfig {
     /// The command line's defaults for fitting `fit` of `cube` from `init`
     /// (moved inside the parameter domain by [`interior_start`]): segments of
     /// 5 samples (4 predicted steps, DiffMJX) that do not overlap, 3 epochs,
-    /// batches of 64, learning rate 0.05 → 0.002, CENIC at accuracy 1e-4,
+    /// batches of 64, learning rate 0.05 → 0.0005, CENIC at accuracy 1e-4,
     /// contacts from distance 5 cm wide with the body's weight, pseudo-Huber
     /// loss with δ = 1 mm and ℓ = 5 cm, validation at horizons 4, 16 and 64.
     pub fn new(cube: &CubeModel, fit: Vec<FitParam>, init: CubeParams) -> Self {
@@ -70,7 +70,7 @@ impl FitConfig {
             epochs: 3,
             batch: 64,
             lr: 0.05,
-            lr_final: 0.002,
+            lr_final: 5e-4,
             mode: Mode::ErrorControlled(CenicParams { accuracy: 1e-4, ..CenicParams::default() }),
             cfd: Some(Cfd { width: 0.05, strength: (cube.nominal.mass * g).max(1e-6) }),
             loss: Loss { orientation_length: 0.05, huber_delta: Some(1.0) },
