@@ -158,7 +158,8 @@ fn icf_build_contacts(@builtin(global_invocation_id) gid: vec3u, @builtin(num_wo
         vc0 += j.col * v[dof_at(w, j.dof)];
     }
     let p = world_params[w];
-    let wd = icf_bodies[c.body.x].delassus + icf_bodies[c.body.y].delassus;
+    // The Delassus estimate is of the world's masses, which mass_scale multiplies.
+    let wd = (icf_bodies[c.body.x].delassus + icf_bodies[c.body.y].delassus) / p.mass_scale;
     icf_con[t] = IcfContact(
         c.normal,
         c.dist,

@@ -38,6 +38,7 @@ pub mod math;
 pub mod model;
 pub mod output;
 pub mod scenes;
+pub mod sysid;
 pub mod zoo;
 
 pub use model::{Model, ModelBuilder, ModelError};

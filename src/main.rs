@@ -1,5 +1,7 @@
 //! The `cenic` command line: inspect and run models.
 
+mod cli_sysid;
+
 use cenic::Model;
 use cenic::batch::{Batch, CpuBatch, WorldStatus};
 use cenic::gpu::{GpuBatch, GpuBatchOptions, GpuContext};
@@ -27,6 +29,9 @@ enum Command {
     },
     /// Simulate a model (the built-in cube toss when no file is given).
     Run(RunArgs),
+    /// System identification of a tossed box from recorded tosses.
+    #[command(subcommand)]
+    Sysid(cli_sysid::SysidCommand),
 }
 
 #[derive(clap::Args)]
@@ -90,6 +95,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Info { model } => load(&model).map(|m| print!("{}", m.summary())),
         Command::Run(args) => run(args),
+        Command::Sysid(cmd) => cli_sysid::run(cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -211,7 +211,8 @@ impl IcfBuilder {
                 dissipation: T::c(mat.dissipation) * materials.dissipation,
                 mu_static: T::c(mat.mu_static) * materials.mu_static,
                 mu_dynamic: T::c(mat.mu_dynamic) * materials.mu_dynamic,
-                delassus: T::c(w),
+                // The estimate is of the world's masses, which data.mass_scale multiplies.
+                delassus: T::c(w) / data.mass_scale,
                 jac_start: start,
                 jac_len: problem.jac_dof.len() - start,
                 vc0: Vec3::zero(),
