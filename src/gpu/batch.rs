@@ -719,4 +719,20 @@ impl Batch for GpuBatch {
     fn status(&self, world: usize) -> WorldStatus {
         self.status[world].clone()
     }
+    fn reset_world(&mut self, world: usize, q: &[f64], v: &[f64]) -> Result<(), BatchError> {
+        self.check(world)?;
+        check_len("q", self.model.nq, q.len())?;
+        check_len("v", self.model.nv, v.len())?;
+        let mut q32: Vec<f32> = q.iter().map(|&x| x as f32).collect();
+        dynamics::normalize_quaternions(&self.model, &mut q32);
+        let v32: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+        let ctrl = vec![0.0f32; self.model.nu()];
+        self.reset_world(world, &q32, &v32, &ctrl, 0.0).map_err(gpu_err)
+    }
+    /// One upload for all worlds.
+    fn set_ctrl_all(&mut self, ctrl: &[f64]) -> Result<(), BatchError> {
+        check_len("ctrl", self.nworld * self.model.nu(), ctrl.len())?;
+        let c: Vec<f32> = ctrl.iter().map(|&x| x as f32).collect();
+        self.icf_buffers.ctrl.write(&self.ctx, &c).map_err(gpu_err)
+    }
 }
