@@ -417,6 +417,11 @@ impl<B: Batch> VecEnv<B> {
     pub fn episode_lengths(&self) -> &[usize] {
         &self.episode_length
     }
+    /// The controls of the last step (num_envs × act_dim): the actions
+    /// clipped to the control ranges (zeros for environments reset in it).
+    pub fn controls(&self) -> &[f64] {
+        &self.ctrl
+    }
     /// Episodes cut because the simulator failed their world, and the last reason.
     pub fn failures(&self) -> (u64, Option<&str>) {
         (self.failures, self.last_failure.as_deref())
@@ -443,6 +448,32 @@ impl<B: Batch> VecEnv<B> {
         self.episode_length.fill(0);
         self.started = true;
         Ok(&self.obs)
+    }
+
+    /// Starts a new episode of environment `env` at the given state (q: nq,
+    /// v: nv) instead of a sampled one (e.g. a curriculum's start states);
+    /// its row of [`obs`](Self::obs) becomes the first observation. Other
+    /// environments are not touched.
+    pub fn reset_env_to(&mut self, env: usize, q: &[f64], v: &[f64]) -> Result<(), RlError> {
+        let n = self.num_envs();
+        if env >= n {
+            return Err(RlError::Batch(crate::batch::BatchError::World { world: env, nworld: n }));
+        }
+        self.batch.reset_world(env, q, v)?;
+        let nu = self.act_dim();
+        self.ctrl[env * nu..(env + 1) * nu].fill(0.0);
+        self.elapsed[env] = 0;
+        self.fresh[env] = true;
+        self.pending[env] = false;
+        self.mask.fill(false);
+        self.mask[env] = true;
+        let out = EvalOut {
+            obs: &mut self.obs,
+            reward: &mut self.reward,
+            terminated: &mut self.terminated,
+            terms: &mut self.terms,
+        };
+        self.eval.evaluate(&self.batch, self.task.as_ref(), EvalKind::Reset, &self.ctrl, &self.mask, out)
     }
 
     /// Samples and sets new states for the environments in `mask`, then
