@@ -396,6 +396,25 @@ impl GpuBatch {
         if world < self.nworld { Ok(()) } else { Err(BatchError::World { world, nworld: self.nworld }) }
     }
 
+    /// Read access for kernels outside the batch that evaluate the state
+    /// after an [`advance`](Batch::advance) (`crate::gpu::rl`): the buffer
+    /// sources of the model constants, the per-world data ([`Field`]s), the
+    /// contacts and the ICF buffers (controls, actuators, the problem and
+    /// solution of each world's last accepted solve, which finished worlds
+    /// keep until the next advance), in the binding names of
+    /// `kernels/data.wgsl`. Bind them read-only.
+    pub fn state_sources(&self) -> [&dyn BufferSource; 4] {
+        [self.dynamics.gpu_model(), self.dynamics.gpu_data(), self.collision.source(), &self.icf_buffers]
+    }
+
+    /// Encodes the kinematics and body-velocity stages at the current
+    /// state into `pass` (body and site poses, `cinert`, `cvel` at the end
+    /// of the last advance; the next advance recomputes them anyway).
+    pub fn encode_state_kinematics(&self, pass: &mut wgpu::ComputePass<'_>) {
+        self.dynamics.encode(pass, Stage::Kinematics);
+        self.dynamics.encode(pass, Stage::Velocities);
+    }
+
     fn fresh_world(&self, time: f64) -> GpuCenicWorld {
         GpuCenicWorld { time: split_time(time), h_next: self.h_initial, state: world_state::DONE, ..Default::default() }
     }
@@ -721,5 +740,29 @@ impl Batch for GpuBatch {
     }
     fn status(&self, world: usize) -> WorldStatus {
         self.status[world].clone()
+    }
+    fn reset_world(&mut self, world: usize, q: &[f64], v: &[f64]) -> Result<(), BatchError> {
+        self.check(world)?;
+        check_len("q", self.model.nq, q.len())?;
+        check_len("v", self.model.nv, v.len())?;
+        let mut q32: Vec<f32> = q.iter().map(|&x| x as f32).collect();
+        dynamics::normalize_quaternions(&self.model, &mut q32);
+        let v32: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+        let ctrl = vec![0.0f32; self.model.nu()];
+        self.reset_world(world, &q32, &v32, &ctrl, 0.0).map_err(gpu_err)
+    }
+    /// One upload for all worlds, converted straight into wgpu's staging
+    /// memory (no host copy).
+    fn set_ctrl_all(&mut self, ctrl: &[f64]) -> Result<(), BatchError> {
+        check_len("ctrl", self.nworld * self.model.nu(), ctrl.len())?;
+        let Some(size) = std::num::NonZeroU64::new((ctrl.len() * 4) as u64) else { return Ok(()) };
+        let buffer = self.icf_buffers.ctrl.buffer();
+        let mut view = self
+            .ctx
+            .queue
+            .write_buffer_with(buffer, 0, size)
+            .ok_or_else(|| BatchError::Backend("controls: staging write refused".into()))?;
+        view.slice(..).write_iter(ctrl.iter().flat_map(|x| (*x as f32).to_ne_bytes()));
+        Ok(())
     }
 }

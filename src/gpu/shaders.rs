@@ -31,6 +31,7 @@ pub const STAGES: &[(&str, &str)] = &[
     ("icf_solve_coop", include_str!("../../kernels/icf_solve_coop.wgsl")),
     ("icf_solve_serial", include_str!("../../kernels/icf_solve_serial.wgsl")),
     ("cenic", include_str!("../../kernels/cenic.wgsl")),
+    ("rl", include_str!("../../kernels/rl.wgsl")),
 ];
 
 /// Library files: WGSL functions shared by several stages, composed only
@@ -43,8 +44,11 @@ pub const LIBRARIES: &[(&str, &str)] = &[
 
 /// Library files composed in front of a stage (after `data.wgsl`):
 /// (stage, [libraries in order]).
-pub const STAGE_DEPS: &[(&str, &[&str])] =
-    &[("icf_solve_coop", &["icf_cost", "icf_solver"]), ("icf_solve_serial", &["icf_cost", "icf_solver"])];
+pub const STAGE_DEPS: &[(&str, &[&str])] = &[
+    ("icf_solve_coop", &["icf_cost", "icf_solver"]),
+    ("icf_solve_serial", &["icf_cost", "icf_solver"]),
+    ("rl", &["icf_cost"]),
+];
 
 /// The full WGSL module of stage `name` exactly as the runtime compiles it,
 /// or `None` for an unknown stage.

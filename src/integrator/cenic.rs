@@ -297,6 +297,22 @@ impl<T: Real> World<T> {
         self.sim.time
     }
 
+    /// Back to the state of a new world ([`Simulator::restart`], fresh
+    /// statistics and first step, no recorded steps or tape entries)
+    /// without allocating. The contact capacity and solver settings stay.
+    pub fn restart(&mut self) {
+        self.sim.restart();
+        self.stats = WorldStats::default();
+        self.h_next = match &self.mode {
+            Mode::Fixed { dt } => *dt,
+            Mode::ErrorControlled(p) => p.first_step(&self.sim.model),
+        };
+        self.steps.clear();
+        if let Some(t) = &mut self.tape {
+            t.clear();
+        }
+    }
+
     /// Integrates to `time() + dt` (s) with actuation held constant:
     /// fixed steps (the last one shortened to land on the end time) or
     /// error-controlled steps. On error the world stops at the last good state.

@@ -126,6 +126,72 @@ impl<T: Real> Simulator<T> {
         dynamics::normalize_quaternions(&self.model, &mut self.data.q);
     }
 
+    /// Back to the state of a new simulator (q = qpos0, v = 0, zero
+    /// controls, target velocities and applied forces, default parameters,
+    /// time 0, no constraints) without allocating: the storage is kept.
+    pub fn restart(&mut self) {
+        let fresh = |x: &mut Vec<T>| x.iter_mut().for_each(|x| *x = T::zero());
+        for (q, q0) in self.data.q.iter_mut().zip(&self.model.qpos0) {
+            *q = T::c(*q0);
+        }
+        fresh(&mut self.data.v);
+        fresh(&mut self.data.act);
+        fresh(&mut self.qacc);
+        self.data.mass_scale = T::one();
+        self.data.geom_size_scale.iter_mut().for_each(|s| *s = T::one());
+        fresh(&mut self.ctrl);
+        fresh(&mut self.target_velocity);
+        fresh(&mut self.applied);
+        self.materials = MaterialScale::default();
+        self.time = 0.0;
+        self.last_solve = SolveStats::default();
+        self.contacts.list.clear();
+        self.contacts.overflow = 0;
+        self.problem.clear_constraints();
+    }
+
+    /// The constraint forces of the last solve at its solution (the
+    /// current v after a step): into `body_wrench` (nbody × 6) the contact
+    /// wrench on each body as [torque about the world origin (N·m), force
+    /// (N)] (world frame; the world body's row stays zero), and into `qfrc`
+    /// (nv) the generalized force of contacts and joint limits (N or N·m).
+    /// Both are the solve's impulses divided by its step. Zero before any
+    /// step and after [`restart`](Self::restart).
+    pub fn constraint_forces(&self, body_wrench: &mut [f64], qfrc: &mut [f64]) {
+        body_wrench.fill(0.0);
+        qfrc.fill(0.0);
+        let p = &self.problem;
+        let h = p.h.f64();
+        if h.is_nan() || h <= 0.0 {
+            return;
+        }
+        let v = &self.data.v;
+        for (c, k) in p.contacts.iter().zip(&self.contacts.list) {
+            let (_, impulse, _) = crate::icf::cost::contact_terms(c, p.h, p.contact_velocity(c, v));
+            // Generalized force Jᵀγ/h (J maps v to B's velocity relative to A).
+            for e in c.jac_start..c.jac_start + c.jac_len {
+                qfrc[p.jac_dof[e]] += p.jac_col[e].dot(impulse).f64() / h;
+            }
+            let f = [impulse.x.f64() / h, impulse.y.f64() / h, impulse.z.f64() / h];
+            let x = [k.pos.x.f64(), k.pos.y.f64(), k.pos.z.f64()];
+            let tau = [x[1] * f[2] - x[2] * f[1], x[2] * f[0] - x[0] * f[2], x[0] * f[1] - x[1] * f[0]];
+            for (body, sign) in [(k.body[1], 1.0), (k.body[0], -1.0)] {
+                if body == 0 {
+                    continue;
+                }
+                let row = &mut body_wrench[body * 6..body * 6 + 6];
+                for i in 0..3 {
+                    row[i] += sign * tau[i];
+                    row[3 + i] += sign * f[i];
+                }
+            }
+        }
+        for l in &p.limits {
+            let (_, impulse, _) = crate::icf::cost::limit_terms(l, p.h, v[l.dof]);
+            qfrc[l.dof] += (l.sign * impulse).f64() / h;
+        }
+    }
+
     /// Starts from keyframe `key` (name or index): q, v, activations, controls and time.
     pub fn reset_to_keyframe(&mut self, key: &str) -> Option<()> {
         let k = self.model.keyframe(key)?.clone();
