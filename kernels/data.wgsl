@@ -457,7 +457,8 @@ struct IcfParams {
     /// iterations in total; there the solver pauses before exceeding the
     /// budget and the host dispatches it again until every solve is done.
     loop_budget: u32,
-    _pad0: u32,
+    /// Newton iterations with the secant friction curvature.
+    secant_friction_iterations: u32,
 }
 
 /// Per-body constants of the builder.

@@ -43,6 +43,12 @@ struct ContactTerms {
 }
 
 fn contact_terms(c: IcfContact, hw: f32, vc: vec3f) -> ContactTerms {
+    return contact_terms_with(c, hw, vc, false);
+}
+
+/// contact_terms_with: with `secant`, the friction curvature along the slip
+/// is the secant μn₀/s (see icf::cost::contact_terms_with).
+fn contact_terms_with(c: IcfContact, hw: f32, vc: vec3f, secant: bool) -> ContactTerms {
     let n = c.normal;
     let vn = dot3(n, vc);
     let vt = vc - n * vn;
@@ -53,7 +59,10 @@ fn contact_terms(c: IcfContact, hw: f32, vc: vec3f) -> ContactTerms {
     let t = vt / s;
     let impulse = n * np.y - t * mn;
     let nn = m3_outer(n, n);
-    let proj = m3_sub(m3_sub(m3_identity(), m3_outer(t, t)), nn);
+    var proj = m3_sub(m3_identity(), nn);
+    if (!secant) {
+        proj = m3_sub(proj, m3_outer(t, t));
+    }
     let hess = m3_add(m3_scale(proj, mn / s), m3_scale(nn, np.z));
     return ContactTerms(cost, impulse, hess);
 }
@@ -116,6 +125,10 @@ fn a_row_dot(w: u32, i: u32, src: u32) -> f32 {
 /// VEC_GRAD and, when `with_hess`, the dense Hessian into icf_factor (full
 /// rows). Leaves A v in VEC_AV and, per contact, vc, the impulse and G.
 /// `ncon` must be uniform. Returns ℓ (uniform).
+/// Set by the Newton loop: this iteration's Hessian takes the secant
+/// friction curvature (SolverParams::secant_friction_iterations).
+var<private> secant_friction: bool = false;
+
 fn icf_eval(w: u32, lid: u32, ncon: u32, with_hess: bool) -> f32 {
     let nv = dims.nv;
     let hw = icf_world[w].h;
@@ -123,7 +136,7 @@ fn icf_eval(w: u32, lid: u32, ncon: u32, with_hess: bool) -> f32 {
     for (var ci = lid; ci < ncon; ci += SOLVER_THREADS) {
         let at = con_at(w, ci);
         let vc = contact_velocity(w, ci, VEC_V);
-        let ct = contact_terms(icf_con[at], hw, vc);
+        let ct = contact_terms_with(icf_con[at], hw, vc, with_hess && secant_friction);
         part += ct.cost;
         icf_con[at].vc = vc;
         icf_con[at].impulse = ct.impulse;

@@ -350,6 +350,7 @@ fn solve_world(w: u32, lid: u32) {
             break;
         }
         spent += costs.iteration - costs.attempt;
+        secant_friction = iter < prm.secant_friction_iterations;
         // Without reuse (or a usable factor) the Hessian is assembled with the
         // gradient in one pass; with one, only if the reuse rule asks for a
         // new factor (then the rounding floor keeps its last value).

@@ -102,8 +102,8 @@ pub struct GpuIcfParams {
     pub reuse_target_iterations: u32,
     /// Loop iterations one solver invocation may run (`u32::MAX`: unlimited).
     pub loop_budget: u32,
-    /// Padding.
-    pub _pad: u32,
+    /// Newton iterations with the secant friction curvature.
+    pub secant_friction_iterations: u32,
 }
 
 /// Loop iterations a solver invocation may run on a software adapter:
@@ -122,7 +122,7 @@ impl GpuIcfParams {
             hessian_reuse: p.hessian_reuse as u32,
             reuse_target_iterations: p.reuse_target_iterations as u32,
             loop_budget: if software { SOFTWARE_LOOP_BUDGET } else { u32::MAX },
-            _pad: 0,
+            secant_friction_iterations: p.secant_friction_iterations as u32,
         }
     }
 }

@@ -35,6 +35,21 @@ pub fn normal_potential<T: Real>(h: T, k: T, d: T, fe0: T, vn: T) -> (T, T, T) {
 /// and the 3×3 Hessian G = −dγ/dvc.
 #[inline]
 pub fn contact_terms<T: Real>(c: &ContactConstraint<T>, h: T, vc: Vec3<T>) -> (T, Vec3<T>, Mat3<T>) {
+    contact_terms_with(c, h, vc, false)
+}
+
+/// [`contact_terms`] with, when `secant` is set, the friction term's
+/// curvature along the slip direction raised to its secant value μn₀/s
+/// (the 3×3 matrix is then the Hessian's positive-definite majorant on the
+/// tangent plane, not the Hessian). The exact curvature along a fast slip
+/// is μn₀ε²/s³ ≈ 0: a Newton step predicts the slip to carry on and the
+/// line search has to locate each contact's stiction kink (width ε) by
+/// itself, one per Newton iteration. With the secant curvature every
+/// sliding contact's model reaches its kink at the same step (an IRLS /
+/// Weiszfeld step), so one such iteration brings all contacts near their
+/// regime at once; exact iterations then converge quadratically.
+#[inline]
+pub fn contact_terms_with<T: Real>(c: &ContactConstraint<T>, h: T, vc: Vec3<T>, secant: bool) -> (T, Vec3<T>, Mat3<T>) {
     let n = c.normal;
     let vn = n.dot(vc);
     let vt = vc - n * vn;
@@ -44,7 +59,11 @@ pub fn contact_terms<T: Real>(c: &ContactConstraint<T>, h: T, vc: Vec3<T>) -> (T
     let cost = mn * (s - c.eps) + pot;
     let t = vt / s;
     let impulse = n * gn - t * mn;
-    let proj = Mat3::identity() - Mat3::outer(t, t) - Mat3::outer(n, n);
+    let proj = if secant {
+        Mat3::identity() - Mat3::outer(n, n)
+    } else {
+        Mat3::identity() - Mat3::outer(t, t) - Mat3::outer(n, n)
+    };
     let hess = proj.scale(mn / s) + Mat3::outer(n, n).scale(gp);
     (cost, impulse, hess)
 }
@@ -152,6 +171,10 @@ pub struct CostWork<T> {
     /// the iterate the solver just evaluated (its line search then needs
     /// only A w, J w and the rows' j·w).
     pub(crate) current: bool,
+    /// The Hessian's friction terms take the secant curvature along the
+    /// slip ([`contact_terms_with`]): set by the solver for its first
+    /// iterations, never for derivatives.
+    pub(crate) secant_friction: bool,
 }
 
 impl<T: Real> CostWork<T> {
@@ -275,7 +298,7 @@ pub(crate) fn evaluate_keep<T: Real>(
         }
     }
     for (ci, c) in p.contacts.iter().enumerate() {
-        let (lc, gamma, g) = contact_terms(c, p.h, work.vc[ci]);
+        let (lc, gamma, g) = contact_terms_with(c, p.h, work.vc[ci], work.secant_friction && hess.is_some());
         cost += lc;
         let range = c.jac_start..c.jac_start + c.jac_len;
         for e in range.clone() {

@@ -26,6 +26,15 @@ pub struct SolverParams {
     pub hessian_reuse: bool,
     /// Iteration budget used by the reuse rule.
     pub reuse_target_iterations: usize,
+    /// Newton iterations (from the first) whose Hessian takes the secant
+    /// curvature of each contact's friction along its slip instead of the
+    /// exact one ([`crate::icf::cost::contact_terms_with`]). The solution is
+    /// the same (the gradient is exact); the first iteration then brings
+    /// every sliding contact near its stiction kink at once instead of one
+    /// kink per line search. Measured on clutter20 (issue 13): 1 cuts the
+    /// instructions by 27 % at fixed 1 ms and 35 % at accuracy 1e-2; more
+    /// iterations converge linearly on contacts that keep sliding.
+    pub secant_friction_iterations: usize,
 }
 
 impl Default for SolverParams {
@@ -38,6 +47,7 @@ impl Default for SolverParams {
             theta_criterion: false,
             hessian_reuse: false,
             reuse_target_iterations: 10,
+            secant_friction_iterations: 1,
         }
     }
 }
@@ -143,6 +153,7 @@ impl<T: Real> IcfSolver<T> {
         for iter in 0..params.max_iterations {
             // The Hessian is always assembled (cheap next to factorizing it),
             // so the reuse decision can be taken with the new residual in hand.
+            self.work.secant_friction = iter < params.secant_friction_iterations;
             let cost = evaluate_keep(p, v, &mut self.grad, Some(&mut self.hess), &mut self.work);
             let gnorm = scaled_norm(&self.grad, &p.scale, false);
             stats.residual = gnorm;

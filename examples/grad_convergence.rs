@@ -1,0 +1,185 @@
+//! Gradient convergence on robots (issue 20): do the gradients of a
+//! rollout agree with each other as the integration tightens?
+//!
+//! For each model, a rollout of `--intervals` control intervals of 10 ms
+//! from the model's initial pose under the seeded smooth controls of
+//! `cenic::zoo` plus seeded noise, and two losses: the torso's x position
+//! at the end ("final") and the mean torso x velocity over the intervals
+//! ("running"). The gradient of each loss with respect to the controls
+//! (all intervals), the initial state and four parameters (friction,
+//! contact stiffness, dissipation and mass multipliers) comes from
+//! `DiffRollout::linearize` + `Linearization::vjp` in every mode: CENIC at
+//! accuracies 1e-3 … 1e-8 and fixed steps of 2 ms … 10 µs. Each gradient
+//! block (controls, state, parameters) is compared with the same block of a
+//! reference mode (by default the finest fixed step) by cosine similarity
+//! and relative error ‖g − g_ref‖/‖g_ref‖, and the gradient's cost is
+//! reported as (forward + Jacobians + vjp) / forward wall time.
+//!
+//! `cargo run --release --example grad_convergence -- [--models half_cheetah,ant]
+//! [--intervals 50] [--modes cenic:1e-3,…,fixed:1e-5] [--reference fixed:1e-5]
+//! [--land-events] [--csv FILE] [--no-contacts] [--no-limits] [--friction MU]`
+//!
+//! The last three are ablations (no contacts, no joint limits, one
+//! friction coefficient for every geom) for finding what breaks convergence.
+
+use cenic::diff::{DiffRollout, Linearization, Param};
+use cenic::integrator::{CenicParams, Mode};
+use cenic::zoo::{self, smooth_control};
+use std::io::Write;
+use std::time::Instant;
+
+const DT: f64 = 0.01;
+
+fn arg(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
+}
+
+fn parse_mode(s: &str, land: bool) -> Mode {
+    let (kind, value) = s.split_once(':').expect("mode KIND:VALUE");
+    let x: f64 = value.parse().expect("mode value");
+    match kind {
+        "cenic" => Mode::ErrorControlled(CenicParams {
+            accuracy: x,
+            land_contact_events: land,
+            ..Default::default()
+        }),
+        "fixed" => Mode::Fixed { dt: x },
+        _ => panic!("mode kind must be cenic or fixed, got {kind}"),
+    }
+}
+
+/// (controls, initial state, parameters) gradients of one loss.
+struct Gradient {
+    u: Vec<f64>,
+    x0: Vec<f64>,
+    theta: Vec<f64>,
+}
+
+fn cosine(a: &[f64], b: &[f64]) -> f64 {
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na = a.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let nb = b.iter().map(|x| x * x).sum::<f64>().sqrt();
+    if na == 0.0 || nb == 0.0 { f64::NAN } else { dot / (na * nb) }
+}
+
+fn rel_err(a: &[f64], b: &[f64]) -> f64 {
+    let d = a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f64>().sqrt();
+    d / b.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+/// Final-x and running-velocity losses' gradients through the interval Jacobians.
+fn gradients(lin: &Linearization, torso_q: usize, torso_v: usize, nq: usize) -> [Gradient; 2] {
+    let (nx, n) = (lin.nx, lin.nsteps);
+    let mut g_final = vec![0.0; (n + 1) * nx];
+    g_final[n * nx + torso_q] = 1.0;
+    let mut g_run = vec![0.0; (n + 1) * nx];
+    for k in 1..=n {
+        g_run[k * nx + nq + torso_v] = 1.0 / n as f64;
+    }
+    [g_final, g_run].map(|g| {
+        let (x0, u, theta) = lin.vjp(&g);
+        Gradient { u, x0, theta }
+    })
+}
+
+fn main() {
+    let Some(shared) = zoo::shared_dir() else {
+        eprintln!("shared folder not found (set CENIC_SHARED)");
+        std::process::exit(2);
+    };
+    let models: Vec<String> =
+        arg("--models").unwrap_or("half_cheetah,ant".into()).split(',').map(String::from).collect();
+    let n: usize = arg("--intervals").and_then(|s| s.parse().ok()).unwrap_or(50);
+    let land = std::env::args().any(|a| a == "--land-events");
+    let mode_names: Vec<String> = arg("--modes")
+        .unwrap_or("cenic:1e-3,cenic:1e-4,cenic:1e-5,cenic:1e-6,cenic:1e-7,cenic:1e-8,fixed:2e-3,fixed:1e-3,fixed:2e-4,fixed:5e-5,fixed:1e-5".into())
+        .split(',')
+        .map(String::from)
+        .collect();
+    let reference = arg("--reference").unwrap_or("fixed:1e-5".into());
+    let mut csv = arg("--csv").map(|p| std::fs::File::create(p).expect("csv"));
+    if let Some(f) = csv.as_mut() {
+        writeln!(f, "model,mode,loss,block,cosine,rel_err,cost_ratio,forward_s,jacobian_s,accepted").unwrap();
+    }
+    let params = vec![Param::Friction, Param::Stiffness, Param::Dissipation, Param::MassScale];
+    println!(
+        "| model | mode | loss | cos u | err u | cos x0 | err x0 | cos θ | err θ | cost (× forward) | steps | root x error (m) |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for name in &models {
+        let cases = zoo::cases(&shared).expect("models load");
+        let case = cases.iter().find(|c| &c.name == name).unwrap_or_else(|| panic!("no model {name}"));
+        // Ablations to find what breaks convergence.
+        let mut m = (*case.model).clone();
+        if std::env::args().any(|a| a == "--no-contacts") {
+            m.geoms.iter_mut().for_each(|g| (g.contype, g.conaffinity) = (0, 0));
+        }
+        if std::env::args().any(|a| a == "--no-limits") {
+            m.joints.iter_mut().for_each(|j| (j.range, j.limit_law) = (None, None));
+        }
+        if let Some(mu) = arg("--friction").and_then(|s| s.parse::<f64>().ok()) {
+            m.geoms.iter_mut().for_each(|g| (g.material.mu_static, g.material.mu_dynamic) = (mu, mu));
+        }
+        let model = std::sync::Arc::new(m);
+        let (nq, nu) = (model.nq, model.nu());
+        // The root body's x position and x velocity (a free joint, or a root slide).
+        let (torso_q, torso_v) = (0, 0);
+        let x0: Vec<f64> = case.qpos.iter().chain(&case.qvel).copied().collect();
+        // Smooth controls plus seeded noise (±10 % of the range).
+        let mut state = 7u64;
+        let mut noise = || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((state >> 11) as f64 / (1u64 << 53) as f64) - 0.5
+        };
+        let mut u = vec![0.0; n * nu];
+        for k in 0..n {
+            for i in 0..nu {
+                let [lo, hi] = model.actuators[i].ctrl_range.unwrap_or([-1.0, 1.0]);
+                let x = smooth_control(&model, 1, i, k as f64 * DT) + 0.2 * (hi - lo) * noise() * 0.5;
+                u[k * nu + i] = x.clamp(lo, hi);
+            }
+        }
+        let theta = vec![1.0; params.len()];
+        let run = |mode_name: &str| -> Option<([Gradient; 2], f64, f64, u64, Vec<f64>)> {
+            let r = DiffRollout::new(model.clone(), parse_mode(mode_name, land), DT).with_params(params.clone());
+            let t = Instant::now();
+            r.simulate(&x0, &u, &theta, n).ok()?;
+            let forward = t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            let lin = match r.linearize(&x0, &u, &theta, n) {
+                Ok(l) => l,
+                Err(e) => {
+                    eprintln!("{name} {mode_name}: {e}");
+                    return None;
+                }
+            };
+            let g = gradients(&lin, torso_q, torso_v, nq);
+            let total = t.elapsed().as_secs_f64();
+            Some((g, total / forward, forward, lin.stats.world.accepted, lin.trajectory))
+        };
+        eprintln!("{name}: reference {reference} …");
+        let Some((g_ref, _, _, _, traj_ref)) = run(&reference) else { continue };
+        for mode_name in &mode_names {
+            let Some((g, cost, forward, steps, traj)) = run(mode_name) else { continue };
+            // Largest deviation of the root's position coordinates from the reference's.
+            let nx = nq + model.nv;
+            let state_err = (0..=n).map(|k| (traj[k * nx] - traj_ref[k * nx]).abs()).fold(0.0, f64::max);
+            for (li, loss) in ["final x", "mean vx"].iter().enumerate() {
+                let (a, b) = (&g[li], &g_ref[li]);
+                let blocks = [("u", &a.u, &b.u), ("x0", &a.x0, &b.x0), ("theta", &a.theta, &b.theta)];
+                let stats: Vec<(f64, f64)> = blocks.iter().map(|(_, x, y)| (cosine(x, y), rel_err(x, y))).collect();
+                println!(
+                    "| {name} | {mode_name} | {loss} | {:.4} | {:.2e} | {:.4} | {:.2e} | {:.4} | {:.2e} | {cost:.1} | {steps} | {state_err:.1e} |",
+                    stats[0].0, stats[0].1, stats[1].0, stats[1].1, stats[2].0, stats[2].1
+                );
+                if let Some(f) = csv.as_mut() {
+                    for ((block, _, _), (c, e)) in blocks.iter().zip(&stats) {
+                        writeln!(f, "{name},{mode_name},{loss},{block},{c},{e},{cost},{forward},{},{steps}", cost * forward)
+                            .unwrap();
+                    }
+                }
+            }
+        }
+    }
+}
