@@ -6,8 +6,17 @@
 //!
 //! ```text
 //! cargo run --release --example gpu_throughput -- [--quick] [--budget SECONDS] [--max-worlds N]
-//!     [--scene NAME] [--mode fixed|accuracy] [--sizes N,N,...]
+//!     [--scene NAME] [--mode fixed|accuracy] [--sizes N,N,...] [--dt SECONDS] [--horizon SECONDS]
+//!     [--advance SECONDS] [--gpu-only]
 //! ```
+//!
+//! `--dt` sets the fixed step (default 2 ms), `--horizon` the simulated time
+//! per measurement (default per scene), `--advance` the interval of each
+//! `advance` call (default: the whole horizon in one call; an RL loop
+//! advances by one control period at a time), `--gpu-only` skips the CPU
+//! batch. Below the table, one line per GPU measurement gives what the
+//! host asked of the device: blocking waits and dispatches per `advance`
+//! call, dispatches per iteration, and bytes read back per world-step.
 //!
 //! Every world starts from the scene's start state (the clutter after
 //! 0.8 s, piled up in the bin, so that the measurement is contact-bound)
@@ -93,10 +102,15 @@ fn init(batch: &mut dyn Batch, scene: &Scene, start: &(Vec<f64>, Vec<f64>)) {
     }
 }
 
-/// Wall time (s), accepted steps and a note, or why it could not run.
-fn measure(batch: &mut dyn Batch, horizon: f64) -> Result<(f64, u64), String> {
+/// Wall time (s), accepted steps and a note, or why it could not run:
+/// `horizon` (s) in `advance` calls of `step` (s) each, then every world's
+/// statistics and status read.
+fn measure(batch: &mut dyn Batch, horizon: f64, step: f64) -> Result<(f64, u64), String> {
+    let calls = (horizon / step).round().max(1.0) as usize;
     let t = Instant::now();
-    batch.advance(horizon).map_err(|e| e.to_string())?;
+    for _ in 0..calls {
+        batch.advance(horizon / calls as f64).map_err(|e| e.to_string())?;
+    }
     let wall = t.elapsed().as_secs_f64();
     let failed = (0..batch.nworld()).filter(|&w| batch.status(w) != cenic::batch::WorldStatus::Ok).count();
     if failed > 0 {
@@ -117,6 +131,11 @@ fn main() {
     let quick = args.iter().any(|a| a == "--quick");
     let budget: f64 = arg("--budget").map_or(if quick { 5.0 } else { 20.0 }, |s| s.parse().expect("--budget SECONDS"));
     let max_worlds: usize = arg("--max-worlds").map_or(65536, |s| s.parse().expect("--max-worlds N"));
+    let fixed_dt: f64 = arg("--dt").map_or(2e-3, |s| s.parse().expect("--dt SECONDS"));
+    let horizon: Option<f64> = arg("--horizon").map(|s| s.parse().expect("--horizon SECONDS"));
+    let advance: Option<f64> = arg("--advance").map(|s| s.parse().expect("--advance SECONDS"));
+    let gpu_only = args.iter().any(|a| a == "--gpu-only");
+    let mut counts = vec![];
     let ctx = match GpuContext::new() {
         Ok(c) => Arc::new(c),
         Err(e) => {
@@ -143,7 +162,8 @@ fn main() {
     };
     let only_mode = arg("--mode");
     let only = arg("--scene");
-    for scene in scenes() {
+    for mut scene in scenes() {
+        scene.horizon = horizon.unwrap_or(scene.horizon);
         if only.as_ref().is_some_and(|o| !scene.name.starts_with(o.as_str())) {
             continue;
         }
@@ -155,14 +175,16 @@ fn main() {
             w.sim.contacts.len()
         };
         eprintln!("{}: start after {} s, {contacts} contacts", scene.name, scene.settle);
+        let fixed_name = format!("fixed {} ms", fixed_dt * 1e3);
         for (mname, mode) in [
-            ("fixed 2 ms", Mode::Fixed { dt: 2e-3 }),
+            (fixed_name.as_str(), Mode::Fixed { dt: fixed_dt }),
             ("accuracy 1e-3", Mode::ErrorControlled(CenicParams { accuracy: 1e-3, ..Default::default() })),
         ] {
             if only_mode.as_ref().is_some_and(|m| !mname.starts_with(m.as_str())) {
                 continue;
             }
-            let (mut gpu_on, mut cpu_on) = (true, true);
+            let (mut gpu_on, mut cpu_on) = (true, !gpu_only);
+            let step = advance.unwrap_or(scene.horizon);
             let mut stopped = vec![];
             for &n in &sizes {
                 if !gpu_on && !cpu_on {
@@ -172,7 +194,20 @@ fn main() {
                     match GpuBatch::new(ctx.clone(), scene.model.clone(), n, mode.clone()) {
                         Ok(mut b) => {
                             init(&mut b, &scene, &start);
-                            let r = measure(&mut b, scene.horizon);
+                            let (c0, i0) = (ctx.counters(), b.iterations());
+                            let r = measure(&mut b, scene.horizon, step);
+                            let (c, iters) = (ctx.counters() - c0, b.iterations() - i0);
+                            if let Ok((_, steps)) = &r {
+                                let calls = (scene.horizon / step).round().max(1.0);
+                                counts.push(format!(
+                                    "{} | {mname} | {n} | {:.2} | {:.1} | {:.1} | {:.1} |",
+                                    scene.name,
+                                    c.waits as f64 / calls,
+                                    c.dispatches as f64 / calls,
+                                    c.dispatches as f64 / iters.max(1) as f64,
+                                    c.bytes_read as f64 / (*steps).max(1) as f64,
+                                ));
+                            }
                             if r.as_ref().map_or(true, |(wall, _)| *wall > budget) {
                                 gpu_on = false;
                                 stopped.push(format!("GPU stops after {n} worlds (over the {budget} s budget)"));
@@ -191,7 +226,7 @@ fn main() {
                 let cpu = if cpu_on {
                     let mut b = CpuBatch::<f64>::new(scene.model.clone(), n, mode.clone());
                     init(&mut b, &scene, &start);
-                    let r = measure(&mut b, scene.horizon);
+                    let r = measure(&mut b, scene.horizon, step);
                     if r.as_ref().map_or(true, |(wall, _)| *wall > budget) {
                         cpu_on = false;
                         stopped.push(format!("CPU stops after {n} worlds (over the {budget} s budget)"));
@@ -215,6 +250,12 @@ fn main() {
                 println!("|  | {mname} | {s} | | | | | |");
             }
         }
+    }
+    println!("\nPer GPU measurement (host side; advance = one `advance` call, iteration = one trial of every running world):\n");
+    println!("| scene | mode | worlds | waits / advance | dispatches / advance | dispatches / iteration | bytes read / world-step |");
+    println!("|---|---|---|---|---|---|---|");
+    for c in counts {
+        println!("| {c}");
     }
     println!("\nload average at the end: {}", load());
 }

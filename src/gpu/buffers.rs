@@ -201,7 +201,8 @@ impl Readback {
             let mut encoder =
                 ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("readback") });
             encoder.copy_buffer_to_buffer(src, src_offset + offset, &staging, 0, n);
-            ctx.queue.submit([encoder.finish()]);
+            ctx.submit([encoder.finish()]);
+            ctx.counter_cells().wait(n);
             let (tx, rx) = std::sync::mpsc::channel();
             staging.slice(..n).map_async(wgpu::MapMode::Read, move |r| {
                 let _ = tx.send(r);

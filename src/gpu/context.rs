@@ -5,6 +5,7 @@
 use super::GpuError;
 use super::shaders::{self, StageInfo};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Storage buffers one kernel may bind. Phase-1 kernels use at most 12;
@@ -27,6 +28,57 @@ pub struct GpuContext {
     uncaptured: Arc<Mutex<Option<String>>>,
     stages: Mutex<HashMap<&'static str, Arc<CompiledStage>>>,
     pipelines: Mutex<HashMap<(&'static str, String), Arc<wgpu::ComputePipeline>>>,
+    counters: Arc<Counters>,
+}
+
+/// What the host asked of the device since the context was created
+/// ([`GpuContext::counters`]): the instrumentation behind the wait and
+/// dispatch budgets of a step (`tests/gpu_batch.rs`, `examples/gpu_throughput.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GpuCounters {
+    /// Blocking waits for the device (each readback chunk, [`GpuContext::wait`]).
+    pub waits: u64,
+    /// Command buffers submitted.
+    pub submissions: u64,
+    /// Compute dispatches encoded (direct and indirect; launches with no
+    /// workgroups are skipped and not counted).
+    pub dispatches: u64,
+    /// Bytes copied back to the host.
+    pub bytes_read: u64,
+}
+
+impl std::ops::Sub for GpuCounters {
+    type Output = GpuCounters;
+    fn sub(self, o: GpuCounters) -> GpuCounters {
+        GpuCounters {
+            waits: self.waits - o.waits,
+            submissions: self.submissions - o.submissions,
+            dispatches: self.dispatches - o.dispatches,
+            bytes_read: self.bytes_read - o.bytes_read,
+        }
+    }
+}
+
+/// The shared cells behind [`GpuCounters`] (kernels keep a handle to count their launches).
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    waits: AtomicU64,
+    submissions: AtomicU64,
+    dispatches: AtomicU64,
+    bytes_read: AtomicU64,
+}
+
+impl Counters {
+    pub(crate) fn dispatch(&self) {
+        self.dispatches.fetch_add(1, Ordering::Relaxed);
+    }
+    pub(crate) fn submit(&self) {
+        self.submissions.fetch_add(1, Ordering::Relaxed);
+    }
+    pub(crate) fn wait(&self, bytes: u64) {
+        self.waits.fetch_add(1, Ordering::Relaxed);
+        self.bytes_read.fetch_add(bytes, Ordering::Relaxed);
+    }
 }
 
 /// A composed, validated and compiled kernel file.
@@ -119,7 +171,31 @@ impl GpuContext {
             uncaptured,
             stages: Mutex::new(HashMap::new()),
             pipelines: Mutex::new(HashMap::new()),
+            counters: Arc::default(),
         })
+    }
+
+    /// Waits, submissions, dispatches and bytes read back since creation
+    /// (subtract two snapshots to count what one call did).
+    pub fn counters(&self) -> GpuCounters {
+        let c = &self.counters;
+        GpuCounters {
+            waits: c.waits.load(Ordering::Relaxed),
+            submissions: c.submissions.load(Ordering::Relaxed),
+            dispatches: c.dispatches.load(Ordering::Relaxed),
+            bytes_read: c.bytes_read.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The cells behind [`Self::counters`].
+    pub(crate) fn counter_cells(&self) -> &Arc<Counters> {
+        &self.counters
+    }
+
+    /// Submits `buffers`, counting the submission.
+    pub fn submit(&self, buffers: impl IntoIterator<Item = wgpu::CommandBuffer>) {
+        self.counters.submit();
+        self.queue.submit(buffers);
     }
 
     /// Adapter name as the driver reports it (e.g. "llvmpipe (LLVM 15.0.6, 256 bits)"), for benchmark reports.
@@ -150,6 +226,7 @@ impl GpuContext {
 
     /// Blocks until all submitted work has finished.
     pub fn wait(&self) -> Result<(), GpuError> {
+        self.counters.wait(0);
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|e| GpuError::Device(format!("waiting for the GPU: {e}")))?;
@@ -273,6 +350,6 @@ pub fn run_pass(ctx: &GpuContext, label: &str, f: impl FnOnce(&mut wgpu::Compute
             encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(label), timestamp_writes: None });
         f(&mut pass);
     }
-    ctx.queue.submit([encoder.finish()]);
+    ctx.submit([encoder.finish()]);
     ctx.check_errors()
 }

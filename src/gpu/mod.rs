@@ -63,7 +63,7 @@ pub mod shaders;
 pub use batch::{CollisionBackend, GpuBatch, GpuBatchOptions};
 pub use buffers::{BufferSource, Field, GpuData, Readback, StorageBuffer};
 pub use collision::GpuCollision;
-pub use context::{GpuContext, GpuOptions};
+pub use context::{GpuContext, GpuCounters, GpuOptions};
 pub use dynamics::{GpuDynamics, Stage};
 pub use model::GpuModel;
 pub use shaders::Kernel;

@@ -12,7 +12,7 @@
 //! [`Kernel`]s and encodes them in order.
 
 use super::buffers::BufferSource;
-use super::context::GpuContext;
+use super::context::{Counters, GpuContext};
 use super::{GpuError, WORKGROUP_SIZE};
 use std::sync::Arc;
 
@@ -175,6 +175,7 @@ pub struct Kernel {
     pipeline: Arc<wgpu::ComputePipeline>,
     bind_group: wgpu::BindGroup,
     workgroups: (u32, u32),
+    counters: Arc<Counters>,
 }
 
 impl std::fmt::Debug for Kernel {
@@ -242,7 +243,7 @@ impl Kernel {
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(GpuError::Shader { stage: stage.into(), message: format!("binding '{entry}': {e}") });
         }
-        Ok(Self { stage, entry, pipeline, bind_group, workgroups })
+        Ok(Self { stage, entry, pipeline, bind_group, workgroups, counters: ctx.counter_cells().clone() })
     }
 
     /// Records one launch into `pass` (nothing when there are no threads).
@@ -250,6 +251,7 @@ impl Kernel {
         if self.workgroups.0 == 0 {
             return;
         }
+        self.counters.dispatch();
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, &self.bind_group, &[]);
         pass.dispatch_workgroups(self.workgroups.0, self.workgroups.1, 1);
