@@ -125,7 +125,7 @@ struct Shape {
 fn shape_of_geom(w: u32, g: u32) -> Shape {
     let geom = geoms[g];
     let i = geom_at(w, g);
-    return Shape(geom.kind, g, geom.size, unpack3(geom_xpos[i]), unpack9(geom_xmat[i]));
+    return Shape(geom.kind, g, geom.size, unpack3(geom_xpos_get(i)), unpack9(geom_xmat_get(i)));
 }
 
 
@@ -2920,8 +2920,8 @@ fn geom_aabb(w: u32, g: u32, skin: f32) -> Aabb {
     }
     let cg = collision_geoms[g];
     let s = geom.size;
-    let r = unpack9(geom_xmat[geom_at(w, g)]);
-    var c = unpack3(geom_xpos[geom_at(w, g)]);
+    let r = unpack9(geom_xmat_get(geom_at(w, g)));
+    var c = unpack3(geom_xpos_get(geom_at(w, g)));
     var e = vec3f(0.0);
     switch geom.kind {
         case GEOM_SPHERE: {
@@ -2981,10 +2981,10 @@ fn plane_reaches(w: u32, p: u32, bx: Aabb, skin: f32) -> bool {
         return false;
     }
     let i = geom_at(w, p);
-    let n = m3_col(unpack9(geom_xmat[i]), 2u);
+    let n = m3_col(unpack9(geom_xmat_get(i)), 2u);
     let c = (bx.lo + bx.hi) * 0.5;
     let e = (bx.hi - bx.lo) * 0.5;
-    let lowest = dot3(n, c - unpack3(geom_xpos[i])) - dot3(abs(n), e);
+    let lowest = dot3(n, c - unpack3(geom_xpos_get(i))) - dot3(abs(n), e);
     return lowest <= collision_geoms[p].margin + skin;
 }
 
@@ -2997,7 +2997,7 @@ fn broadphase(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups
     }
     let w = t / dims.ngeom;
     let g = t % dims.ngeom;
-    geom_aabbs[t] = geom_aabb(w, g, collision_skin[w]);
+    geom_aabbs[geom_at(w, g)] = geom_aabb(w, g, collision_skin[w]);
 }
 
 // ---------------------------------------------------------------- contacts (collision/mod.rs collide)
@@ -3091,7 +3091,7 @@ fn narrow_phase_item(t: u32, epa: bool) {
     let m = pair.material;
     for (var i = 0u; i < n && first + i < dims.ncon; i++) {
         let p = manifold_points[i];
-        contacts[item.w * dims.ncon + first + i] = Contact(
+        contacts[con_at(item.w, first + i)] = Contact(
             p.pos,
             p.dist,
             p.normal,
@@ -3121,6 +3121,49 @@ fn narrow_phase(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgrou
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn narrow_phase_epa(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     narrow_phase_item(thread_index(gid, nwg), true);
+}
+
+/// The whole collision of the worlds at a collision point of their CENIC
+/// trial (stage STAGE_BUILD0 or STAGE_BUILD1, src/gpu/batch.rs), one thread
+/// per world: bounding volumes and narrow phase of every candidate pair in
+/// order, each manifold stored right after the previous one while it fits,
+/// and contact_count[w] = all contacts found. The same contacts in the same
+/// order as broadphase, narrow_phase, collide and narrow_phase again, in one
+/// launch; for models without GJK/EPA pairs (their scratch is per thread).
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn collide_worlds(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let w = thread_index(gid, nwg);
+    if (w >= dims.nworld) {
+        return;
+    }
+    let stage = cenic_world[w].stage;
+    if (cenic_world[w].state != WORLD_RUNNING || (stage != STAGE_BUILD0 && stage != STAGE_BUILD1)) {
+        return;
+    }
+    let skin = collision_skin[w];
+    for (var g = 0u; g < dims.ngeom; g++) {
+        geom_aabbs[geom_at(w, g)] = geom_aabb(w, g, skin);
+    }
+    var total = 0u;
+    for (var k = 0u; k < collision_info.npair; k++) {
+        let pair = collision_pairs[k];
+        if (!bounding_volumes_meet(w, pair, skin)) {
+            continue;
+        }
+        manifold_len = 0u;
+        narrow_phase_fn(pair.kinds, shape_of_geom(w, pair.geom.x), shape_of_geom(w, pair.geom.y), pair.margin + skin);
+        let m = pair.material;
+        for (var i = 0u; i < manifold_len && total + i < dims.ncon; i++) {
+            let p = manifold_points[i];
+            contacts[con_at(w, total + i)] =
+                Contact(p.pos, p.dist, p.normal, m.x, m.y, m.z, m.w, 0.0, pair.geom, pair.body, p.feature, vec2u(0u));
+        }
+        total += manifold_len;
+    }
+    atomicStore(&contact_count[w], total);
+    if (!loop_budget_held()) {
+        atomicOr(&collision_status[w], STATUS_LOOP_BUDGET);
+    }
 }
 
 /// Per world: every pair's first contact index (exclusive prefix sum of the

@@ -141,7 +141,7 @@ fn icf_eval(w: u32, lid: u32, ncon: u32, with_hess: bool) -> f32 {
         var g = av - ri;
         if (with_hess) {
             for (var j = 0u; j < nv; j++) {
-                icf_factor[mass_at(w, i, j)] = icf_a[mass_at(w, i, j)];
+                icf_factor[fac_at(w, i, j)] = icf_a[mass_at(w, i, j)];
             }
         }
         let nk = icf_rows[rows_at(w, i, 0u)];
@@ -155,29 +155,29 @@ fn icf_eval(w: u32, lid: u32, ncon: u32, with_hess: bool) -> f32 {
                 let gj = m3_mul_v(M3(c.g0, c.g1, c.g2), col);
                 for (var e2 = 0u; e2 < c.jac_len; e2++) {
                     let j2 = icf_jac[jac_at(w, ci, e2)];
-                    icf_factor[mass_at(w, i, j2.dof)] += dot3(gj, j2.col);
+                    icf_factor[fac_at(w, i, j2.dof)] += dot3(gj, j2.col);
                 }
             }
         }
         for (var gi = 0u; gi < icf_dims.ngain; gi++) {
-            let gn = icf_gain[w * icf_dims.ngain + gi];
+            let gn = icf_gain[gain_at(w, gi)];
             if (gn.dof == i) {
                 let gt = gain_terms(gn, hw, vi);
                 part += gt.x;
                 g -= gt.y;
                 if (with_hess) {
-                    icf_factor[mass_at(w, i, i)] += gt.z;
+                    icf_factor[fac_at(w, i, i)] += gt.z;
                 }
             }
         }
         for (var li = 0u; li < icf_dims.nlimit; li++) {
-            let l = icf_limit[w * icf_dims.nlimit + li];
+            let l = icf_limit[limit_at(w, li)];
             if (l.dof == i) {
                 let lt = limit_terms(l, hw, vi);
                 part += lt.x;
                 g -= l.sign * lt.y;
                 if (with_hess) {
-                    icf_factor[mass_at(w, i, i)] += lt.z;
+                    icf_factor[fac_at(w, i, i)] += lt.z;
                 }
             }
         }
@@ -222,13 +222,13 @@ fn icf_line_eval(w: u32, lid: u32, ncon: u32, qc: vec3f, alpha: f32) -> vec3f {
     }
     // Gains and limits: one thread each, in turn.
     for (var gi = lid; gi < icf_dims.ngain; gi += SOLVER_THREADS) {
-        let g = icf_gain[w * icf_dims.ngain + gi];
+        let g = icf_gain[gain_at(w, gi)];
         let wd = icf_vec[ivec_at(w, VEC_W, g.dof)];
         let gt = gain_terms(g, hw, icf_vec[ivec_at(w, VEC_V, g.dof)] + alpha * wd);
         part += vec3f(gt.x, -gt.y * wd, gt.z * wd * wd);
     }
     for (var li = lid; li < icf_dims.nlimit; li += SOLVER_THREADS) {
-        let l = icf_limit[w * icf_dims.nlimit + li];
+        let l = icf_limit[limit_at(w, li)];
         let wd = icf_vec[ivec_at(w, VEC_W, l.dof)];
         let lt = limit_terms(l, hw, icf_vec[ivec_at(w, VEC_V, l.dof)] + alpha * wd);
         part += vec3f(lt.x, -l.sign * lt.y * wd, lt.z * wd * wd);

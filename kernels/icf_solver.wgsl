@@ -34,7 +34,7 @@ fn rounding_floor(w: u32, lid: u32) -> f32 {
     for (var i = lid; i < nv; i += SOLVER_THREADS) {
         var s = 0.0;
         for (var j = 0u; j < nv; j++) {
-            s += abs(icf_factor[mass_at(w, i, j)] * icf_vec[ivec_at(w, VEC_V, j)]);
+            s += abs(icf_factor[fac_at(w, i, j)] * icf_vec[ivec_at(w, VEC_V, j)]);
         }
         let y = s * icf_vec[ivec_at(w, VEC_SCALE, i)];
         sum += y * y;
@@ -51,34 +51,34 @@ fn cholesky_factor(w: u32, lid: u32) -> u32 {
     let nv = dims.nv;
     for (var j = 0u; j < nv; j++) {
         wg_sync();
-        let d = wg_bcast_f32(lid, icf_factor[mass_at(w, j, j)]);
+        let d = wg_bcast_f32(lid, icf_factor[fac_at(w, j, j)]);
         if (!(d > 0.0) || non_finite(d)) {
             return j;
         }
         let ds = sqrt(d);
         let inv = 1.0 / ds;
         if (lid == j % SOLVER_THREADS) {
-            icf_factor[mass_at(w, j, j)] = ds;
+            icf_factor[fac_at(w, j, j)] = ds;
         }
         // Owned rows below j, in increasing order.
         let first = j + 1u + (lid + SOLVER_THREADS - (j + 1u) % SOLVER_THREADS) % SOLVER_THREADS;
         for (var i = first; i < nv; i += SOLVER_THREADS) {
-            icf_factor[mass_at(w, i, j)] = icf_factor[mass_at(w, i, j)] * inv;
+            icf_factor[fac_at(w, i, j)] = icf_factor[fac_at(w, i, j)] * inv;
         }
         wg_sync();
         for (var i = first; i < nv; i += SOLVER_THREADS) {
-            let lij = icf_factor[mass_at(w, i, j)];
-            let row = mass_at(w, i, 0u);
+            let lij = icf_factor[fac_at(w, i, j)];
+            let row = fac_at(w, i, 0u);
             var k = j + 1u;
             // Four entries per iteration (fewer loop iterations, same arithmetic).
             for (; k + 3u <= i; k += 4u) {
-                icf_factor[row + k] -= lij * icf_factor[mass_at(w, k, j)];
-                icf_factor[row + k + 1u] -= lij * icf_factor[mass_at(w, k + 1u, j)];
-                icf_factor[row + k + 2u] -= lij * icf_factor[mass_at(w, k + 2u, j)];
-                icf_factor[row + k + 3u] -= lij * icf_factor[mass_at(w, k + 3u, j)];
+                icf_factor[row + k] -= lij * icf_factor[fac_at(w, k, j)];
+                icf_factor[row + k + 1u] -= lij * icf_factor[fac_at(w, k + 1u, j)];
+                icf_factor[row + k + 2u] -= lij * icf_factor[fac_at(w, k + 2u, j)];
+                icf_factor[row + k + 3u] -= lij * icf_factor[fac_at(w, k + 3u, j)];
             }
             for (; k <= i; k++) {
-                icf_factor[row + k] -= lij * icf_factor[mass_at(w, k, j)];
+                icf_factor[row + k] -= lij * icf_factor[fac_at(w, k, j)];
             }
         }
     }
@@ -91,24 +91,24 @@ fn cholesky_solve(w: u32, lid: u32, row: u32) {
     let nv = dims.nv;
     for (var j = 0u; j < nv; j++) {
         wg_sync();
-        let y = wg_bcast_f32(lid, icf_vec[ivec_at(w, row, j)] / icf_factor[mass_at(w, j, j)]);
+        let y = wg_bcast_f32(lid, icf_vec[ivec_at(w, row, j)] / icf_factor[fac_at(w, j, j)]);
         if (lid == j % SOLVER_THREADS) {
             icf_vec[ivec_at(w, row, j)] = y;
         }
         let first = j + 1u + (lid + SOLVER_THREADS - (j + 1u) % SOLVER_THREADS) % SOLVER_THREADS;
         for (var i = first; i < nv; i += SOLVER_THREADS) {
-            icf_vec[ivec_at(w, row, i)] -= icf_factor[mass_at(w, i, j)] * y;
+            icf_vec[ivec_at(w, row, i)] -= icf_factor[fac_at(w, i, j)] * y;
         }
     }
     for (var jj = 0u; jj < nv; jj++) {
         let j = nv - 1u - jj;
         wg_sync();
-        let x = wg_bcast_f32(lid, icf_vec[ivec_at(w, row, j)] / icf_factor[mass_at(w, j, j)]);
+        let x = wg_bcast_f32(lid, icf_vec[ivec_at(w, row, j)] / icf_factor[fac_at(w, j, j)]);
         if (lid == j % SOLVER_THREADS) {
             icf_vec[ivec_at(w, row, j)] = x;
         }
         for (var i = lid; i < j; i += SOLVER_THREADS) {
-            icf_vec[ivec_at(w, row, i)] -= icf_factor[mass_at(w, j, i)] * x;
+            icf_vec[ivec_at(w, row, i)] -= icf_factor[fac_at(w, j, i)] * x;
         }
     }
     wg_sync();
@@ -132,8 +132,8 @@ fn icf_factorize(w: u32, lid: u32, ncon: u32, assembled: bool, spent: ptr<functi
         }
         if (shift > 0.0) {
             for (var i = lid; i < dims.nv; i += SOLVER_THREADS) {
-                let d = icf_factor[mass_at(w, i, i)];
-                icf_factor[mass_at(w, i, i)] = d + shift * max(abs(d), 1.0);
+                let d = icf_factor[fac_at(w, i, i)];
+                icf_factor[fac_at(w, i, i)] = d + shift * max(abs(d), 1.0);
             }
         }
         pivot = cholesky_factor(w, lid);

@@ -45,7 +45,7 @@
 //! `contacts` and `contact_count` by name from this [`BufferSource`]).
 
 use super::GpuError;
-use super::buffers::{BufferSource, Readback, StorageBuffer};
+use super::buffers::{BufferSource, Layout, Readback, StorageBuffer, element_index};
 use super::contact::GpuContact;
 use super::context::{GpuContext, run_pass};
 use super::dynamics::GpuDynamics;
@@ -328,6 +328,7 @@ pub struct GpuCollision {
     ctx: Arc<GpuContext>,
     nworld: usize,
     capacity: usize,
+    layout: Layout,
     pairs: Vec<GpuCollisionPair>,
     buffers: CollisionBuffers,
     /// One uniform per pass (kept alive for the kernels' bind groups).
@@ -401,7 +402,20 @@ impl GpuCollision {
         capacity: usize,
         sources: &[&dyn BufferSource],
     ) -> Result<Self, GpuError> {
-        Self::with_scratch_budget(ctx, model, nworld, capacity, sources, EPA_SCRATCH_BUDGET)
+        Self::build(ctx, model, nworld, capacity, sources, EPA_SCRATCH_BUDGET, Layout::default())
+    }
+
+    /// [`Self::new`] for kernels whose [`super::GpuData`] is in `layout`
+    /// (where each world's contacts are stored).
+    pub fn with_layout(
+        ctx: Arc<GpuContext>,
+        model: &Model,
+        nworld: usize,
+        capacity: usize,
+        sources: &[&dyn BufferSource],
+        layout: Layout,
+    ) -> Result<Self, GpuError> {
+        Self::build(ctx, model, nworld, capacity, sources, EPA_SCRATCH_BUDGET, layout)
     }
 
     /// [`Self::new`] with at most `scratch_budget` bytes of GJK/EPA scratch
@@ -414,6 +428,18 @@ impl GpuCollision {
         capacity: usize,
         sources: &[&dyn BufferSource],
         scratch_budget: usize,
+    ) -> Result<Self, GpuError> {
+        Self::build(ctx, model, nworld, capacity, sources, scratch_budget, Layout::default())
+    }
+
+    fn build(
+        ctx: Arc<GpuContext>,
+        model: &Model,
+        nworld: usize,
+        capacity: usize,
+        sources: &[&dyn BufferSource],
+        scratch_budget: usize,
+        layout: Layout,
     ) -> Result<Self, GpuError> {
         if nworld == 0 {
             return Err(GpuError::Length { what: "nworld", expected: 1, got: 0 });
@@ -510,6 +536,7 @@ impl GpuCollision {
             ctx,
             nworld,
             capacity,
+            layout,
             pairs,
             buffers,
             _pass_uniforms: pass_uniforms,
@@ -522,12 +549,13 @@ impl GpuCollision {
 
     /// The stage for the worlds of `dynamics` (its model, state and sizes).
     pub fn for_dynamics(dynamics: &GpuDynamics, capacity: usize) -> Result<Self, GpuError> {
-        Self::new(
+        Self::with_layout(
             dynamics.context().clone(),
             dynamics.model(),
             dynamics.nworld(),
             capacity,
             &[dynamics.gpu_model(), dynamics.gpu_data()],
+            dynamics.gpu_data().layout(),
         )
     }
 
@@ -670,7 +698,8 @@ impl GpuCollision {
             .collect())
     }
 
-    /// The raw contact buffer (nworld × capacity records, stale beyond each world's count).
+    /// The raw contact buffer (nworld × capacity records in the batch's
+    /// [`Layout`], stale beyond each world's count).
     pub fn read_raw(&self) -> Result<Vec<GpuContact>, GpuError> {
         self.buffers.contacts.read(&self.ctx, &self.readback)
     }
@@ -684,7 +713,9 @@ impl GpuCollision {
         Ok((0..self.nworld)
             .map(|w| {
                 let n = (counts[w] as usize).min(self.capacity);
-                raw[w * self.capacity..w * self.capacity + n].iter().map(contact_from_gpu).collect()
+                (0..n)
+                    .map(|c| contact_from_gpu(&raw[element_index(self.layout, self.nworld, self.capacity, 1, w, c, 0)]))
+                    .collect()
             })
             .collect())
     }

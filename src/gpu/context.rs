@@ -8,10 +8,17 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// Storage buffers one kernel may bind. Phase-1 kernels use at most 12;
-/// the margin is for later phases. 16 is available on every desktop Vulkan,
-/// Metal and D3D12 adapter (wgpu's own default is 8).
-pub const REQUIRED_STORAGE_BUFFERS_PER_STAGE: u32 = 16;
+/// Storage buffers one kernel may bind. The fused launches of a CENIC
+/// trial (`kernels/cenic.wgsl`) read the model, the per-world fields, the
+/// contacts, the ICF problem and the clocks in one kernel: up to 31, what
+/// Metal offers per stage; Mesa's lavapipe offers 32, NVIDIA's, AMD's and
+/// Intel's desktop Vulkan drivers and D3D12 far more (wgpu's own default is 8).
+pub const REQUIRED_STORAGE_BUFFERS_PER_STAGE: u32 = 31;
+
+/// Buffers (storage and uniform) one kernel may bind: the storage ones plus
+/// the uniforms of the model sizes, the field layout, the ICF and the CENIC
+/// settings.
+pub const REQUIRED_BUFFERS_PER_STAGE: u32 = 36;
 
 /// A GPU device and queue with the kernels' limits, plus a cache of
 /// compiled stages and pipelines (created once, reused by every
@@ -126,19 +133,35 @@ impl GpuContext {
         let adapter = select_adapter(&instance, &options, backends).await?;
         let info = adapter.get_info();
         let available = adapter.limits();
-        if available.max_storage_buffers_per_shader_stage < REQUIRED_STORAGE_BUFFERS_PER_STAGE {
-            return Err(GpuError::Limits {
-                adapter: info.name.clone(),
-                limit: "max_storage_buffers_per_shader_stage",
-                required: REQUIRED_STORAGE_BUFFERS_PER_STAGE as u64,
-                available: available.max_storage_buffers_per_shader_stage as u64,
-            });
+        for (limit, have, need) in [
+            (
+                "max_storage_buffers_per_shader_stage",
+                available.max_storage_buffers_per_shader_stage,
+                REQUIRED_STORAGE_BUFFERS_PER_STAGE,
+            ),
+            (
+                "max_buffers_and_acceleration_structures_per_shader_stage",
+                available.max_buffers_and_acceleration_structures_per_shader_stage,
+                REQUIRED_BUFFERS_PER_STAGE,
+            ),
+        ] {
+            if have < need {
+                return Err(GpuError::Limits {
+                    adapter: info.name.clone(),
+                    limit,
+                    required: need as u64,
+                    available: have as u64,
+                });
+            }
         }
         // wgpu's most portable limits, raised where batched worlds need more:
         // storage bindings per kernel and buffer sizes (all the adapter
         // offers, as per-world arrays grow with the number of worlds).
         let required = wgpu::Limits {
             max_storage_buffers_per_shader_stage: available.max_storage_buffers_per_shader_stage,
+            max_uniform_buffers_per_shader_stage: available.max_uniform_buffers_per_shader_stage,
+            max_buffers_and_acceleration_structures_per_shader_stage: available
+                .max_buffers_and_acceleration_structures_per_shader_stage,
             max_storage_buffer_binding_size: available.max_storage_buffer_binding_size,
             max_buffer_size: available.max_buffer_size,
             max_compute_workgroups_per_dimension: available.max_compute_workgroups_per_dimension,
@@ -249,9 +272,10 @@ impl GpuContext {
         if let Some(s) = cache.get(stage) {
             return Ok(s.clone());
         }
-        let source = shaders::compose(stage)
+        let composed = shaders::compose_module(stage)
             .ok_or_else(|| GpuError::Shader { stage: stage.into(), message: "no such kernel file".into() })?;
-        let info = shaders::reflect(stage, &source)?;
+        let info = shaders::reflect_module(stage, &composed)?;
+        let source = composed.text;
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some(stage),

@@ -15,7 +15,7 @@
 //! world (`kernels/icf_solve_serial.wgsl`, small models) or one workgroup
 //! per world (`kernels/icf_solve_coop.wgsl`), see [`SolverVariant`].
 
-use super::buffers::{BufferSource, Readback, StorageBuffer};
+use super::buffers::{BufferSource, Layout, Readback, StorageBuffer, element_index};
 use super::context::{GpuContext, run_pass};
 use super::model::{NONE, StructLayout};
 use super::shaders::Kernel;
@@ -727,6 +727,8 @@ pub struct IcfBuffers {
     ncon: usize,
     nv: usize,
     layout: IcfLayout,
+    /// Where the per-world arrays put each world's items.
+    storage: Layout,
     dims: wgpu::Buffer,
     params: wgpu::Buffer,
     bodies: StorageBuffer<GpuIcfBody>,
@@ -796,8 +798,21 @@ impl IcfBuffers {
         "icf_counter",
     ];
 
-    /// Buffers for `nworld` worlds of `model` with `ncon` contacts per world.
+    /// Buffers for `nworld` worlds of `model` with `ncon` contacts per world,
+    /// in the default [`Layout`].
     pub fn new(ctx: &GpuContext, model: &Model, nworld: usize, ncon: usize) -> Result<Self, GpuError> {
+        Self::with_layout(ctx, model, nworld, ncon, Layout::default())
+    }
+
+    /// [`Self::new`] with the per-world arrays in `layout` (that of the
+    /// kernels' [`super::GpuData`]; the host reads and writes through it).
+    pub fn with_layout(
+        ctx: &GpuContext,
+        model: &Model,
+        nworld: usize,
+        ncon: usize,
+        layout_kind: Layout,
+    ) -> Result<Self, GpuError> {
         let packed = PackedIcf::new(model);
         let layout = IcfLayout::new(model);
         let nv = model.nv;
@@ -808,6 +823,7 @@ impl IcfBuffers {
             ncon,
             nv,
             layout,
+            storage: layout_kind,
             dims: uniform_buffer(ctx, "icf_dims", &packed.dims),
             params: uniform_buffer(ctx, "icf_params", &params),
             bodies: StorageBuffer::from_slice(ctx, "icf_bodies", &packed.bodies)?,
@@ -883,12 +899,25 @@ impl IcfBuffers {
         self.solve_dispatches
     }
 
+    /// Index of item `k` of the `n` per world of world `w` in a per-world array
+    /// (`item_at` in the kernels).
+    fn at(&self, n: usize, w: usize, k: usize) -> usize {
+        element_index(self.storage, self.nworld, n, 1, w, k, 0)
+    }
+
     /// Writes row `row` of world `world`'s vector block (nv values).
     pub fn write_vec(&self, ctx: &GpuContext, world: usize, row: IcfVec, values: &[f32]) -> Result<(), GpuError> {
         if values.len() != self.nv {
             return Err(GpuError::Length { what: "ICF vector", expected: self.nv, got: values.len() });
         }
-        self.vec.write_at(ctx, (world * IcfVec::COUNT + row as usize) * self.nv, values)
+        let n = IcfVec::COUNT * self.nv;
+        match self.storage {
+            Layout::WorldMajor => self.vec.write_at(ctx, self.at(n, world, row as usize * self.nv), values),
+            Layout::FieldMajor => values
+                .iter()
+                .enumerate()
+                .try_for_each(|(i, x)| self.vec.write_at(ctx, self.at(n, world, row as usize * self.nv + i), &[*x])),
+        }
     }
 
     /// Fills every problem and solver output with `value` (NaN in parity
@@ -947,24 +976,25 @@ impl IcfBuffers {
         let a = self.a.read(ctx, readback)?;
         let vec = self.vec.read(ctx, readback)?;
         let row = |w: usize, r: IcfVec| -> Vec<f32> {
-            let s = (w * IcfVec::COUNT + r as usize) * nv;
-            vec[s..s + nv].to_vec()
+            (0..nv).map(|i| vec[self.at(IcfVec::COUNT * nv, w, r as usize * nv + i)]).collect()
         };
         let mut out = Vec::with_capacity(self.nworld);
         for (w, iw) in worlds.iter().enumerate() {
             let mut p = IcfProblem::<f32>::new(nv);
             p.h = iw.h;
-            p.a.copy_from_slice(&a[w * nv * nv..(w + 1) * nv * nv]);
+            for (k, x) in p.a.iter_mut().enumerate() {
+                *x = a[self.at(nv * nv, w, k)];
+            }
             p.r = row(w, IcfVec::R);
             p.scale = row(w, IcfVec::Scale);
             p.force = row(w, IcfVec::Force);
             p.v0 = row(w, IcfVec::V0);
             for ci in 0..(iw.ncon as usize).min(ncon) {
-                let c = &con[w * ncon + ci];
+                let c = &con[self.at(ncon, w, ci)];
                 let len = (c.jac_len as usize).min(l.ndofc);
                 let start = p.jac_dof.len();
                 for e in 0..len {
-                    let j = &jac[(w * ncon + ci) * l.ndofc + e];
+                    let j = &jac[self.at(ncon * l.ndofc, w, ci * l.ndofc + e)];
                     p.jac_dof.push(j.dof as usize);
                     p.jac_col.push(Vec3::from_array(j.col));
                 }
@@ -985,7 +1015,7 @@ impl IcfBuffers {
                     eps: c.eps,
                 });
             }
-            for g in &gain[w * l.ngain..(w + 1) * l.ngain] {
+            for g in (0..l.ngain).map(|k| &gain[self.at(l.ngain, w, k)]) {
                 p.gains.push(GainConstraint {
                     dof: g.dof as usize,
                     kp: g.kp,
@@ -997,7 +1027,7 @@ impl IcfBuffers {
                     bias: g.bias,
                 });
             }
-            for x in &limit[w * l.nlimit..(w + 1) * l.nlimit] {
+            for x in (0..l.nlimit).map(|k| &limit[self.at(l.nlimit, w, k)]) {
                 p.limits.push(LimitConstraint {
                     dof: x.dof as usize,
                     sign: x.sign,
@@ -1017,10 +1047,8 @@ impl IcfBuffers {
         let all = self.vec.read(ctx, readback)?;
         let nv = self.nv;
         Ok((0..self.nworld)
-            .flat_map(|w| {
-                let s = (w * IcfVec::COUNT + row as usize) * nv;
-                all[s..s + nv].to_vec()
-            })
+            .flat_map(|w| (0..nv).map(move |i| (w, i)))
+            .map(|(w, i)| all[self.at(IcfVec::COUNT * nv, w, row as usize * nv + i)])
             .collect())
     }
 }
@@ -1143,16 +1171,18 @@ impl IcfKernels {
                 self.encode_solve(pass);
             }
         })?;
-        while !known {
+        if known {
+            return Ok(());
+        }
+        loop {
             buffers.counter.write_at(ctx, 0, &[0])?;
             run_pass(ctx, "icf_count_unfinished", |pass| self.count_unfinished.encode(pass))?;
             let mut unfinished = [0u32];
             buffers.counter.read_range_into(ctx, readback, 0, &mut unfinished)?;
             if unfinished[0] == 0 {
-                break;
+                return Ok(());
             }
             run_pass(ctx, "icf_solve (resumed)", |pass| self.encode_solve(pass))?;
         }
-        Ok(())
     }
 }

@@ -41,28 +41,100 @@ pub const LIBRARIES: &[(&str, &str)] = &[
     ("icf_solver", include_str!("../../kernels/icf_solver.wgsl")),
 ];
 
-/// Library files composed in front of a stage (after `data.wgsl`):
-/// (stage, [libraries in order]).
-pub const STAGE_DEPS: &[(&str, &[&str])] =
-    &[("icf_solve_coop", &["icf_cost", "icf_solver"]), ("icf_solve_serial", &["icf_cost", "icf_solver"])];
+/// Files composed in front of a stage, after `common.wgsl`, `data.wgsl`
+/// and the generated declarations ([`generated_prelude`]): (stage,
+/// [libraries or stages, in order]). A stage listed here lends its functions
+/// (its entry points come along, unused).
+pub const STAGE_DEPS: &[(&str, &[&str])] = &[
+    ("icf_solve_coop", &["icf_cost", "icf_solver"]),
+    ("icf_solve_serial", &["icf_cost", "icf_solver"]),
+    ("cenic", &["kinematics", "rnea", "integrate", "icf_builder"]),
+];
+
+/// The generated WGSL composed after `data.wgsl` into every stage: the
+/// per-world field declarations ([`super::Field::wgsl_declarations`]) and
+/// the trial stages ([`super::cenic::stage_constants`]).
+pub fn generated_prelude() -> String {
+    format!("{}\n{}", super::Field::wgsl_declarations(), super::cenic::stage_constants())
+}
+
+/// Generated WGSL appended to stage `name` (the CENIC launches of parts).
+fn generated_suffix(name: &str) -> Option<String> {
+    (name == "cenic").then(super::cenic::step_entry_points)
+}
+
+/// A composed module and where each of its lines came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Composed {
+    /// The WGSL module as the runtime compiles it.
+    pub text: String,
+    /// (file, first line of the file's text in `text` (1-based), lines).
+    segments: Vec<(String, usize, usize)>,
+}
+
+impl Composed {
+    fn new() -> Self {
+        Self { text: String::new(), segments: vec![] }
+    }
+
+    /// Appends `source` under a `// ---- <file>` header.
+    fn push(&mut self, file: &str, source: &str) {
+        self.text += &format!("// ---- {file}\n");
+        let first = self.text.lines().count() + 1;
+        self.text += source;
+        if !source.ends_with('\n') {
+            self.text.push('\n');
+        }
+        self.segments.push((file.to_string(), first, source.lines().count()));
+    }
+
+    /// The file and line (1-based) of line `line` of [`Self::text`].
+    pub fn locate(&self, line: usize) -> Option<(&str, usize)> {
+        self.segments
+            .iter()
+            .find(|(_, first, n)| line >= *first && line < first + n)
+            .map(|(file, first, _)| (file.as_str(), line - first + 1))
+    }
+}
+
+/// The source of kernel file `name` (a stage or a library).
+fn source_of(name: &str) -> Option<&'static str> {
+    STAGES.iter().chain(LIBRARIES).find(|(n, _)| *n == name).map(|(_, s)| *s)
+}
+
+/// The full WGSL module of stage `name` exactly as the runtime compiles it,
+/// with the origin of each line, or `None` for an unknown stage.
+pub fn compose_module(name: &str) -> Option<Composed> {
+    let src = STAGES.iter().find(|(n, _)| *n == name)?.1;
+    let deps = STAGE_DEPS.iter().find(|(n, _)| *n == name).map_or(&[][..], |(_, d)| *d);
+    let mut m = Composed::new();
+    m.push("kernels/common.wgsl", COMMON);
+    m.push("kernels/data.wgsl", DATA);
+    m.push("<generated: fields and stages>", &generated_prelude());
+    for d in deps {
+        m.push(&format!("kernels/{d}.wgsl"), source_of(d)?);
+    }
+    m.push(&format!("kernels/{name}.wgsl"), src);
+    if let Some(g) = generated_suffix(name) {
+        m.push(&format!("<generated: {name} launches>"), &g);
+    }
+    Some(m)
+}
 
 /// The full WGSL module of stage `name` exactly as the runtime compiles it,
 /// or `None` for an unknown stage.
 pub fn compose(name: &str) -> Option<String> {
-    let (_, src) = STAGES.iter().find(|(n, _)| *n == name)?;
-    let deps = STAGE_DEPS.iter().find(|(n, _)| *n == name).map_or(&[][..], |(_, d)| *d);
-    let mut body = String::new();
-    for d in deps {
-        let (_, dep) = LIBRARIES.iter().find(|(n, _)| n == d)?;
-        body.push_str(&format!("// ---- kernels/{d}.wgsl\n{dep}\n"));
-    }
-    body.push_str(src);
-    Some(compose_source(&body))
+    compose_module(name).map(|m| m.text)
 }
 
-/// `common.wgsl + data.wgsl + stage`.
+/// `common.wgsl + data.wgsl +` the generated declarations `+ stage`.
 pub fn compose_source(stage_source: &str) -> String {
-    format!("// ---- kernels/common.wgsl\n{COMMON}\n// ---- kernels/data.wgsl\n{DATA}\n// ---- stage\n{stage_source}")
+    let mut m = Composed::new();
+    m.push("kernels/common.wgsl", COMMON);
+    m.push("kernels/data.wgsl", DATA);
+    m.push("<generated: fields and stages>", &generated_prelude());
+    m.push("stage", stage_source);
+    m.text
 }
 
 /// How a WGSL variable is bound.
@@ -119,12 +191,31 @@ pub struct StageInfo {
 /// Parses and validates the composed `source` of stage `stage` with naga
 /// (all validation flags) and lists each entry point's bindings.
 pub fn reflect(stage: &str, source: &str) -> Result<StageInfo, GpuError> {
+    reflect_located(stage, source, None)
+}
+
+/// [`reflect`] of a composed module: errors name the file and line (of
+/// the library or stage file itself) before naga's report.
+pub fn reflect_module(stage: &str, module: &Composed) -> Result<StageInfo, GpuError> {
+    reflect_located(stage, &module.text, Some(module))
+}
+
+fn reflect_located(stage: &str, source: &str, origin: Option<&Composed>) -> Result<StageInfo, GpuError> {
     let label = format!("{stage}.wgsl (composed)");
+    let err = |loc: Option<naga::SourceLocation>, report: String| {
+        let at = loc
+            .and_then(|l| origin?.locate(l.line_number as usize).map(|(f, line)| (f.to_string(), line, l.line_position)));
+        let message = match at {
+            Some((file, line, col)) => format!("at {file}:{line}:{col}:\n{report}"),
+            None => report,
+        };
+        GpuError::Shader { stage: stage.into(), message }
+    };
     let module = naga::front::wgsl::parse_str(source)
-        .map_err(|e| GpuError::Shader { stage: stage.into(), message: e.emit_to_string_with_path(source, &label) })?;
+        .map_err(|e| err(e.location(source), e.emit_to_string_with_path(source, &label)))?;
     let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::default())
         .validate(&module)
-        .map_err(|e| GpuError::Shader { stage: stage.into(), message: e.emit_to_string_with_path(source, &label) })?;
+        .map_err(|e| err(e.location(source), e.emit_to_string_with_path(source, &label)))?;
     let mut entries = Vec::new();
     for (i, ep) in module.entry_points.iter().enumerate() {
         if ep.stage != naga::ShaderStage::Compute {
