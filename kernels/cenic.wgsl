@@ -295,21 +295,21 @@ fn support(w: u32, g: u32, u: vec3f) -> f32 {
     let gm = geoms[g];
     let s = gm.size;
     switch gm.kind {
-        case 1u: {
+        case GEOM_SPHERE: {
             return s.x;
         }
-        case 2u: {
+        case GEOM_CAPSULE: {
             return s.x + s.y * abs(dot3(u, geom_axis(w, g, 2u)));
         }
-        case 3u: {
+        case GEOM_BOX: {
             return s.x * abs(dot3(u, geom_axis(w, g, 0u))) + s.y * abs(dot3(u, geom_axis(w, g, 1u)))
                 + s.z * abs(dot3(u, geom_axis(w, g, 2u)));
         }
-        case 4u: {
+        case GEOM_CYLINDER: {
             let c = dot3(u, geom_axis(w, g, 2u));
             return s.x * sqrt(max(1.0 - c * c, 0.0)) + s.y * abs(c);
         }
-        case 5u: {
+        case GEOM_ELLIPSOID: {
             let e = vec3f(
                 s.x * dot3(u, geom_axis(w, g, 0u)),
                 s.y * dot3(u, geom_axis(w, g, 1u)),
@@ -362,7 +362,7 @@ fn segment_closest(p1: vec3f, d1: vec3f, p2: vec3f, d2: vec3f) -> array<vec3f, 2
 /// The segment of a sphere (a point) or capsule: start and direction.
 fn core_segment(w: u32, g: u32) -> array<vec3f, 2> {
     let c = unpack3(geom_xpos_get(geom_at(w, g)));
-    if (geoms[g].kind == 2u) {
+    if (geoms[g].kind == GEOM_CAPSULE) {
         let ax = geom_axis(w, g, 2u) * geoms[g].size.y;
         return array<vec3f, 2>(c - ax, ax * 2.0);
     }
@@ -393,19 +393,19 @@ fn separation(w: u32, a: u32, b: u32) -> Separation {
     let kb = geoms[b].kind;
     let xa = unpack3(geom_xpos_get(geom_at(w, a)));
     let xb = unpack3(geom_xpos_get(geom_at(w, b)));
-    if (ka == 0u && kb == 0u) {
+    if (ka == GEOM_PLANE && kb == GEOM_PLANE) {
         return Separation(BIG, vec3f(0.0, 0.0, 1.0));
     }
-    if (ka == 0u) {
+    if (ka == GEOM_PLANE) {
         let n = geom_axis(w, a, 2u);
         return Separation(dot3(n, xb - xa) - support(w, b, n), n);
     }
-    if (kb == 0u) {
+    if (kb == GEOM_PLANE) {
         let n = geom_axis(w, b, 2u);
         return Separation(dot3(n, xa - xb) - support(w, a, n), -n);
     }
-    let round_a = ka == 1u || ka == 2u;
-    let round_b = kb == 1u || kb == 2u;
+    let round_a = ka == GEOM_SPHERE || ka == GEOM_CAPSULE;
+    let round_b = kb == GEOM_SPHERE || kb == GEOM_CAPSULE;
     if (round_a && round_b) {
         let sa = core_segment(w, a);
         let sb = core_segment(w, b);
@@ -413,10 +413,10 @@ fn separation(w: u32, a: u32, b: u32) -> Separation {
         let d = p[1] - p[0];
         return Separation(sqrt(dot3(d, d)) - geoms[a].size.x - geoms[b].size.x, unit_or_z(d));
     }
-    if ((ka == 1u && kb == 3u) || (ka == 3u && kb == 1u)) {
+    if ((ka == GEOM_SPHERE && kb == GEOM_BOX) || (ka == GEOM_BOX && kb == GEOM_SPHERE)) {
         var sp = a;
         var bx = b;
-        if (ka == 3u) {
+        if (ka == GEOM_BOX) {
             sp = b;
             bx = a;
         }
@@ -466,13 +466,13 @@ fn lower_distance(w: u32, a: u32, b: u32) -> f32 {
     let gb = geoms[b];
     let xa = unpack3(geom_xpos_get(geom_at(w, a)));
     let xb = unpack3(geom_xpos_get(geom_at(w, b)));
-    if (ga.kind == 0u && gb.kind == 0u) {
+    if (ga.kind == GEOM_PLANE && gb.kind == GEOM_PLANE) {
         return BIG;
     }
-    if (ga.kind == 0u) {
+    if (ga.kind == GEOM_PLANE) {
         return dot3(geom_axis(w, a, 2u), xb - xa) - gb.rbound;
     }
-    if (gb.kind == 0u) {
+    if (gb.kind == GEOM_PLANE) {
         return dot3(geom_axis(w, b, 2u), xa - xb) - ga.rbound;
     }
     let d = xa - xb;

@@ -30,17 +30,9 @@
 // surfaces. WGSL may assume there are no infinities, so "∞" is F32_BIG
 // (f32::MAX) where the CPU uses T::infinity() as a start value.
 
-const GEOM_PLANE: u32 = 0u;
-const GEOM_SPHERE: u32 = 1u;
-const GEOM_CAPSULE: u32 = 2u;
-const GEOM_BOX: u32 = 3u;
-const GEOM_CYLINDER: u32 = 4u;
-const GEOM_ELLIPSOID: u32 = 5u;
-const GEOM_MESH: u32 = 6u;
-const GEOM_KINDS: u32 = 7u;
-
-/// Most points a single narrow-phase call may produce (collision::MAX_MANIFOLD).
-const MAX_MANIFOLD: u32 = 8u;
+// The geom kinds (GEOM_*), MAX_MANIFOLD and the pair-kind codes (PAIR_*)
+// are generated from src/collision/narrowphase.rs PAIR_KINDS, as is the
+// dispatch narrow_phase_fn (appended to this file).
 
 /// f32::EPSILON (T::EPS on the CPU f32 path).
 const F32_EPS: f32 = 1.1920929e-7;
@@ -2842,56 +2834,6 @@ fn contact_sphere_cylinder(a: Shape, b: Shape, margin: f32) {
 }
 
 // ---------------------------------------------------------------- dispatch (narrowphase.rs narrow_phase_fn)
-
-/// The dispatch table (narrowphase.rs narrow_phase_fn) applied: runs the
-/// routine for kinds (A, B) = (kinds / 7, kinds % 7) into the manifold.
-fn narrow_phase_fn(kinds: u32, a: Shape, b: Shape, margin: f32) {
-    switch kinds {
-        case 1u: {
-            contact_plane_sphere(a, b, margin);
-        }
-        case 2u: {
-            contact_plane_capsule(a, b, margin);
-        }
-        case 3u: {
-            contact_plane_box(a, b, margin);
-        }
-        case 8u: {
-            contact_sphere_sphere(a, b, margin);
-        }
-        case 9u: {
-            contact_sphere_capsule(a, b, margin);
-        }
-        case 10u: {
-            contact_sphere_box(a, b, margin);
-        }
-        case 16u: {
-            contact_capsule_capsule(a, b, margin);
-        }
-        case 17u: {
-            contact_capsule_box(a, b, margin);
-        }
-        case 24u: {
-            contact_box_box(a, b, margin);
-        }
-        case 4u: {
-            contact_plane_cylinder(a, b, margin);
-        }
-        case 5u: {
-            contact_plane_ellipsoid(a, b, margin);
-        }
-        case 6u: {
-            contact_plane_mesh(a, b, margin);
-        }
-        case 11u: {
-            contact_sphere_cylinder(a, b, margin);
-        }
-        default: {
-            // The GJK/EPA pairs (contact_sphere_ellipsoid … contact_mesh_mesh)
-            // run convex_contact in their own entry point (narrow_phase_epa).
-        }
-    }
-}
 
 /// collision::narrow_phase_pair: the manifold of `pair` in world w, with the
 /// pair's margin plus the world's skin (m). `epa` (a constant at every call

@@ -46,13 +46,20 @@ fn read_all(b: &GpuBatch) -> (Vec<f64>, Vec<f64>) {
     (q, v)
 }
 
+/// A context of its own: the counters are per context, and other tests of
+/// this binary run concurrently on the shared one.
+fn own_context() -> Arc<GpuContext> {
+    Arc::new(GpuContext::new().expect("a second context on the adapter"))
+}
+
 /// An RL-style loop (advance one control period, read q, v, times and
 /// statuses, set the controls) at fixed 1 ms steps: exactly one host wait
 /// per advance, one iteration, and at most `MAX_LAUNCHES_FIXED` launches
 /// per iteration plus the advance's start and the settling summary.
 #[test]
 fn one_host_wait_per_advance_at_fixed_steps() {
-    let ctx = gpu_or_skip!();
+    let _shared = gpu_or_skip!();
+    let ctx = own_context();
     let mut b = tossed(ctx.clone(), 64, Mode::Fixed { dt: 1e-3 }, GpuBatchOptions::default());
     let launches = b.launch_names();
     eprintln!("cube toss, fixed steps: {} launches per iteration: {launches:?}", launches.len());
@@ -83,7 +90,8 @@ fn one_host_wait_per_advance_at_fixed_steps() {
 /// after 0.5 s) every advance settles with one host wait.
 #[test]
 fn one_host_wait_per_advance_under_error_control() {
-    let ctx = gpu_or_skip!();
+    let _shared = gpu_or_skip!();
+    let ctx = own_context();
     let mode = Mode::ErrorControlled(CenicParams::default());
     let mut b = tossed(ctx.clone(), 64, mode, GpuBatchOptions::default());
     eprintln!("cube toss, error control: {} launches per iteration: {:?}", b.launch_names().len(), b.launch_names());

@@ -47,7 +47,7 @@ use super::dynamics::GpuDynamics;
 use super::icf::{GpuIcfWorld, IcfBuffers, IcfKernels, is_software};
 use super::shaders::Kernel;
 use crate::batch::{Batch, BatchError, WorldParams, WorldStatus, check_len};
-use crate::collision::{Contact, Contacts, MAX_MANIFOLD, collide};
+use crate::collision::{Contact, Contacts, MAX_MANIFOLD, collide, order_pair, pair_kind};
 use crate::dynamics::{self, Data};
 use crate::icf::SolverParams;
 use crate::integrator::{Mode, WorldStats};
@@ -55,10 +55,26 @@ use crate::model::Model;
 use rayon::prelude::*;
 use std::sync::{Arc, Mutex};
 
-/// Contacts per world by default: [`MAX_MANIFOLD`] per geom on a moving body (at least 8).
+/// Contacts per world by default: the most that can occur, the sum over
+/// the candidate pairs with a moving geom of their kinds' largest manifold
+/// ([`crate::collision::PairKind::max_points`]: 4 for the cube toss's box on a plane), capped
+/// at [`MAX_MANIFOLD`] per geom on a moving body (a geom cannot touch all
+/// the others at once; the clutter's 20 objects and 5 static geoms: 160),
+/// at least 1. Contacts beyond it are counted, per world, as overflow.
 pub fn default_contact_capacity(model: &Model) -> usize {
     let moving = model.geoms.iter().filter(|g| model.body_is_dynamic(g.body)).count();
-    (MAX_MANIFOLD * moving).max(8)
+    let n = model.geoms.len();
+    let mut by_pairs = 0;
+    for a in 0..n {
+        for b in a + 1..n {
+            let dynamic = model.body_is_dynamic(model.geoms[a].body) || model.body_is_dynamic(model.geoms[b].body);
+            if dynamic && model.geoms_can_collide(a, b) {
+                let (ga, gb) = order_pair(model, a, b);
+                by_pairs += pair_kind(model.geoms[ga].kind, model.geoms[gb].kind).max_points;
+            }
+        }
+    }
+    by_pairs.min(MAX_MANIFOLD * moving).max(1)
 }
 
 /// The shared contact buffers (`contacts`, `contact_count` in

@@ -52,15 +52,26 @@ pub const STAGE_DEPS: &[(&str, &[&str])] = &[
 ];
 
 /// The generated WGSL composed after `data.wgsl` into every stage: the
-/// per-world field declarations ([`super::Field::wgsl_declarations`]) and
-/// the trial stages ([`super::cenic::stage_constants`]).
+/// per-world field declarations ([`super::Field::wgsl_declarations`]), the
+/// trial stages ([`super::cenic::stage_constants`]) and the geom and pair
+/// kinds ([`super::collision::kind_constants`]).
 pub fn generated_prelude() -> String {
-    format!("{}\n{}", super::Field::wgsl_declarations(), super::cenic::stage_constants())
+    format!(
+        "{}\n{}\n{}",
+        super::Field::wgsl_declarations(),
+        super::cenic::stage_constants(),
+        super::collision::kind_constants()
+    )
 }
 
-/// Generated WGSL appended to stage `name` (the CENIC launches of parts).
+/// Generated WGSL appended to stage `name` (the CENIC launches of parts,
+/// the narrow-phase dispatch).
 fn generated_suffix(name: &str) -> Option<String> {
-    (name == "cenic").then(super::cenic::step_entry_points)
+    match name {
+        "cenic" => Some(super::cenic::step_entry_points()),
+        "collision" => Some(super::collision::narrow_phase_dispatch()),
+        _ => None,
+    }
 }
 
 /// A composed module and where each of its lines came from.
@@ -357,6 +368,39 @@ impl Kernel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn errors_name_the_file_and_line_they_are_in() {
+        let mut m = Composed::new();
+        m.push("kernels/common.wgsl", COMMON);
+        m.push("kernels/lib_a.wgsl", "fn a() -> u32 {\n    return 1u;\n}\n");
+        m.push("kernels/lib_b.wgsl", "fn b() -> u32 {\n    return 2u;\n}\n\nfn c() -> u32 {\n    return missing;\n}\n");
+        let Err(GpuError::Shader { message, .. }) = reflect_module("test", &m) else { panic!("no error") };
+        assert!(message.starts_with("at kernels/lib_b.wgsl:6:"), "{message}");
+        // A validation (not parse) error too.
+        let mut m = Composed::new();
+        m.push("kernels/lib_a.wgsl", "fn a() -> u32 {\n    return 1u;\n}\n");
+        m.push("kernels/lib_b.wgsl", "fn b() -> f32 {\n    let x: u32 = 1u;\n    return x;\n}\n");
+        let Err(GpuError::Shader { message, .. }) = reflect_module("test", &m) else { panic!("no error") };
+        assert!(message.contains("kernels/lib_b.wgsl:"), "{message}");
+    }
+
+    #[test]
+    fn every_stage_composes_and_locates_its_lines() {
+        for (name, src) in STAGES {
+            let m = compose_module(name).unwrap();
+            let last = m.text.lines().count();
+            let (file, line) = m.locate(last).unwrap();
+            let (file, line) = if file.starts_with("<generated") {
+                (file.to_string(), line)
+            } else {
+                assert_eq!(file, format!("kernels/{name}.wgsl"));
+                assert_eq!(line, src.lines().count());
+                (file.to_string(), line)
+            };
+            assert!(line > 0, "{name}: {file}");
+        }
+    }
 
     #[test]
     fn dispatch_size_splits_large_launches() {
