@@ -6,9 +6,9 @@
 //! | [`kinematics`] | `kernels/kinematics.wgsl` | `src/dynamics/kinematics.rs` |
 //! | [`rnea`] | `kernels/rnea.wgsl` | `src/dynamics/rnea.rs` |
 //! | [`integrate`] | `kernels/integrate.wgsl` | `src/dynamics/integrate.rs` |
-//! | [`collision`] | `kernels/collision.wgsl` | `src/collision/` |
+//! | [`collision`] | `kernels/collision.wgsl`, composed after the libraries `collision_shapes.wgsl`, `collision_analytic.wgsl`, `collision_gjk.wgsl`, `collision_epa.wgsl`, `collision_manifold.wgsl` | `src/collision/` |
 //! | [`icf`] | `kernels/icf_builder.wgsl`, `icf_cost.wgsl`, `icf_solver.wgsl` (Cholesky, line search, Newton), composed into `icf_solve_serial.wgsl` (a thread per world) or `icf_solve_coop.wgsl` (a workgroup per world) | `src/icf/` |
-//! | [`cenic`] | `kernels/cenic.wgsl` | `src/integrator/cenic.rs` |
+//! | [`cenic`] | `kernels/cenic.wgsl` (the parts of a trial, composed after `kinematics.wgsl`, `rnea.wgsl`, `integrate.wgsl`, `icf_builder.wgsl`, and their launches generated from [`cenic::PARTS`]) | `src/integrator/cenic.rs` |
 //! | [`batch`] ([`GpuBatch`]) | all of the above | `src/batch/` ([`crate::batch::CpuBatch`]) |
 //!
 //! Every kernel file is composed at load time ([`shaders::compose_module`])

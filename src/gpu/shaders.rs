@@ -39,6 +39,11 @@ pub const STAGES: &[(&str, &str)] = &[
 pub const LIBRARIES: &[(&str, &str)] = &[
     ("icf_cost", include_str!("../../kernels/icf_cost.wgsl")),
     ("icf_solver", include_str!("../../kernels/icf_solver.wgsl")),
+    ("collision_shapes", include_str!("../../kernels/collision_shapes.wgsl")),
+    ("collision_analytic", include_str!("../../kernels/collision_analytic.wgsl")),
+    ("collision_gjk", include_str!("../../kernels/collision_gjk.wgsl")),
+    ("collision_epa", include_str!("../../kernels/collision_epa.wgsl")),
+    ("collision_manifold", include_str!("../../kernels/collision_manifold.wgsl")),
 ];
 
 /// Files composed in front of a stage, after `common.wgsl`, `data.wgsl`
@@ -49,6 +54,10 @@ pub const STAGE_DEPS: &[(&str, &[&str])] = &[
     ("icf_solve_coop", &["icf_cost", "icf_solver"]),
     ("icf_solve_serial", &["icf_cost", "icf_solver"]),
     ("cenic", &["kinematics", "rnea", "integrate", "icf_builder"]),
+    (
+        "collision",
+        &["collision_shapes", "collision_analytic", "collision_gjk", "collision_epa", "collision_manifold"],
+    ),
 ];
 
 /// The generated WGSL composed after `data.wgsl` into every stage: the
