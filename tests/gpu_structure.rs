@@ -1,14 +1,15 @@
 //! How the GPU batch uses the device (issue 18): host round trips and
 //! launches per `advance`, counted by `GpuContext::counters`, and the
 //! structural choices (per-world storage layout, fusion of the trial parts
-//! into launches, collision one thread per world or per pair) leaving every
-//! result bit-identical: they only move data and regroup the same per-world
-//! arithmetic.
+//! into launches, collision one thread per world or per pair, where the
+//! Newton solves keep their dense state) leaving every result bit-identical:
+//! they only move data and regroup the same per-world arithmetic.
 
 #[macro_use]
 mod common;
 
 use cenic::batch::{Batch, WorldStatus};
+use cenic::gpu::icf::SolverState;
 use cenic::gpu::{CollisionLaunch, Fusion, GpuBatch, GpuBatchOptions, GpuContext, Layout};
 use cenic::integrator::{CenicParams, Mode};
 use cenic::model::Model;
@@ -148,6 +149,7 @@ fn layout_fusion_and_collision_launch_leave_results_bit_identical() {
         ("all parts of a run fused", GpuBatchOptions { fusion: Fusion::Full, ..base.clone() }),
         ("collision per pair", GpuBatchOptions { collision_launch: CollisionLaunch::PerPair, ..base.clone() }),
         ("collision per world", GpuBatchOptions { collision_launch: CollisionLaunch::PerWorld, ..base.clone() }),
+        ("solver state in storage", GpuBatchOptions { solver_state: Some(SolverState::Storage), ..base.clone() }),
     ] {
         assert!(fingerprint(&ctx, &options) == reference, "{what}: results differ from the default structure");
     }

@@ -44,7 +44,7 @@ use super::collision::{GpuCollision, uses_epa};
 use super::contact::GpuContact;
 use super::context::{GpuContext, run_pass};
 use super::dynamics::GpuDynamics;
-use super::icf::{GpuIcfWorld, IcfBuffers, IcfKernels, is_software};
+use super::icf::{GpuIcfWorld, IcfBuffers, IcfKernels, SolverState, is_software};
 use super::shaders::Kernel;
 use crate::batch::{Batch, BatchError, WorldParams, WorldStatus, check_len};
 use crate::collision::{Contact, Contacts, MAX_MANIFOLD, collide, order_pair, pair_kind};
@@ -292,6 +292,9 @@ pub struct GpuBatchOptions {
     pub layout: Layout,
     /// How the GPU collision is launched.
     pub collision_launch: CollisionLaunch,
+    /// Where the Newton solves keep their dense state;
+    /// [`SolverState::for_model`] when `None`.
+    pub solver_state: Option<SolverState>,
 }
 
 
@@ -446,7 +449,9 @@ impl GpuBatch {
             };
             let sources: [&dyn BufferSource; 5] =
                 [dynamics.gpu_model(), dynamics.gpu_data(), contacts, &icf_buffers, &cenic_buffers];
-            let icf = IcfKernels::new(&ctx, nworld, ncon, icf_buffers.variant(), &sources)?;
+            let variant = icf_buffers.variant();
+            let state = options.solver_state.unwrap_or_else(|| SolverState::for_model(&ctx, model.nv, variant));
+            let icf = IcfKernels::with_state(&ctx, nworld, ncon, variant, state, &sources)?;
             let cenic = CenicKernels::new(&ctx, nworld, &sources)?;
             let npair = match &mode {
                 Mode::ErrorControlled(p) if p.conservative_advancement => cenic_buffers.params.npair as usize,

@@ -63,6 +63,187 @@ impl SolverVariant {
     }
 }
 
+/// Where a Newton solve keeps its dense state while it runs: the Hessian
+/// and its Cholesky factor (nv × nv, rewritten O(nv³) times per solve), and
+/// in the cooperative stage also A and the vectors of [`IcfVec`]. Each
+/// choice is a variant of the solver stage, compiled with the size `n`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SolverState {
+    /// In the storage buffers `icf_factor` (world first), `icf_a` and
+    /// `icf_vec`: every dense operation a global-memory access.
+    Storage,
+    /// Serial stage: the factor in a private array of n × n floats per
+    /// thread (registers and thread-local memory, which GPUs interleave
+    /// across a warp, so a warp's accesses coalesce); the vectors stay in
+    /// the (field-major) storage buffers. Written back only when Hessian
+    /// reuse keeps it.
+    Private(u32),
+    /// Cooperative stage: factor, A (n × n each) and the vectors (9 × n) in
+    /// workgroup memory shared by the world's threads, loaded once per solve
+    /// launch and written back at its end.
+    Workgroup(u32),
+}
+
+impl SolverState {
+    /// Bytes of workgroup memory [`SolverState::Workgroup`] takes for `n` dofs.
+    pub fn workgroup_bytes(n: usize) -> usize {
+        4 * (2 * n * n + IcfVec::COUNT * n)
+    }
+
+    /// The state for a solve of `nv` dofs in `variant` on `ctx`: private
+    /// for the serial stage, workgroup memory for the cooperative one when
+    /// it fits the device's limit (with room for the reductions), else the
+    /// storage buffers.
+    pub fn for_model(ctx: &GpuContext, nv: usize, variant: SolverVariant) -> Self {
+        match variant {
+            SolverVariant::Serial => SolverState::Private(nv.max(1) as u32),
+            SolverVariant::Cooperative => {
+                let limit = ctx.limits().max_compute_workgroup_storage_size as usize;
+                if Self::workgroup_bytes(nv) + 1024 <= limit {
+                    SolverState::Workgroup(nv.max(1) as u32)
+                } else {
+                    SolverState::Storage
+                }
+            }
+        }
+    }
+
+    /// The variant's key in a stage name (`icf_solve_serial#private12`).
+    pub fn key(self) -> String {
+        match self {
+            SolverState::Storage => "storage".into(),
+            SolverState::Private(n) => format!("private{n}"),
+            SolverState::Workgroup(n) => format!("workgroup{n}"),
+        }
+    }
+
+    /// The state named by [`Self::key`].
+    pub fn from_key(key: &str) -> Option<Self> {
+        if key.is_empty() || key == "storage" {
+            return Some(SolverState::Storage);
+        }
+        if let Some(n) = key.strip_prefix("private") {
+            return n.parse().ok().filter(|&n| n > 0).map(SolverState::Private);
+        }
+        key.strip_prefix("workgroup")?.parse().ok().filter(|&n| n > 0).map(SolverState::Workgroup)
+    }
+
+    /// The generated WGSL of the state's accessors (`fac`, `set_fac`,
+    /// `ivec`, `set_ivec`, `amat`) and of `solver_load` / `solver_store`,
+    /// composed into the solver stage. `solver_load(w, lid, factor)` brings
+    /// the state in (the factor too when `factor`), `solver_store(w, lid,
+    /// factor)` writes the vectors back (and the factor when `factor`).
+    pub fn wgsl(self) -> String {
+        let storage_vec = "fn ivec(w: u32, row: u32, i: u32) -> f32 {
+    return icf_vec[ivec_at(w, row, i)];
+}
+fn set_ivec(w: u32, row: u32, i: u32, x: f32) {
+    icf_vec[ivec_at(w, row, i)] = x;
+}
+fn amat(w: u32, i: u32, j: u32) -> f32 {
+    return icf_a[mass_at(w, i, j)];
+}
+";
+        match self {
+            SolverState::Storage => format!(
+                "// Solver state in the storage buffers (src/gpu/icf.rs SolverState::Storage).
+fn fac(w: u32, i: u32, j: u32) -> f32 {{
+    return icf_factor[fac_at(w, i, j)];
+}}
+fn set_fac(w: u32, i: u32, j: u32, x: f32) {{
+    icf_factor[fac_at(w, i, j)] = x;
+}}
+{storage_vec}fn solver_load(w: u32, lid: u32, factor: bool) {{}}
+fn solver_store(w: u32, lid: u32, factor: bool) {{}}
+"
+            ),
+            SolverState::Private(n) => format!(
+                "// Solver state: the factor in a private array (src/gpu/icf.rs SolverState::Private).
+const SOLVER_NV: u32 = {n}u;
+var<private> solver_fac: array<f32, {}>;
+fn fac(w: u32, i: u32, j: u32) -> f32 {{
+    return solver_fac[i * SOLVER_NV + j];
+}}
+fn set_fac(w: u32, i: u32, j: u32, x: f32) {{
+    solver_fac[i * SOLVER_NV + j] = x;
+}}
+{storage_vec}fn solver_load(w: u32, lid: u32, factor: bool) {{
+    if (factor) {{
+        for (var i = 0u; i < dims.nv; i++) {{
+            for (var j = 0u; j < dims.nv; j++) {{
+                solver_fac[i * SOLVER_NV + j] = icf_factor[fac_at(w, i, j)];
+            }}
+        }}
+    }}
+}}
+fn solver_store(w: u32, lid: u32, factor: bool) {{
+    if (factor) {{
+        for (var i = 0u; i < dims.nv; i++) {{
+            for (var j = 0u; j < dims.nv; j++) {{
+                icf_factor[fac_at(w, i, j)] = solver_fac[i * SOLVER_NV + j];
+            }}
+        }}
+    }}
+}}
+",
+                n * n
+            ),
+            SolverState::Workgroup(n) => format!(
+                "// Solver state in workgroup memory (src/gpu/icf.rs SolverState::Workgroup).
+const SOLVER_NV: u32 = {n}u;
+var<workgroup> solver_fac: array<f32, {nn}>;
+var<workgroup> solver_a: array<f32, {nn}>;
+var<workgroup> solver_vec: array<f32, {nvec}>;
+fn fac(w: u32, i: u32, j: u32) -> f32 {{
+    return solver_fac[i * SOLVER_NV + j];
+}}
+fn set_fac(w: u32, i: u32, j: u32, x: f32) {{
+    solver_fac[i * SOLVER_NV + j] = x;
+}}
+fn ivec(w: u32, row: u32, i: u32) -> f32 {{
+    return solver_vec[row * SOLVER_NV + i];
+}}
+fn set_ivec(w: u32, row: u32, i: u32, x: f32) {{
+    solver_vec[row * SOLVER_NV + i] = x;
+}}
+fn amat(w: u32, i: u32, j: u32) -> f32 {{
+    return solver_a[i * SOLVER_NV + j];
+}}
+fn solver_load(w: u32, lid: u32, factor: bool) {{
+    for (var i = lid; i < dims.nv; i += SOLVER_THREADS) {{
+        for (var j = 0u; j < dims.nv; j++) {{
+            solver_a[i * SOLVER_NV + j] = icf_a[mass_at(w, i, j)];
+            if (factor) {{
+                solver_fac[i * SOLVER_NV + j] = icf_factor[fac_at(w, i, j)];
+            }}
+        }}
+        for (var row = 0u; row < ICF_NVEC; row++) {{
+            solver_vec[row * SOLVER_NV + i] = icf_vec[ivec_at(w, row, i)];
+        }}
+    }}
+    workgroupBarrier();
+}}
+fn solver_store(w: u32, lid: u32, factor: bool) {{
+    workgroupBarrier();
+    for (var i = lid; i < dims.nv; i += SOLVER_THREADS) {{
+        for (var row = 0u; row < ICF_NVEC; row++) {{
+            icf_vec[ivec_at(w, row, i)] = solver_vec[row * SOLVER_NV + i];
+        }}
+        if (factor) {{
+            for (var j = 0u; j < dims.nv; j++) {{
+                icf_factor[fac_at(w, i, j)] = solver_fac[i * SOLVER_NV + j];
+            }}
+        }}
+    }}
+}}
+",
+                nn = n * n,
+                nvec = IcfVec::COUNT as u32 * n
+            ),
+        }
+    }
+}
+
 /// Scale factor of the Delassus estimate w ≈ 2.65/m (as in the CPU builder).
 const DELASSUS_FACTOR: f64 = 2.65;
 
@@ -157,7 +338,7 @@ pub fn software_solve_dispatches(
         + red
         + (params.max_line_search_iterations as f64 + 3.0) * (c + gl + red + 2.0);
     let iteration = ((eval + chol + solve + ls + r * (1.0 + nvf) + 6.0 * (r + red)) * 1.25 + 64.0) * 1.01 + 1.0;
-    let spent0 = 64.0 + 4.0 * r + 32.0;
+    let spent0 = 64.0 + 4.0 * r + 32.0 + 2.0 * r * (2.0 * nvf + IcfVec::COUNT as f64);
     let per_dispatch = (((SOFTWARE_LOOP_BUDGET as f64 - spent0) / iteration).floor() as usize).max(1);
     let n = params.max_iterations.div_ceil(per_dispatch).max(1);
     (n <= max_dispatches).then_some(n)
@@ -1108,10 +1289,35 @@ impl IcfKernels {
         variant: SolverVariant,
         sources: &[&dyn BufferSource],
     ) -> Result<Self, GpuError> {
-        let (stage, evaluate, solve, threads) = match variant {
+        Self::with_state(ctx, nworld, ncon, variant, SolverState::Storage, sources)
+    }
+
+    /// [`Self::new`] with the solver's dense state in `state` (a variant of
+    /// the solver stage; the same arithmetic in the same order).
+    pub fn with_state(
+        ctx: &GpuContext,
+        nworld: usize,
+        ncon: usize,
+        variant: SolverVariant,
+        state: SolverState,
+        sources: &[&dyn BufferSource],
+    ) -> Result<Self, GpuError> {
+        let (base, evaluate, solve, threads) = match variant {
             SolverVariant::Serial => (Self::SERIAL, "icf_evaluate_serial", "icf_solve_serial", nworld),
             // One workgroup per world.
             SolverVariant::Cooperative => (Self::COOP, "icf_evaluate", "icf_solve", nworld * WORKGROUP_SIZE as usize),
+        };
+        let stage = match (state, variant) {
+            (SolverState::Storage, _) => base,
+            (SolverState::Private(_), SolverVariant::Serial) | (SolverState::Workgroup(_), SolverVariant::Cooperative) => {
+                super::cenic::entry_static(&format!("{base}#{}", state.key()))
+            }
+            _ => {
+                return Err(GpuError::Unsupported(format!(
+                    "solver state {state:?} in the {variant:?} stage (private arrays are per thread, workgroup \
+                     memory per world only in the cooperative stage)"
+                )));
+            }
         };
         Ok(Self {
             build: Kernel::new(ctx, Self::BUILDER, "icf_build", nworld, sources)?,

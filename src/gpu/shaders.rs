@@ -75,10 +75,11 @@ pub fn generated_prelude() -> String {
 
 /// Generated WGSL appended to stage `name` (the CENIC launches of parts,
 /// the narrow-phase dispatch).
-fn generated_suffix(name: &str) -> Option<String> {
+fn generated_suffix(name: &str, variant: &str) -> Option<String> {
     match name {
         "cenic" => Some(super::cenic::step_entry_points()),
         "collision" => Some(super::collision::narrow_phase_dispatch()),
+        "icf_solve_serial" | "icf_solve_coop" => Some(super::icf::SolverState::from_key(variant)?.wgsl()),
         _ => None,
     }
 }
@@ -122,9 +123,12 @@ fn source_of(name: &str) -> Option<&'static str> {
     STAGES.iter().chain(LIBRARIES).find(|(n, _)| *n == name).map(|(_, s)| *s)
 }
 
-/// The full WGSL module of stage `name` exactly as the runtime compiles it,
-/// with the origin of each line, or `None` for an unknown stage.
-pub fn compose_module(name: &str) -> Option<Composed> {
+/// The full WGSL module of stage `full_name` (`stage` or `stage#variant`)
+/// exactly as the runtime compiles it, with the origin of each line, or
+/// `None` for an unknown stage or variant.
+pub fn compose_module(full_name: &str) -> Option<Composed> {
+    // `stage#variant`: a variant of the stage's generated part (a solver state).
+    let (name, variant) = full_name.split_once('#').unwrap_or((full_name, ""));
     let src = STAGES.iter().find(|(n, _)| *n == name)?.1;
     let deps = STAGE_DEPS.iter().find(|(n, _)| *n == name).map_or(&[][..], |(_, d)| *d);
     let mut m = Composed::new();
@@ -135,8 +139,10 @@ pub fn compose_module(name: &str) -> Option<Composed> {
         m.push(&format!("kernels/{d}.wgsl"), source_of(d)?);
     }
     m.push(&format!("kernels/{name}.wgsl"), src);
-    if let Some(g) = generated_suffix(name) {
-        m.push(&format!("<generated: {name} launches>"), &g);
+    match generated_suffix(name, variant) {
+        Some(g) => m.push(&format!("<generated: {full_name}>"), &g),
+        None if !variant.is_empty() => return None,
+        None => {}
     }
     Some(m)
 }
@@ -392,6 +398,22 @@ mod tests {
         m.push("kernels/lib_b.wgsl", "fn b() -> f32 {\n    let x: u32 = 1u;\n    return x;\n}\n");
         let Err(GpuError::Shader { message, .. }) = reflect_module("test", &m) else { panic!("no error") };
         assert!(message.contains("kernels/lib_b.wgsl:"), "{message}");
+    }
+
+    #[test]
+    fn solver_state_variants_validate() {
+        use crate::gpu::icf::SolverState;
+        for (base, state) in [
+            ("icf_solve_serial", SolverState::Storage),
+            ("icf_solve_serial", SolverState::Private(6)),
+            ("icf_solve_coop", SolverState::Storage),
+            ("icf_solve_coop", SolverState::Workgroup(14)),
+        ] {
+            let name = format!("{base}#{}", state.key());
+            let m = compose_module(&name).unwrap();
+            reflect_module(&name, &m).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        assert!(compose_module("icf_solve_serial#nonsense").is_none());
     }
 
     #[test]
