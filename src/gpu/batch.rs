@@ -35,7 +35,8 @@
 //! point: for comparisons).
 
 use super::GpuError;
-use super::buffers::{BufferSource, Field, Layout, Readback, StorageBuffer, element_index};
+use super::buffers::{BufferSource, Field, GpuData, Layout, Readback, StorageBuffer, element_index};
+use super::model::GpuModel;
 use super::cenic::{
     CenicBuffers, CenicKernels, FIXED_ITERATION, Fusion, GpuCenicStats, GpuCenicWorld, GpuStepRecord, IterationOp,
     STEP_DOUBLING_ITERATION, counter, entry_name, group_parts, part_loops, split_time, trial_stage, world_state,
@@ -44,7 +45,7 @@ use super::collision::{GpuCollision, uses_epa};
 use super::contact::GpuContact;
 use super::context::{GpuContext, run_pass};
 use super::dynamics::GpuDynamics;
-use super::icf::{GpuIcfWorld, IcfBuffers, IcfKernels, SolverState, is_software};
+use super::icf::{GpuIcfWorld, IcfBuffers, IcfKernels, SolverState, SolverVariant, is_software};
 use super::shaders::Kernel;
 use crate::batch::{Batch, BatchError, WorldParams, WorldStatus, check_len};
 use crate::collision::{Contact, Contacts, MAX_MANIFOLD, collide, order_pair, pair_kind};
@@ -295,6 +296,9 @@ pub struct GpuBatchOptions {
     /// Where the Newton solves keep their dense state;
     /// [`SolverState::for_model`] when `None`.
     pub solver_state: Option<SolverState>,
+    /// A thread or a workgroup per world for the Newton solves;
+    /// [`SolverVariant::for_nv`] when `None`.
+    pub solver_variant: Option<SolverVariant>,
 }
 
 
@@ -305,6 +309,29 @@ enum Launch {
     Parts(usize),
     Collide,
     Solve,
+}
+
+/// Timestamps around each launch (profiling, [`GpuBatch::enable_profiling`]).
+struct Profiler {
+    set: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    /// Timestamps the query set holds (two per launch).
+    capacity: u32,
+    /// Per timed launch (in order): its index in the schedule.
+    launches: Mutex<Vec<usize>>,
+    /// Launches not timed since the last [`GpuBatch::profile`] (the set was full).
+    missed: Mutex<u64>,
+}
+
+/// GPU time of one launch of an iteration, summed over a run ([`GpuBatch::profile`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LaunchTime {
+    /// The launch ([`GpuBatch::launch_names`]).
+    pub name: String,
+    /// Launches timed.
+    pub count: u64,
+    /// GPU time between the timestamps before and after them, summed (s).
+    pub seconds: f64,
 }
 
 /// What the host knows of the worlds, refreshed when an advance is settled.
@@ -323,6 +350,10 @@ struct HostView {
     /// Iterations per simulated second the last settled advance needed
     /// (error control: the estimate for the next one).
     rate: Option<f64>,
+    /// q and v, the statistics were read since the last settled advance
+    /// (then the next settling readback brings them along).
+    asked_state: bool,
+    asked_stats: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -356,6 +387,7 @@ pub struct GpuBatch {
     schedule: Vec<Launch>,
     readback: Readback,
     view: Mutex<HostView>,
+    profiler: Option<Profiler>,
 }
 
 impl std::fmt::Debug for GpuBatch {
@@ -405,6 +437,9 @@ impl GpuBatch {
             Mode::ErrorControlled(p) => (p.first_step(&model), p.solver_params(&options.solver)),
         };
         icf_buffers.set_params(&ctx, &solver);
+        if let Some(v) = options.solver_variant {
+            icf_buffers.set_variant(v);
+        }
         let collision = match options.collision {
             CollisionBackend::Gpu => {
                 let sources: [&dyn BufferSource; 2] = [dynamics.gpu_model(), dynamics.gpu_data()];
@@ -509,6 +544,7 @@ impl GpuBatch {
             schedule,
             readback,
             view: Mutex::new(HostView::default()),
+            profiler: None,
         };
         batch.reset_all()?;
         Ok(batch)
@@ -530,6 +566,34 @@ impl GpuBatch {
             Collision::Gpu(..) => CollisionBackend::Gpu,
             Collision::Host(_) => CollisionBackend::Host,
         }
+    }
+
+    /// Bytes of device memory the batch's buffers take (model constants,
+    /// per-world state, contacts, ICF problems, clocks; not the staging
+    /// buffer for readbacks).
+    pub fn device_bytes(&self) -> u64 {
+        let names = GpuModel::BUFFER_NAMES
+            .iter()
+            .chain(&GpuData::BUFFER_NAMES)
+            .chain(&GpuCollision::BUFFER_NAMES)
+            .chain(&IcfBuffers::BUFFER_NAMES)
+            .chain(&CenicBuffers::BUFFER_NAMES);
+        let host_guard;
+        let contacts: &dyn BufferSource = match &self.collision {
+            Collision::Gpu(c, _) => c.as_ref(),
+            Collision::Host(c) => {
+                host_guard = c.lock().unwrap_or_else(|p| p.into_inner());
+                &*host_guard
+            }
+        };
+        let sources: [&dyn BufferSource; 5] =
+            [self.dynamics.gpu_model(), self.dynamics.gpu_data(), contacts, &self.icf_buffers, &self.cenic_buffers];
+        let mut seen = std::collections::HashSet::new();
+        names
+            .filter(|n| seen.insert(**n))
+            .filter_map(|n| sources.iter().find_map(|s| s.buffer(n)))
+            .map(|b| b.size())
+            .sum()
     }
 
     /// The launches of one iteration, in order: WGSL entry points of trial
@@ -572,7 +636,7 @@ impl GpuBatch {
         if cap == 0 {
             return Ok(vec![]);
         }
-        self.settle(false).map_err(gpu_err)?;
+        self.settle(false, false).map_err(gpu_err)?;
         let stats: Vec<GpuCenicStats> =
             self.cenic_buffers.stats.read_range(&self.ctx, &self.readback, world, 1).map_err(gpu_err)?;
         let n = (stats[0].recorded as usize).min(cap);
@@ -603,7 +667,7 @@ impl GpuBatch {
     /// World `w` back to qpos0, v = 0, zero controls, default parameters,
     /// `time`, fresh statistics.
     fn reset_world(&mut self, w: usize, q: &[f32], v: &[f32], ctrl: &[f32], time: f64) -> Result<(), GpuError> {
-        self.settle(false)?;
+        self.settle(false, false)?;
         let nu = self.model.nu();
         self.dynamics.set_world_field(Field::Q, w, q)?;
         self.dynamics.set_world_field(Field::V, w, v)?;
@@ -624,7 +688,7 @@ impl GpuBatch {
     }
 
     fn reset_all(&self) -> Result<(), GpuError> {
-        self.settle(false)?;
+        self.settle(false, false)?;
         let n = self.nworld;
         let (nq, nv, nu) = (self.model.nq, self.model.nv, self.model.nu());
         let q0: Vec<f32> = self.model.qpos0.iter().map(|&x| x as f32).collect();
@@ -646,6 +710,75 @@ impl GpuBatch {
         view.state = None;
         drop(view);
         self.ctx.check_errors()
+    }
+
+    /// Records launch `l` (the `k`-th of an iteration) between two
+    /// timestamps when profiling and the query set has room.
+    fn encode_timed(&self, pass: &mut wgpu::ComputePass<'_>, k: usize, l: Launch) {
+        let Some(p) = &self.profiler else { return self.encode_launch(pass, l) };
+        let mut launches = p.launches.lock().unwrap_or_else(|e| e.into_inner());
+        let at = 2 * launches.len() as u32;
+        if at + 2 > p.capacity {
+            *p.missed.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+            return self.encode_launch(pass, l);
+        }
+        pass.write_timestamp(&p.set, at);
+        self.encode_launch(pass, l);
+        pass.write_timestamp(&p.set, at + 1);
+        launches.push(k);
+    }
+
+    /// Times every launch from now on with GPU timestamps (up to
+    /// `capacity` launches between two [`Self::profile`] calls); false when
+    /// the adapter has no timestamps between dispatches.
+    pub fn enable_profiling(&mut self, capacity: u32) -> Result<bool, GpuError> {
+        if !self.ctx.supports_timestamps() {
+            return Ok(false);
+        }
+        let capacity = (2 * capacity).clamp(2, wgpu::QUERY_SET_MAX_QUERIES);
+        let set = self.ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("cenic launches"),
+            ty: wgpu::QueryType::Timestamp,
+            count: capacity,
+        });
+        let resolve = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("cenic launch timestamps"),
+            size: 8 * capacity as u64,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        self.profiler = Some(Profiler { set, resolve, capacity, launches: Mutex::default(), missed: Mutex::default() });
+        self.ctx.check_errors()?;
+        Ok(true)
+    }
+
+    /// GPU time per launch of the iteration since profiling was enabled or
+    /// the last call (then reset), and the launches that were not timed
+    /// because the query set was full. Empty without profiling.
+    pub fn profile(&self) -> Result<(Vec<LaunchTime>, u64), GpuError> {
+        let Some(p) = &self.profiler else { return Ok((vec![], 0)) };
+        self.settle(false, false)?;
+        let launches = std::mem::take(&mut *p.launches.lock().unwrap_or_else(|e| e.into_inner()));
+        let missed = std::mem::take(&mut *p.missed.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut ticks = vec![0u64; 2 * launches.len()];
+        if !launches.is_empty() {
+            let n = ticks.len() as u32;
+            self.readback.read_parts(
+                &self.ctx,
+                "launch timestamps",
+                |enc| enc.resolve_query_set(&p.set, 0..n, &p.resolve, 0),
+                &mut [(&p.resolve, 0, bytemuck::cast_slice_mut(&mut ticks))],
+            )?;
+        }
+        let period = self.ctx.queue.get_timestamp_period() as f64 * 1e-9;
+        let names = self.launch_names();
+        let mut out: Vec<LaunchTime> =
+            names.iter().map(|n| LaunchTime { name: n.clone(), count: 0, seconds: 0.0 }).collect();
+        for (i, &k) in launches.iter().enumerate() {
+            out[k].count += 1;
+            out[k].seconds += ticks[2 * i + 1].saturating_sub(ticks[2 * i]) as f64 * period;
+        }
+        Ok((out, missed))
     }
 
     /// Records launch `l` of an iteration (the host collision is not a launch).
@@ -690,7 +823,9 @@ impl GpuBatch {
                     self.cenic.start_advance.encode(pass);
                 }
                 for _ in 0..n {
-                    self.schedule.iter().for_each(|l| self.encode_launch(pass, *l));
+                    for (k, l) in self.schedule.iter().enumerate() {
+                        self.encode_timed(pass, k, *l);
+                    }
                 }
             })?;
         }
@@ -725,7 +860,7 @@ impl GpuBatch {
 
     /// Submits an advance of `dt` (s) without waiting (see the module docs).
     fn advance_gpu(&mut self, dt: f64) -> Result<(), GpuError> {
-        self.settle(false)?;
+        self.settle(false, false)?;
         self.cenic_buffers.set_advance_dt(&self.ctx, dt);
         let (first, rate) = {
             let v = self.view();
@@ -745,17 +880,31 @@ impl GpuBatch {
         Ok(())
     }
 
-    /// Completes the submitted advance, if any: one readback of the
-    /// counters and the worlds' summaries (with q and v when `with_state`
-    /// and not yet known), more iterations while worlds still run, then the
-    /// host's times and statuses (failure reasons read for new failures).
-    fn settle(&self, with_state: bool) -> Result<(), GpuError> {
+    /// Completes the submitted advance, if any, with one readback of the
+    /// counters and the worlds' summaries, plus q and v (`state`) and the
+    /// statistics (`stats`) when asked for or when they were read after the
+    /// previous advance (then they most likely will be again: read together,
+    /// one wait). While worlds still run, encodes more iterations and reads
+    /// again. Then refreshes the host's times and statuses (reading the
+    /// failure reasons of newly failed worlds).
+    fn settle(&self, state: bool, stats: bool) -> Result<(), GpuError> {
         loop {
-            let (unsettled, have_state) = {
-                let v = self.view();
-                (v.unsettled, v.state.is_some())
+            let (unsettled, need_state, need_stats) = {
+                let mut v = self.view();
+                if state {
+                    v.asked_state = true;
+                }
+                if stats {
+                    v.asked_stats = true;
+                }
+                let pending = v.unsettled.is_some();
+                (
+                    v.unsettled,
+                    v.state.is_none() && (state || (pending && v.asked_state)),
+                    v.stats.is_none() && (stats || (pending && v.asked_stats)),
+                )
             };
-            if unsettled.is_none() && (!with_state || have_state) {
+            if unsettled.is_none() && !need_state && !need_stats {
                 return Ok(());
             }
             let n = self.nworld;
@@ -764,18 +913,18 @@ impl GpuBatch {
             let data = self.dynamics.gpu_data();
             let (qbuf, qoff, qlen) = data.field_source(Field::Q);
             let (vbuf, voff, vlen) = data.field_source(Field::V);
-            let mut q = vec![0f32; if with_state { (qlen / 4) as usize } else { 0 }];
-            let mut v = vec![0f32; if with_state { (vlen / 4) as usize } else { 0 }];
+            let mut q = vec![0f32; if need_state { (qlen / 4) as usize } else { 0 }];
+            let mut v = vec![0f32; if need_state { (vlen / 4) as usize } else { 0 }];
+            let mut raw_stats = vec![GpuCenicStats::default(); if need_stats { n } else { 0 }];
             self.cenic_buffers.counter.write_at(&self.ctx, 0, &[0, 0])?;
             {
                 let mut parts: Vec<(&wgpu::Buffer, u64, &mut [u8])> = vec![
                     (self.cenic_buffers.counter.buffer(), 0, bytemuck::cast_slice_mut(&mut counters)),
                     (self.cenic_buffers.summary.buffer(), 0, bytemuck::cast_slice_mut(&mut summary)),
+                    (qbuf, qoff, bytemuck::cast_slice_mut(&mut q)),
+                    (vbuf, voff, bytemuck::cast_slice_mut(&mut v)),
+                    (self.cenic_buffers.stats.buffer(), 0, bytemuck::cast_slice_mut(&mut raw_stats)),
                 ];
-                if with_state {
-                    parts.push((qbuf, qoff, bytemuck::cast_slice_mut(&mut q)));
-                    parts.push((vbuf, voff, bytemuck::cast_slice_mut(&mut v)));
-                }
                 let summarize = unsettled.is_some();
                 self.readback.read_parts(
                     &self.ctx,
@@ -792,8 +941,12 @@ impl GpuBatch {
                     &mut parts,
                 )?;
             }
+            let state_read = need_state.then(|| (data.unpack(Field::Q, &q), data.unpack(Field::V, &v)));
+            let stats_read = need_stats.then(|| raw_stats.iter().map(WorldStats::from).collect::<Vec<_>>());
             let Some(u) = unsettled else {
-                self.view().state = Some((data.unpack(Field::Q, &q), data.unpack(Field::V, &v)));
+                let mut view = self.view();
+                view.state = state_read.or(view.state.take());
+                view.stats = stats_read.or(view.stats.take());
                 return Ok(());
             };
             if counters[counter::RUNNING] > 0 {
@@ -832,26 +985,25 @@ impl GpuBatch {
                 view.rate = Some(view.rate.map_or(r, |old| r.max(0.5 * old)));
             }
             view.unsettled = None;
-            if with_state {
-                view.state = Some((data.unpack(Field::Q, &q), data.unpack(Field::V, &v)));
-            }
+            // What is read after this advance is fetched with the next one.
+            (view.asked_state, view.asked_stats) = (state, stats);
+            view.state = state_read;
+            view.stats = stats_read;
             return Ok(());
         }
     }
 
     /// Runs `f` on every world's statistics (read once per advance).
     fn with_stats<R>(&self, f: impl FnOnce(&[WorldStats]) -> R) -> Result<R, GpuError> {
-        self.settle(false)?;
-        if self.view().stats.is_none() {
-            let raw = self.cenic_buffers.stats.read(&self.ctx, &self.readback)?;
-            self.view().stats = Some(raw.iter().map(WorldStats::from).collect());
-        }
-        Ok(f(self.view().stats.as_deref().unwrap_or_default()))
+        self.settle(false, true)?;
+        let view = self.view();
+        let stats = view.stats.as_deref().ok_or_else(|| GpuError::Readback("statistics not read".into()))?;
+        Ok(f(stats))
     }
 
     /// q or v of every world (world first), read together with the other.
     fn read_state(&self, velocities: bool, out: &mut [f64]) -> Result<(), GpuError> {
-        self.settle(true)?;
+        self.settle(true, false)?;
         let view = self.view();
         let (q, v) = view.state.as_ref().ok_or_else(|| GpuError::Readback("state not read".into()))?;
         let src = if velocities { v } else { q };
@@ -895,7 +1047,7 @@ impl Batch for GpuBatch {
         self.check(world)?;
         check_len("q", self.model.nq, q.len())?;
         check_len("v", self.model.nv, v.len())?;
-        self.settle(false).map_err(gpu_err)?;
+        self.settle(false, false).map_err(gpu_err)?;
         let mut q32: Vec<f32> = q.iter().map(|&x| x as f32).collect();
         dynamics::normalize_quaternions(&self.model, &mut q32);
         let v32: Vec<f32> = v.iter().map(|&x| x as f32).collect();
@@ -907,7 +1059,7 @@ impl Batch for GpuBatch {
         self.check(world)?;
         let nu = self.model.nu();
         check_len("ctrl", nu, ctrl.len())?;
-        self.settle(false).map_err(gpu_err)?;
+        self.settle(false, false).map_err(gpu_err)?;
         let c: Vec<f32> = ctrl.iter().map(|&x| x as f32).collect();
         self.icf_buffers.ctrl.write_at(&self.ctx, world * nu, &c).map_err(gpu_err)
     }
@@ -915,13 +1067,13 @@ impl Batch for GpuBatch {
         self.check(world)?;
         let nu = self.model.nu();
         check_len("target velocity", nu, vref.len())?;
-        self.settle(false).map_err(gpu_err)?;
+        self.settle(false, false).map_err(gpu_err)?;
         let c: Vec<f32> = vref.iter().map(|&x| x as f32).collect();
         self.icf_buffers.target_velocity.write_at(&self.ctx, world * nu, &c).map_err(gpu_err)
     }
     fn set_params(&mut self, world: usize, params: WorldParams) -> Result<(), BatchError> {
         self.check(world)?;
-        self.settle(false).map_err(gpu_err)?;
+        self.settle(false, false).map_err(gpu_err)?;
         self.dynamics.gpu_model().set_world_params(&self.ctx, world, &params).map_err(gpu_err)
     }
     fn advance(&mut self, dt: f64) -> Result<(), BatchError> {
@@ -941,7 +1093,7 @@ impl Batch for GpuBatch {
     }
     /// On a failed readback (lost device) the last known times.
     fn times(&self) -> Vec<f64> {
-        let _ = self.settle(false);
+        let _ = self.settle(false, false);
         self.view().times.clone()
     }
     /// On a failed readback (lost device) default statistics.
@@ -950,7 +1102,7 @@ impl Batch for GpuBatch {
     }
     /// On a failed readback (lost device) the last known status.
     fn status(&self, world: usize) -> WorldStatus {
-        let _ = self.settle(false);
+        let _ = self.settle(false, false);
         self.view().status[world].clone()
     }
 }

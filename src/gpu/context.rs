@@ -170,7 +170,8 @@ impl GpuContext {
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("cenic"),
-                required_features: wgpu::Features::empty(),
+                // Timestamps between dispatches, for profiling, where the adapter has them.
+                required_features: adapter.features() & Self::PROFILING_FEATURES,
                 required_limits: required,
                 ..Default::default()
             })
@@ -219,6 +220,15 @@ impl GpuContext {
     pub fn submit(&self, buffers: impl IntoIterator<Item = wgpu::CommandBuffer>) {
         self.counters.submit();
         self.queue.submit(buffers);
+    }
+
+    /// Features for timestamps between the dispatches of a compute pass.
+    pub const PROFILING_FEATURES: wgpu::Features =
+        wgpu::Features::TIMESTAMP_QUERY.union(wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES);
+
+    /// Whether timestamps can be written between dispatches (GPU time per launch).
+    pub fn supports_timestamps(&self) -> bool {
+        self.device.features().contains(Self::PROFILING_FEATURES)
     }
 
     /// Adapter name as the driver reports it (e.g. "llvmpipe (LLVM 15.0.6, 256 bits)"), for benchmark reports.

@@ -66,7 +66,7 @@ pub mod model;
 pub mod rnea;
 pub mod shaders;
 
-pub use batch::{CollisionBackend, CollisionLaunch, GpuBatch, GpuBatchOptions};
+pub use batch::{CollisionBackend, CollisionLaunch, GpuBatch, GpuBatchOptions, LaunchTime};
 pub use buffers::{BufferSource, Field, GpuData, Items, Layout, Readback, StorageBuffer};
 pub use cenic::Fusion;
 pub use collision::GpuCollision;
