@@ -1,8 +1,8 @@
 //! GPU batch throughput for BENCHMARKS.md (issue 6): accepted world-steps/s
 //! of `GpuBatch` against the number of worlds, side by side with `CpuBatch`
 //! (f64, all cores) on the same workload in the same run, for cube toss,
-//! clutter (20 objects) and the Gymnasium ant, in fixed-step (2 ms) and
-//! error-controlled (accuracy 1e-3) mode.
+//! clutter (20 objects) and the Gymnasium ant and humanoid, in fixed-step
+//! (2 ms) and error-controlled (accuracy 1e-3) mode.
 //!
 //! ```text
 //! cargo run --release --example gpu_throughput -- [--quick] [--budget SECONDS] [--max-worlds N]
@@ -68,10 +68,12 @@ fn scenes() -> Vec<Scene> {
             settle: 0.8,
         },
     ];
-    let ant = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models/gymnasium/ant.xml");
-    match Model::from_mjcf_file(&ant) {
-        Ok(m) => v.push(Scene { name: "ant", model: Arc::new(m), key: None, horizon: 0.2, settle: 0.0 }),
-        Err(e) => eprintln!("ant skipped: {} ({e})", ant.display()),
+    for (name, horizon) in [("ant", 0.2), ("humanoid", 0.1)] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../shared/models/gymnasium/{name}.xml"));
+        match Model::from_mjcf_file(&path) {
+            Ok(m) => v.push(Scene { name, model: Arc::new(m), key: None, horizon, settle: 0.0 }),
+            Err(e) => eprintln!("{name} skipped: {} ({e})", path.display()),
+        }
     }
     v
 }

@@ -837,25 +837,10 @@ fn part_finish(w: u32) -> bool {
     return false;
 }
 
-/// Whether the driver's loop budget held in this invocation: Mesa's
-/// llvmpipe lets all loops of an invocation group run 65535 iterations in
-/// total and then silently exits every loop after its first iteration; a
-/// loop that must run twice (its bound is a uniform) detects that.
-fn loop_budget_held() -> bool {
-    var k = 0u;
-    loop {
-        k += 1u;
-        if (k >= cenic_params.loop_check) {
-            break;
-        }
-    }
-    return k == cenic_params.loop_check;
-}
-
 /// Fails world w when this invocation ran out of the driver's loop budget
 /// (its results are not trustworthy; never silently).
 fn check_loop_budget(w: u32) {
-    if (!loop_budget_held()) {
+    if (!loop_budget_held_with(cenic_params.loop_check)) {
         fail(w, FAIL_LOOP_BUDGET, 0.0);
     }
 }

@@ -141,21 +141,10 @@ fn broadphase(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups
 
 // ---------------------------------------------------------------- contacts (collision/mod.rs collide)
 
-/// Whether the driver's loop budget held. Mesa's llvmpipe (lavapipe) lets
-/// all loops of one invocation group run 65535 iterations in total and then
-/// silently exits every loop after its first iteration; a loop that must run
-/// twice (its bound comes from a uniform, so it cannot be unrolled) detects
-/// that, and the world is flagged instead of getting wrong contacts. Other
-/// drivers have no such budget.
+/// Whether the driver's loop budget held (common.wgsl loop_budget_held_with):
+/// a world it ran out in is flagged instead of getting wrong contacts.
 fn loop_budget_held() -> bool {
-    var k = 0u;
-    loop {
-        k += 1u;
-        if (k >= collision_info.loop_check) {
-            break;
-        }
-    }
-    return k == collision_info.loop_check;
+    return loop_budget_held_with(collision_info.loop_check);
 }
 
 /// Pair of this narrow-phase invocation: (candidate pair index, world, EPA

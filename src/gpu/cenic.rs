@@ -24,7 +24,6 @@ use crate::icf::SolveError;
 use crate::integrator::{Mode, StepError, WorldStats};
 use crate::model::Model;
 use bytemuck::{Pod, Zeroable};
-use core::mem::offset_of;
 
 /// Error-control settings (WGSL `CenicParams`, a uniform).
 #[repr(C)]
@@ -262,13 +261,8 @@ pub struct GpuGeomPair {
 
 /// Sizes and field offsets of the CENIC structs, keyed by WGSL struct name.
 pub fn struct_layouts() -> Vec<StructLayout> {
-    macro_rules! layout {
-        ($wgsl:literal, $t:ty, [$($f:ident),* $(,)?]) => {
-            ($wgsl, size_of::<$t>(), vec![$((stringify!($f), offset_of!($t, $f))),*])
-        };
-    }
     vec![
-        layout!(
+        struct_layout!(
             "CenicParams",
             GpuCenicParams,
             [
@@ -288,7 +282,7 @@ pub fn struct_layouts() -> Vec<StructLayout> {
                 loop_check
             ]
         ),
-        layout!(
+        struct_layout!(
             "CenicWorld",
             GpuCenicWorld,
             [
@@ -308,7 +302,7 @@ pub fn struct_layouts() -> Vec<StructLayout> {
                 ncontact0
             ]
         ),
-        layout!(
+        struct_layout!(
             "CenicStats",
             GpuCenicStats,
             [
@@ -325,8 +319,8 @@ pub fn struct_layouts() -> Vec<StructLayout> {
                 recorded
             ]
         ),
-        layout!("StepRecord", GpuStepRecord, [t, h, err, contacts]),
-        layout!("GeomPair", GpuGeomPair, [a, b, margin]),
+        struct_layout!("StepRecord", GpuStepRecord, [t, h, err, contacts]),
+        struct_layout!("GeomPair", GpuGeomPair, [a, b, margin]),
     ]
 }
 

@@ -225,22 +225,17 @@ fn narrow_phase_fn(kinds: u32, a: Shape, b: Shape, margin: f32) {
 /// Sizes and field offsets of this module's `Gpu*` structs, keyed by WGSL
 /// struct name (checked against naga's layout by `tests/wgsl_validate.rs`).
 pub fn struct_layouts() -> Vec<StructLayout> {
-    macro_rules! layout {
-        ($wgsl:literal, $t:ty, [$($f:ident),* $(,)?]) => {
-            ($wgsl, size_of::<$t>(), vec![$((stringify!($f), offset_of!($t, $f))),*])
-        };
-    }
     vec![
-        layout!("CollisionInfo", GpuCollisionInfo, [npair, loop_check]),
-        layout!("CollisionPass", GpuCollisionPass, [start, count, write]),
-        layout!("CollisionPair", GpuCollisionPair, [geom, body, kinds, margin, material]),
-        layout!(
+        struct_layout!("CollisionInfo", GpuCollisionInfo, [npair, loop_check]),
+        struct_layout!("CollisionPass", GpuCollisionPass, [start, count, write]),
+        struct_layout!("CollisionPair", GpuCollisionPair, [geom, body, kinds, margin, material]),
+        struct_layout!(
             "CollisionGeom",
             GpuCollisionGeom,
             [margin, mesh_radius, vert_adr, vert_num, local_centre, poly_adr, local_half, poly_num]
         ),
-        layout!("MeshPolygon", GpuMeshPolygon, [normal, start, count]),
-        layout!("Aabb", GpuAabb, [lo, hi]),
+        struct_layout!("MeshPolygon", GpuMeshPolygon, [normal, start, count]),
+        struct_layout!("Aabb", GpuAabb, [lo, hi]),
     ]
 }
 

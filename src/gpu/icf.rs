@@ -787,13 +787,8 @@ impl PackedIcf {
 
 /// Sizes and field offsets of the ICF structs, keyed by WGSL struct name.
 pub fn struct_layouts() -> Vec<StructLayout> {
-    macro_rules! layout {
-        ($wgsl:literal, $t:ty, [$($f:ident),* $(,)?]) => {
-            ($wgsl, size_of::<$t>(), vec![$((stringify!($f), offset_of!($t, $f))),*])
-        };
-    }
     // WGSL spells the rows of `g` as g0, g1, g2 (vec3f + pad each).
-    let mut contact = layout!(
+    let mut contact = struct_layout!(
         "IcfContact",
         GpuIcfContact,
         [
@@ -819,8 +814,8 @@ pub fn struct_layouts() -> Vec<StructLayout> {
     contact.2.extend([("g0", g), ("g1", g + 16), ("g2", g + 32)]);
     vec![
         contact,
-        layout!("IcfDims", GpuIcfDims, [ndofc, ngain, nlimit, nu, stiction_tolerance]),
-        layout!(
+        struct_layout!("IcfDims", GpuIcfDims, [ndofc, ngain, nlimit, nu, stiction_tolerance]),
+        struct_layout!(
             "IcfParams",
             GpuIcfParams,
             [
@@ -833,8 +828,8 @@ pub fn struct_layouts() -> Vec<StructLayout> {
                 loop_budget
             ]
         ),
-        layout!("IcfBody", GpuIcfBody, [last_dof, delassus]),
-        layout!(
+        struct_layout!("IcfBody", GpuIcfBody, [last_dof, delassus]),
+        struct_layout!(
             "Actuator",
             GpuActuator,
             [
@@ -854,15 +849,15 @@ pub fn struct_layouts() -> Vec<StructLayout> {
                 has_force_range
             ]
         ),
-        layout!(
+        struct_layout!(
             "IcfLimitDef",
             GpuIcfLimitDef,
             [dof, qpos_adr, sign, q_limit, mk, damp, imp_d0, imp_dmax, imp_width, imp_mid, imp_power]
         ),
-        layout!("JacEntry", GpuJacEntry, [col, dof]),
-        layout!("IcfGain", GpuIcfGain, [dof, kp, kd, q_err, v_ref, effort, gain, bias]),
-        layout!("IcfLimit", GpuIcfLimit, [dof, sign, g0, fe0, stiffness, damping]),
-        layout!(
+        struct_layout!("JacEntry", GpuJacEntry, [col, dof]),
+        struct_layout!("IcfGain", GpuIcfGain, [dof, kp, kd, q_err, v_ref, effort, gain, bias]),
+        struct_layout!("IcfLimit", GpuIcfLimit, [dof, sign, g0, fe0, stiffness, damping]),
+        struct_layout!(
             "IcfWorld",
             GpuIcfWorld,
             [

@@ -52,6 +52,14 @@
 //! # Ok::<(), cenic::gpu::GpuError>(())
 //! ```
 
+/// (WGSL struct name, size, [(field, offset)]) of a `#[repr(C)]` Rust twin
+/// ([`model::StructLayout`]), for comparing with naga's layout.
+macro_rules! struct_layout {
+    ($wgsl:literal, $t:ty, [$($f:ident),* $(,)?]) => {
+        ($wgsl, size_of::<$t>(), vec![$((stringify!($f), core::mem::offset_of!($t, $f))),*])
+    };
+}
+
 pub mod batch;
 pub mod buffers;
 pub mod cenic;
