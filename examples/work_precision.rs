@@ -10,6 +10,8 @@
 //! reference run (CENIC at accuracy 1e-7; 1e-6 with `--quick`).
 //! Wall time: single thread, best of `REPEAT` runs.
 
+mod common;
+
 use cenic::integrator::{CenicParams, Mode, World};
 use cenic::math::{Quat, Vec3};
 use cenic::model::{Material, Model};
@@ -136,15 +138,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// Log-log plot of error vs wall time. Text needs a TrueType font; DejaVu
 /// Sans is used when installed, otherwise the plot has no labels.
 fn plot(path: &str, series: &[(String, Vec<(f64, f64)>)]) -> Result<(), Box<dyn std::error::Error>> {
-    let font = ["/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", "/usr/share/fonts/TTF/DejaVuSans.ttf"]
-        .iter()
-        .find_map(|p| std::fs::read(p).ok());
-    let labels = match font {
-        Some(bytes) => {
-            plotters::style::register_font("sans-serif", FontStyle::Normal, Box::leak(bytes.into_boxed_slice())).is_ok()
-        }
-        None => false,
-    };
+    let labels = common::register_font();
     let all: Vec<(f64, f64)> = series.iter().flat_map(|s| s.1.iter().copied()).collect();
     let (xmin, xmax) = all.iter().fold((f64::INFINITY, 0.0f64), |(a, b), p| (a.min(p.0), b.max(p.0)));
     let (ymin, ymax) = all.iter().fold((f64::INFINITY, 0.0f64), |(a, b), p| (a.min(p.1), b.max(p.1)));

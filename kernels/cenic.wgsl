@@ -202,6 +202,27 @@ fn step_factor(err: f32) -> f32 {
     return clamp(0.9 * pow(err, -0.5), 0.1, 5.0);
 }
 
+/// integrator::next_step: the step after accepting h_try (error ratio err)
+/// when the controller had asked for h (h_try < h: the step was cut).
+fn next_step(h: f32, h_try: f32, err: f32) -> f32 {
+    let factor = step_factor(err);
+    if (h_try < h) {
+        var predicted = BIG;
+        if (err > 0.0) {
+            predicted = h_try * max(0.9 * pow(err, -0.5), 0.1);
+        }
+        let next = min(predicted, max(h, 5.0 * h_try));
+        if (next >= h && next < 1.2 * h) {
+            return h;
+        }
+        return next;
+    }
+    if (factor >= 1.0 && factor < 1.2) {
+        return h_try;
+    }
+    return h_try * factor;
+}
+
 /// Rotation angle between unit quaternions a and b, |log(a* ⊗ b)| (Quat::angle_to).
 fn quat_angle(a: vec4f, b: vec4f) -> f32 {
     var d = quat_mul(quat_conj(a), b);
@@ -670,6 +691,10 @@ fn part_choose(w: u32) -> bool {
         }
     }
     var h_try = min(hn, rem);
+    if (p.mode == CENIC_ERROR_CONTROLLED && hn < rem && 2.0 * hn > rem) {
+        // integrator::balanced_step: half the remainder, not a step and a sliver.
+        h_try = max(0.5 * rem, p.min_step);
+    }
     let lands = h_try == rem;
     var cut = false;
     if (p.mode == CENIC_ERROR_CONTROLLED && p.conservative_advancement != 0u) {
@@ -814,18 +839,7 @@ fn part_finish(w: u32) -> bool {
             cenic_stats[w].accuracy_misses += 1u;
         }
         accept(w, err);
-        // Grow with hysteresis, unless this step was cut (interval end,
-        // impact bound), which says nothing about accuracy.
-        let factor = step_factor(err);
-        var base = cw.h_try;
-        if (cw.h_try < cw.h) {
-            base = cw.h;
-        }
-        var hn = base * factor;
-        if (factor < 1.2 && factor >= 1.0) {
-            hn = base;
-        }
-        cenic_world[w].h_next = clamp(hn, p.min_step, p.max_step);
+        cenic_world[w].h_next = clamp(next_step(cw.h, cw.h_try, err), p.min_step, p.max_step);
         cenic_world[w].first_trial = 1u;
     } else {
         cenic_stats[w].rejected += 1u;

@@ -178,7 +178,8 @@ fn icf_build_contact(w: u32, slot: u32) {
         vc0 += j.col * v_get(dof_at(w, j.dof));
     }
     let p = world_params[w];
-    let wd = icf_bodies[c.body.x].delassus + icf_bodies[c.body.y].delassus;
+    // The Delassus estimate is of the world's masses, which mass_scale multiplies.
+    let wd = (icf_bodies[c.body.x].delassus + icf_bodies[c.body.y].delassus) / p.mass_scale;
     icf_con[t] = IcfContact(
         c.normal,
         c.dist,

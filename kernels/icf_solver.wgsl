@@ -421,8 +421,9 @@ fn solve_world(w: u32, lid: u32) {
         }
         let step = sqrt(wg_sum(lid, vec4f(step2, 0.0, 0.0, 0.0)).x);
         wg_sync();
+        // θ needs two steps: the first iteration never exits here (as on the CPU).
         let theta = step / prev_step;
-        if (prm.theta_criterion != 0u && theta < 1.0 && theta / (1.0 - theta) * step <= tol) {
+        if (prm.theta_criterion != 0u && prev_step < BIG && theta < 1.0 && theta / (1.0 - theta) * step <= tol) {
             icf_eval(w, lid, ncon, false);
             let r = scaled_norm(w, lid, VEC_GRAD);
             solve_done(w, lid, SOLVE_OK, 0.0, factor_valid);

@@ -6,6 +6,10 @@ Run from the repository root, right after `cargo run --release --example cpu_ben
 
     python3 scripts/mujoco_bench.py
 
+or, after `cargo run --release --example robot_bench`, for the gymnasium robots:
+
+    python3 scripts/mujoco_bench.py --zoo
+
 Written and run with the `mujoco` Python package 4.0.0. Reads `cube_toss.xml` and
 `clutter20.xml` from `$CENIC_SHARED/scenes` (default `../shared`), removes cenic's extension
 attributes (`stiffness`, `dissipation`, `friction_dynamic`, `stiction_tolerance`), which MuJoCo
@@ -21,9 +25,15 @@ real-time factor, microseconds per step and the mean number of contacts.
 
 import os
 import re
+import sys
 import time
 
 import mujoco
+import numpy as np
+from mujoco import rollout
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from zoo_controls import controls_per_step  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.environ.get("CENIC_SHARED", os.path.join(ROOT, "..", "shared"))
@@ -65,7 +75,51 @@ def run(model, key, horizon, dt, repeat=3):
     return best, 10 * nchunk, sum(counts) / len(counts)
 
 
+ZOO = ["humanoid", "ant", "half_cheetah", "inverted_pendulum", "inverted_double_pendulum"]
+
+
+def zoo():
+    """The gymnasium robots as `cargo run --release --example robot_bench` runs them: 2 s from the
+    initial pose under the seeded smooth controls of cenic::zoo (seed 1, 10 ms intervals), at each
+    model's own time step and integrator, stepped in C by mujoco.rollout (controls precomputed per
+    step), best of 5, single thread."""
+    print(f"MuJoCo {mujoco.__version__}: gymnasium models under cenic::zoo's smooth controls, single thread")
+    print()
+    print("| model | integrator | step | wall [s] | real-time factor | µs/step | mean contacts |")
+    print("|---|---|---|---|---|---|---|")
+    horizon = 2.0
+    for name in ZOO:
+        m = mujoco.MjModel.from_xml_path(os.path.join(SHARED, "models", "gymnasium", name + ".xml"))
+        d = mujoco.MjData(m)
+        dt = m.opt.timestep
+        ctrl = np.array(controls_per_step(m, 1, horizon, dt))
+        mujoco.mj_resetData(m, d)
+        spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+        x0 = np.empty(mujoco.mj_stateSize(m, spec))
+        mujoco.mj_getState(m, d, x0, spec)
+        best = float("inf")
+        for _ in range(5):
+            t0 = time.perf_counter()
+            rollout.rollout(m, d, x0, ctrl)
+            best = min(best, time.perf_counter() - t0)
+        # Contacts, in one untimed stepping loop.
+        mujoco.mj_resetData(m, d)
+        counts = []
+        for u in ctrl:
+            d.ctrl[:] = u
+            mujoco.mj_step(m, d)
+            counts.append(d.ncon)
+        integrator = mujoco.mjtIntegrator(m.opt.integrator).name.replace("mjINT_", "")
+        print(
+            f"| {name} | {integrator} | {dt * 1e3:g} ms | {best:.4f} | {horizon / best:.1f} | "
+            f"{1e6 * best / len(ctrl):.2f} | {sum(counts) / len(counts):.1f} |"
+        )
+
+
 def main():
+    if "--zoo" in sys.argv:
+        zoo()
+        return
     print(f"MuJoCo {mujoco.__version__}, single thread, MuJoCo's default contact parameters")
     print()
     print("| scene | step | sim time [s] | wall [s] | real-time factor | µs/step | mean contacts |")

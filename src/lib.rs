@@ -37,6 +37,9 @@ pub mod integrator;
 pub mod math;
 pub mod model;
 pub mod output;
+pub mod rl;
 pub mod scenes;
+pub mod sysid;
+pub mod zoo;
 
 pub use model::{Model, ModelBuilder, ModelError};

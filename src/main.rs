@@ -1,5 +1,7 @@
 //! The `cenic` command line: inspect and run models.
 
+mod cli_sysid;
+
 use cenic::Model;
 use cenic::batch::{Batch, CpuBatch, WorldStatus};
 use cenic::gpu::{GpuBatch, GpuBatchOptions, GpuContext};
@@ -27,6 +29,9 @@ enum Command {
     },
     /// Simulate a model (the built-in cube toss when no file is given).
     Run(RunArgs),
+    /// System identification of a tossed box from recorded tosses.
+    #[command(subcommand)]
+    Sysid(cli_sysid::SysidCommand),
 }
 
 #[derive(clap::Args)]
@@ -37,17 +42,21 @@ struct RunArgs {
     #[arg(long, default_value_t = 1)]
     worlds: usize,
     /// Simulated duration (s).
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 2.0, allow_hyphen_values = true)]
     time: f64,
     /// Error-controlled mode: requested accuracy (m, rad).
-    #[arg(long, default_value_t = 1e-3, conflicts_with = "dt")]
+    #[arg(long, default_value_t = 1e-3, conflicts_with = "dt", allow_hyphen_values = true)]
     accuracy: f64,
     /// Fixed-step mode with this step (s) instead of error control.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     dt: Option<f64>,
     /// Largest step in error-controlled mode (s).
-    #[arg(long, default_value_t = 0.1)]
+    #[arg(long, default_value_t = 0.1, allow_hyphen_values = true)]
     max_step: f64,
+    /// Smallest step in error-controlled mode (s); a step that misses the
+    /// accuracy at this size fails the world (see --accept-accuracy-misses).
+    #[arg(long, default_value_t = CenicParams::default().min_step, conflicts_with = "dt", allow_hyphen_values = true)]
+    min_step: f64,
     /// Degraded mode: accept (and count) steps that miss the accuracy at
     /// the minimum step instead of failing the world.
     #[arg(long, conflicts_with = "dt")]
@@ -59,7 +68,7 @@ struct RunArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Sampling interval of the trajectory (s).
-    #[arg(long, default_value_t = 0.01)]
+    #[arg(long, default_value_t = 0.01, allow_hyphen_values = true)]
     sample_dt: f64,
     /// Simulate in single precision (the GPU parity reference) instead of f64.
     #[arg(long, conflicts_with = "gpu")]
@@ -86,6 +95,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Info { model } => load(&model).map(|m| print!("{}", m.summary())),
         Command::Run(args) => run(args),
+        Command::Sysid(cmd) => cli_sysid::run(cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -143,6 +153,7 @@ fn run(args: RunArgs) -> Result<(), String> {
             let p = CenicParams {
                 accuracy: positive("--accuracy", args.accuracy)?,
                 max_step: positive("--max-step", args.max_step)?,
+                min_step: positive("--min-step", args.min_step)?,
                 accept_accuracy_misses: args.accept_accuracy_misses,
                 ..CenicParams::default()
             };

@@ -74,3 +74,25 @@ fn body_label(model: &Model, b: usize) -> String {
     let n = &model.bodies[b].name;
     if n.is_empty() { format!("#{b}") } else { n.clone() }
 }
+
+/// Registers a TrueType font as plotters' "sans-serif" so PNG plots get
+/// text; returns false when no font is found (DejaVu Sans is looked up in
+/// the usual Linux locations), and plots are then drawn without labels.
+/// The font is read once per process.
+pub fn register_plot_font() -> bool {
+    static REGISTERED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *REGISTERED.get_or_init(|| {
+        let font = ["/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", "/usr/share/fonts/TTF/DejaVuSans.ttf"]
+            .iter()
+            .find_map(|p| std::fs::read(p).ok());
+        // plotters keeps a 'static reference to the bytes.
+        font.is_some_and(|bytes| {
+            plotters::style::register_font(
+                "sans-serif",
+                plotters::style::FontStyle::Normal,
+                Box::leak(bytes.into_boxed_slice()),
+            )
+            .is_ok()
+        })
+    })
+}

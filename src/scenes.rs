@@ -31,6 +31,7 @@ pub fn cube_toss() -> Model {
         ..GeomSpec::new("cube_geom", GeomKind::Box, [0.05, 0.05, 0.05], cube)
     });
     b.add_keyframe(Keyframe {
+        act: vec![],
         name: "toss".into(),
         time: 0.0,
         qpos: vec![0.0, 0.0, 0.3, 1.0, 0.0, 0.0, 0.0],

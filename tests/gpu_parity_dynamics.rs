@@ -101,7 +101,14 @@ fn mixed_model() -> Model {
         ..JointSpec::new("slide", JointKind::Slide, l3)
     });
     b.add_geom(GeomSpec { pos: [0.0, 0.05, 0.0], ..GeomSpec::new("tip", GeomKind::Sphere, [0.05, 0.0, 0.0], l3) });
-    b.add_site(Site { name: "tip_site".into(), body: l3, pos: [0.01, -0.02, 0.03], quat: [0.6, 0.0, 0.8, 0.0] });
+    b.add_site(Site {
+        name: "tip_site".into(),
+        body: l3,
+        pos: [0.01, -0.02, 0.03],
+        quat: [0.6, 0.0, 0.8, 0.0],
+        kind: GeomKind::Sphere,
+        size: [0.005; 3],
+    });
     // A second tree: a pendulum hanging from the world with an off-centre hinge.
     let p = b.add_body(BodySpec {
         quat: [0.9, 0.3, 0.0, 0.1],
@@ -113,7 +120,14 @@ fn mixed_model() -> Model {
         pos: [0.0, 0.0, -0.25],
         ..GeomSpec::new("p_capsule", GeomKind::Capsule, [0.03, 0.2, 0.0], p)
     });
-    b.add_site(Site { name: "p_site".into(), body: p, pos: [0.0, 0.0, -0.5], quat: [1.0, 0.0, 0.0, 0.0] });
+    b.add_site(Site {
+        name: "p_site".into(),
+        body: p,
+        pos: [0.0, 0.0, -0.5],
+        quat: [1.0, 0.0, 0.0, 0.0],
+        kind: GeomKind::Sphere,
+        size: [0.005; 3],
+    });
     b.build().unwrap()
 }
 

@@ -105,10 +105,74 @@ fn close(fd: f64, exact: f64, scale: f64) -> bool {
     (fd - exact).abs() <= 1e-5 * (exact.abs() + scale)
 }
 
+/// At velocity `v`: the gradient against central differences of the cost
+/// (step `delta`), the Hessian against differences of the gradient, the
+/// Hessian positive definite, and along a random unit max-norm direction at
+/// each α of `alphas` (skipping points `near` a kink): ℓ(α) = ℓ(v + αw),
+/// ℓ' and ℓ'' against differences, ℓ'' > 0.
+#[allow(clippy::too_many_arguments)]
+fn check_derivatives(
+    p: &IcfProblem<f64>,
+    v: &[f64],
+    rng: &mut Rng,
+    work: &mut CostWork<f64>,
+    delta: f64,
+    trial: usize,
+    alphas: &[f64],
+    near: &dyn Fn(&[f64]) -> bool,
+) {
+    let nv = p.nv;
+    let mut g = vec![0.0; nv];
+    let mut hmat = vec![0.0; nv * nv];
+    let f = evaluate(p, v, &mut g, Some(&mut hmat), work);
+    assert!(f.is_finite());
+    let gscale = g.iter().fold(0.0f64, |m, x| m.max(x.abs())).max(1e-3);
+    let hscale = hmat.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let (mut gp, mut gm) = (vec![0.0; nv], vec![0.0; nv]);
+    for k in 0..nv {
+        let (mut vp, mut vm) = (v.to_vec(), v.to_vec());
+        vp[k] += delta;
+        vm[k] -= delta;
+        let fd = (evaluate(p, &vp, &mut gp, None, work) - evaluate(p, &vm, &mut gm, None, work)) / (2.0 * delta);
+        assert!(close(fd, g[k], gscale), "trial {trial}: dℓ/dv[{k}] fd {fd:e} vs {:e}", g[k]);
+        for i in 0..nv {
+            let fdh = (gp[i] - gm[i]) / (2.0 * delta);
+            assert!(
+                close(fdh, hmat[i * nv + k], hscale),
+                "trial {trial}: H[{i}][{k}] fd {fdh:e} vs {:e}",
+                hmat[i * nv + k]
+            );
+        }
+    }
+    let mut fac = hmat.clone();
+    assert!(cholesky_factor(&mut fac, nv).is_ok(), "trial {trial}: Hessian not PD");
+    // Unit max-norm direction, so the FD step below is a 1e-8 m/s change in v.
+    let w: Vec<f64> = (0..nv).map(|_| rng.normal()).collect();
+    let wmax = w.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let w: Vec<f64> = w.iter().map(|x| x / wmax).collect();
+    prepare_line(p, v, &w, work);
+    for &alpha in alphas {
+        let (l0, d1, d2) = line_eval(p, v, &w, alpha, work);
+        let va: Vec<f64> = v.iter().zip(&w).map(|(a, b)| a + alpha * b).collect();
+        if near(&va) {
+            continue;
+        }
+        let direct = evaluate(p, &va, &mut gp, None, &mut work.clone());
+        assert!((l0 - direct).abs() <= 1e-10 * (1.0 + direct.abs()), "ℓ(α) {l0} vs {direct}");
+        let da = 1e-8;
+        let (lp, dp, _) = line_eval(p, v, &w, alpha + da, work);
+        let (lm, dm, _) = line_eval(p, v, &w, alpha - da, work);
+        let fd1 = (lp - lm) / (2.0 * da);
+        assert!(close(fd1, d1, d1.abs().max(1e-6)), "trial {trial}: ℓ'({alpha}) fd {fd1:e} vs {d1:e}");
+        let fd2 = (dp - dm) / (2.0 * da);
+        assert!(close(fd2, d2, d2.abs().max(1e-6)), "trial {trial}: ℓ''({alpha}) fd {fd2:e} vs {d2:e}");
+        assert!(d2 > 0.0, "ℓ'' must be positive (strict convexity), got {d2}");
+    }
+}
+
 #[test]
 fn gradient_hessian_and_line_derivatives_match_finite_differences() {
     let model = scene();
-    let nv = model.nv;
     let mut rng = Rng::new(42);
     let mut work = CostWork::default();
     let mut counts = Counts {
@@ -134,58 +198,7 @@ fn gradient_hessian_and_line_derivatives_match_finite_differences() {
         }
         classify(&p, &v, &mut counts);
         counts.checked += 1;
-        let mut g = vec![0.0; nv];
-        let mut hmat = vec![0.0; nv * nv];
-        let f = evaluate(&p, &v, &mut g, Some(&mut hmat), &mut work);
-        assert!(f.is_finite());
-        let gscale = g.iter().fold(0.0f64, |m, x| m.max(x.abs())).max(1e-3);
-        let hscale = hmat.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        let mut gp = vec![0.0; nv];
-        let mut gm = vec![0.0; nv];
-        for k in 0..nv {
-            let mut vp = v.clone();
-            let mut vm = v.clone();
-            vp[k] += delta;
-            vm[k] -= delta;
-            let fp = evaluate(&p, &vp, &mut gp, None, &mut work);
-            let fm = evaluate(&p, &vm, &mut gm, None, &mut work);
-            let fd = (fp - fm) / (2.0 * delta);
-            assert!(close(fd, g[k], gscale), "trial {trial}: dℓ/dv[{k}] fd {fd:e} vs {:e}", g[k]);
-            for i in 0..nv {
-                let fdh = (gp[i] - gm[i]) / (2.0 * delta);
-                assert!(
-                    close(fdh, hmat[i * nv + k], hscale),
-                    "trial {trial}: H[{i}][{k}] fd {fdh:e} vs {:e}",
-                    hmat[i * nv + k]
-                );
-            }
-        }
-        // Positive definite.
-        let mut fac = hmat.clone();
-        assert!(cholesky_factor(&mut fac, nv).is_ok(), "trial {trial}: Hessian not PD");
-        // Line derivatives along a random direction, at several α.
-        // Unit max-norm direction, so the FD step below is a 1e-8 m/s change in v.
-        let w: Vec<f64> = (0..nv).map(|_| rng.normal()).collect();
-        let wmax = w.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        let w: Vec<f64> = w.iter().map(|x| x / wmax).collect();
-        prepare_line(&p, &v, &w, &mut work);
-        for &alpha in &[0.0, 0.3, 1.0] {
-            let (l0, d1, d2) = line_eval(&p, &v, &w, alpha, &work);
-            // ℓ(α) must equal ℓ(v + αw).
-            let va: Vec<f64> = v.iter().zip(&w).map(|(a, b)| a + alpha * b).collect();
-            if near_kink(&p, &va, delta) {
-                continue;
-            }
-            let direct = evaluate(&p, &va, &mut gp, None, &mut work.clone());
-            assert!((l0 - direct).abs() <= 1e-10 * (1.0 + direct.abs()), "ℓ(α) {l0} vs {direct}");
-            let da = 1e-8;
-            let (lp, dp, _) = line_eval(&p, &v, &w, alpha + da, &work);
-            let (lm, dm, _) = line_eval(&p, &v, &w, alpha - da, &work);
-            let s1 = d1.abs().max(1e-6);
-            assert!(close((lp - lm) / (2.0 * da), d1, s1), "ℓ'({alpha}): {:e} vs {d1:e}", (lp - lm) / (2.0 * da));
-            assert!(close((dp - dm) / (2.0 * da), d2, d2.abs().max(1e-6)), "ℓ''({alpha})");
-            assert!(d2 > 0.0, "ℓ'' must be positive (strict convexity), got {d2}");
-        }
+        check_derivatives(&p, &v, &mut rng, &mut work, delta, trial, &[0.0, 0.3, 1.0], &|va| near_kink(&p, va, delta));
     }
     eprintln!(
         "checked {} problems (skipped {} near kinks): stick {}, slide {}, separate {}, press {}, gain clamped {}, gain free {}, limits active {}",
@@ -211,4 +224,112 @@ fn gradient_hessian_and_line_derivatives_match_finite_differences() {
     ] {
         assert!(n >= 5, "only {n} {what} cases were exercised");
     }
+}
+
+/// A model with every row element of the ICF problem: tendon limits
+/// (one-sided), tendon springs and dampers and equality constraints
+/// (connect, weld, joint coupling: two-sided), implicit general actuators
+/// with force ranges (clamped and free) and dry friction.
+const ROWS_MODEL: &str = r#"<mujoco>
+  <compiler angle="radian"/>
+  <option><flag contact="disable"/></option>
+  <worldbody>
+    <site name="top" pos="0 0 2"/>
+    <body name="a" pos="0 0 1">
+      <joint name="a" axis="0 1 0" frictionloss="0.3"/>
+      <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.03"/>
+      <site name="a_end" pos="0.3 0 0"/>
+      <body name="b" pos="0.3 0 0">
+        <joint name="b" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.02"/>
+      </body>
+    </body>
+    <body name="ball" pos="0.4 0 0.6">
+      <freejoint/>
+      <geom type="sphere" size="0.05"/>
+      <site name="ball"/>
+    </body>
+    <body name="c" pos="1 0 1">
+      <joint name="c" type="slide" axis="1 0 0"/>
+      <geom type="box" size="0.05 0.05 0.05"/>
+    </body>
+  </worldbody>
+  <tendon>
+    <spatial name="rope" range="0.3 0.45" stiffness="50" damping="1">
+      <site site="a_end"/><site site="ball"/>
+    </spatial>
+    <fixed name="sum" range="-0.2 0.2" frictionloss="0.1"><joint joint="a" coef="1"/><joint joint="b" coef="1"/></fixed>
+  </tendon>
+  <equality>
+    <connect body1="ball" body2="c" anchor="0 0 0.1"/>
+    <weld body1="c" anchor="0 0 0"/>
+    <joint joint1="b" joint2="a" polycoef="0 0.5 0.3 0 0"/>
+  </equality>
+  <actuator>
+    <position tendon="sum" kp="40" kv="2" forcerange="-1 0.5"/>
+    <damper joint="c" kv="3" ctrlrange="0 1"/>
+    <intvelocity joint="b" kp="10" actrange="-1 1"/>
+  </actuator>
+</mujoco>"#;
+
+#[test]
+fn row_elements_match_finite_differences() {
+    let model = cenic::model::Model::from_mjcf_str(ROWS_MODEL).unwrap();
+    let nv = model.nv;
+    let mut rng = Rng::new(7);
+    let mut work = CostWork::default();
+    let mut builder = cenic::icf::IcfBuilder::new(&model);
+    let (mut checked, mut clamped, mut free, mut inactive) = (0, 0, 0, 0);
+    let delta = 1e-8;
+    for trial in 0..40 {
+        let h = [1e-3, 5e-3, 2e-2][trial % 3];
+        let mut data = cenic::dynamics::Data::<f64>::new(&model);
+        for (k, x) in data.q.iter_mut().enumerate() {
+            *x = model.qpos0[k] + 0.2 * rng.normal();
+        }
+        cenic::dynamics::normalize_quaternions(&model, &mut data.q);
+        for v in data.v.iter_mut() {
+            *v = rng.normal();
+        }
+        data.act[0] = rng.range(-1.0, 1.0);
+        cenic::dynamics::kinematics(&model, &mut data);
+        cenic::dynamics::velocities(&model, &mut data);
+        cenic::dynamics::transmissions(&model, &mut data);
+        cenic::dynamics::mass_matrix(&model, &mut data);
+        cenic::dynamics::bias_forces(&model, &mut data);
+        cenic::dynamics::passive_forces(&model, &mut data);
+        let ctrl = [rng.range(-0.5, 0.5), rng.range(0.0, 1.0), rng.range(-1.0, 1.0)];
+        let act = cenic::icf::Actuation { ctrl: &ctrl, target_velocity: &[], applied: &[] };
+        let mut p = IcfProblem::new(nv);
+        builder.build(&model, &data, &[], act, &cenic::icf::MaterialScale::default(), &mut p);
+        p.set_time_step(h);
+        let v = random_velocity(&p, &mut rng, [1e-3, 0.1, 1.0][trial % 3]);
+        // Skip samples within δ of a clamp switch.
+        let near = |v: &[f64]| {
+            p.rows.iter().any(|r| {
+                let u = r.force - r.kappa * p.row_velocity(r, v);
+                let jsum: f64 = (r.jac_start..r.jac_start + r.jac_len).map(|e| p.row_coef[e].abs()).sum();
+                let scale = 10.0 * delta * r.kappa * (1.0 + jsum);
+                (u - r.lo).abs() < scale || (u - r.hi).abs() < scale
+            })
+        };
+        if near(&v) {
+            continue;
+        }
+        for r in &p.rows {
+            let u = r.force - r.kappa * p.row_velocity(r, &v);
+            if u > r.hi || u < r.lo {
+                if r.lo == 0.0 { inactive += 1 } else { clamped += 1 }
+            } else {
+                free += 1;
+            }
+        }
+        checked += 1;
+        check_derivatives(&p, &v, &mut rng, &mut work, delta, trial, &[0.0, 0.5, 1.0], &near);
+    }
+    eprintln!(
+        "rows: checked {checked} problems; row samples free {free}, clamped {clamped}, inactive one-sided {inactive}"
+    );
+    assert!(checked >= 30, "too many samples skipped near clamps");
+    assert!(free >= 20 && clamped >= 5 && inactive >= 5, "free {free}, clamped {clamped}, inactive {inactive}");
 }

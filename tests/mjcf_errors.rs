@@ -216,7 +216,19 @@ fn more_bad_values_name_their_place() {
     let (e, msg) = fail("<mujoco><compiler coordinate=\"global\"/><worldbody/></mujoco>");
     assert_at(&e, &msg, 1, "compiler", Some("coordinate"), &["not supported"]);
     let (e, msg) = fail("<mujoco><worldbody/><equality>\n<weld body1=\"a\"/></equality></mujoco>");
-    assert_at(&e, &msg, 2, "weld", None, &["not supported"]);
+    assert_at(&e, &msg, 2, "weld", Some("body1"), &["unknown body \"a\""]);
+    let (e, msg) = fail(
+        "<mujoco><worldbody/><tendon>\n<spatial>\n<site site=\"a\"/><geom geom=\"cyl\"/></spatial></tendon></mujoco>",
+    );
+    assert_at(&e, &msg, 3, "site", Some("site"), &["unknown site \"a\""]);
+    let (e, msg) = fail(
+        "<mujoco><worldbody><body><geom name=\"cyl\" type=\"cylinder\" size=\"0.1 0.1\"/><joint/><site name=\"a\"/><site name=\"b\"/></body></worldbody><tendon>\n<spatial>\n<site site=\"a\"/><geom geom=\"cyl\"/><site site=\"b\"/></spatial></tendon></mujoco>",
+    );
+    assert_at(&e, &msg, 3, "geom", None, &["wrapping around geom \"cyl\" is not supported", "add sites"]);
+    let (e, msg) = fail(
+        "<mujoco><worldbody/><asset>\n<hfield name=\"h\" nrow=\"2\" ncol=\"2\" size=\"1 1 1 1\"/></asset></mujoco>",
+    );
+    assert_at(&e, &msg, 2, "hfield name=\"h\"", None, &["not supported"]);
 }
 
 #[test]

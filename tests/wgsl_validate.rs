@@ -70,6 +70,7 @@ fn composed_stages_validate_and_bind_known_buffers() {
         .chain(HostCollision::BUFFER_NAMES)
         .chain(IcfBuffers::BUFFER_NAMES)
         .chain(CenicBuffers::BUFFER_NAMES)
+        .chain(cenic::gpu::rl::BUFFER_NAMES)
         .collect();
     for (name, _) in STAGES {
         let source = shaders::compose(name).unwrap();

@@ -103,6 +103,62 @@ pub trait Batch {
     fn stats(&self, world: usize) -> WorldStats;
     /// One world's status.
     fn status(&self, world: usize) -> WorldStatus;
+
+    /// Starts world `world` afresh at (q, v): time 0, zero controls and
+    /// target velocities, default parameters, fresh statistics, status
+    /// [`WorldStatus::Ok`] (a failed world runs again). Quaternions are normalised.
+    fn reset_world(&mut self, world: usize, q: &[f64], v: &[f64]) -> Result<(), BatchError>;
+
+    /// Sets every world's controls (nworld × nu) in one call.
+    fn set_ctrl_all(&mut self, ctrl: &[f64]) -> Result<(), BatchError> {
+        let nu = self.model().nu();
+        check_len("ctrl", self.nworld() * nu, ctrl.len())?;
+        for w in 0..self.nworld() {
+            self.set_ctrl(w, &ctrl[w * nu..(w + 1) * nu])?;
+        }
+        Ok(())
+    }
+
+    /// The constraint forces of each world's last step (the last accepted
+    /// step of its last `advance`, whatever was set since): into
+    /// `body_wrench` (nworld × nbody × 6) the contact wrench on each body
+    /// as [torque about the world origin (N·m), force (N)], world frame,
+    /// and into `qfrc` (nworld × nv) the generalized constraint force of
+    /// contacts and joint limits (N or N·m). Each is the impulse of the
+    /// step's convex solve divided by its duration. Returns false, with
+    /// both zeroed, when the backend does not provide them.
+    fn constraint_forces(&self, body_wrench: &mut [f64], qfrc: &mut [f64]) -> bool {
+        body_wrench.fill(0.0);
+        qfrc.fill(0.0);
+        false
+    }
+    /// Writes all actuator activations into `out` (nworld × na). Batches
+    /// that do not simulate activations report an error unless na = 0.
+    fn act(&self, out: &mut [f64]) -> Result<(), BatchError> {
+        let _ = out;
+        unsupported(self.model().na == 0, "actuator activations")
+    }
+    /// Sets one world's actuator activations (na).
+    fn set_act(&mut self, world: usize, act: &[f64]) -> Result<(), BatchError> {
+        let _ = (world, act);
+        unsupported(self.model().na == 0, "actuator activations")
+    }
+    /// Writes all sensor values into `out` (nworld × nsensordata), as of
+    /// each world's last `advance` (see [`crate::integrator::Simulator::compute_sensors`]).
+    /// Batches that do not compute sensors report an error unless the model has none.
+    fn sensordata(&self, out: &mut [f64]) -> Result<(), BatchError> {
+        let _ = out;
+        unsupported(self.model().nsensordata == 0, "sensor data")
+    }
+}
+
+/// Ok when `trivial` (nothing to read or write), else an error saying this batch lacks `what`.
+fn unsupported(trivial: bool, what: &str) -> Result<(), BatchError> {
+    if trivial {
+        Ok(())
+    } else {
+        Err(BatchError::Backend(format!("{what} are not available from this batch (use CpuBatch)")))
+    }
 }
 
 /// A batch of CPU worlds in scalar type `T`, stepped in parallel.
@@ -256,5 +312,62 @@ impl<T: Real> Batch for CpuBatch<T> {
     }
     fn status(&self, world: usize) -> WorldStatus {
         self.status[world].clone()
+    }
+    fn act(&self, out: &mut [f64]) -> Result<(), BatchError> {
+        let na = self.model.na;
+        check_len("act", self.worlds.len() * na, out.len())?;
+        for (w, chunk) in self.worlds.iter().zip(out.chunks_mut(na.max(1))) {
+            for (d, s) in chunk.iter_mut().zip(&w.sim.data.act) {
+                *d = s.f64();
+            }
+        }
+        Ok(())
+    }
+    fn set_act(&mut self, world: usize, act: &[f64]) -> Result<(), BatchError> {
+        self.check(world)?;
+        check_len("act", self.model.na, act.len())?;
+        for (d, s) in self.worlds[world].sim.data.act.iter_mut().zip(act) {
+            *d = T::c(*s);
+        }
+        Ok(())
+    }
+    fn sensordata(&self, out: &mut [f64]) -> Result<(), BatchError> {
+        let n = self.model.nsensordata;
+        check_len("sensordata", self.worlds.len() * n, out.len())?;
+        for (w, chunk) in self.worlds.iter().zip(out.chunks_mut(n.max(1))) {
+            for (d, s) in chunk.iter_mut().zip(&w.sim.data.sensordata) {
+                *d = s.f64();
+            }
+        }
+        Ok(())
+    }
+    fn reset_world(&mut self, world: usize, q: &[f64], v: &[f64]) -> Result<(), BatchError> {
+        self.check(world)?;
+        check_len("q", self.model.nq, q.len())?;
+        check_len("v", self.model.nv, v.len())?;
+        // In place (no allocation: resets happen inside RL steps).
+        self.worlds[world].restart();
+        self.status[world] = WorldStatus::Ok;
+        self.worlds[world].sim.set_state(q, v);
+        Ok(())
+    }
+    fn set_ctrl_all(&mut self, ctrl: &[f64]) -> Result<(), BatchError> {
+        let nu = self.model.nu();
+        check_len("ctrl", self.worlds.len() * nu, ctrl.len())?;
+        for (w, c) in self.worlds.iter_mut().zip(ctrl.chunks(nu.max(1))) {
+            for (d, s) in w.sim.ctrl.iter_mut().zip(c) {
+                *d = T::c(*s);
+            }
+        }
+        Ok(())
+    }
+    fn constraint_forces(&self, body_wrench: &mut [f64], qfrc: &mut [f64]) -> bool {
+        let (nb, nv) = (self.model.bodies.len(), self.model.nv);
+        self.worlds
+            .par_iter()
+            .zip(body_wrench.par_chunks_mut((nb * 6).max(1)))
+            .zip(qfrc.par_chunks_mut(nv.max(1)))
+            .for_each(|((w, bw), qf)| w.sim.constraint_forces(bw, qf));
+        true
     }
 }

@@ -171,22 +171,38 @@ impl<T: Real> Contacts<T> {
     }
 }
 
-/// Contact margin of a geom pair (m): the larger of the model margin and
-/// the two geoms' margins.
+/// Contact margin of a geom pair (m): an explicit pair's own margin, else
+/// the larger of the model margin and the two geoms' margins.
 #[inline]
 pub fn pair_margin(model: &Model, a: usize, b: usize) -> f64 {
-    model.options.margin.max(model.geoms[a].margin).max(model.geoms[b].margin)
+    match model.contact_pair(a, b) {
+        Some(p) => p.margin,
+        None => model.options.margin.max(model.geoms[a].margin).max(model.geoms[b].margin),
+    }
+}
+
+/// Contact material of a geom pair: an explicit pair's own, else the
+/// combination of the two geoms' materials ([`Material::combine`]).
+#[inline]
+pub fn pair_material(model: &Model, a: usize, b: usize) -> Material {
+    match model.contact_pair(a, b) {
+        Some(p) => p.material,
+        None => Material::combine(&model.geoms[a].material, &model.geoms[b].material),
+    }
 }
 
 /// Finds all contacts at the poses in `data` (after
 /// [`crate::dynamics::kinematics`]) into `contacts`: broadphase with
-/// filtering, narrow phase per candidate pair, combined materials.
+/// filtering, narrow phase per candidate pair, combined materials; then
+/// the model's explicit contact pairs.
 pub fn collide<T: Real>(model: &Model, data: &Data<T>, contacts: &mut Contacts<T>) {
     contacts.list.clear();
     contacts.overflow = 0;
     let Contacts { list, capacity, overflow, skin, broadphase, manifold } = contacts;
     broadphase.update(model, data, *skin);
-    for &(a, b) in broadphase.pairs() {
+    let explicit =
+        model.pairs.iter().filter(|_| model.options.flags.contact).map(|p| (p.geom[0] as u32, p.geom[1] as u32));
+    for (a, b) in broadphase.pairs().iter().copied().chain(explicit) {
         narrow_phase_pair(model, data, a as usize, b as usize, *skin, manifold);
         for p in manifold.as_slice() {
             if list.len() < *capacity {
@@ -198,7 +214,7 @@ pub fn collide<T: Real>(model: &Model, data: &Data<T>, contacts: &mut Contacts<T
                     normal: p.normal,
                     dist: p.dist,
                     feature: p.feature,
-                    material: Material::combine(&model.geoms[ga].material, &model.geoms[gb].material),
+                    material: pair_material(model, ga, gb),
                 });
             } else {
                 *overflow += 1;

@@ -169,6 +169,12 @@ impl DiffRollout {
         if !(self.dt > 0.0 && self.dt.is_finite()) {
             return Err(DiffError::Input(format!("control interval dt = {} s must be positive", self.dt)));
         }
+        if self.model.na > 0 {
+            return Err(DiffError::Input(format!(
+                "the model has {} actuator activation states, which the differentiable state (q, v) does not carry yet",
+                self.model.na
+            )));
+        }
         for p in &self.params {
             p.validate(&self.model)?;
         }
@@ -347,8 +353,9 @@ impl DiffRollout {
         if nx_in != nx {
             return Err(shape_err("initial states", vec![nworld, nx_in], vec![nworld, nx]));
         }
-        let device = x0.device();
-        let dtype = x0.dtype();
+        if nworld == 0 {
+            return Err(DiffError::Input("initial states: no worlds".into()));
+        }
         let values = |t: &TensorData| t.iter::<f64>().collect::<Vec<f64>>();
         let xv = values(&x0.to_data());
         let uv = match &controls {
@@ -371,11 +378,34 @@ impl DiffRollout {
         };
         let lins = self.linearize_batch(&xv, &uv, &pv, nworld, nsteps)?;
         let stats = lins.iter().map(|l| l.stats).collect();
-        let opts = (&device, dtype);
+        Ok((stats, Self::surrogate(&lins, x0, controls, params)))
+    }
+
+    /// The straight-through surrogate graph (see the [module docs](super))
+    /// of rollouts already computed: `lins[w]` must be the linearization of
+    /// world w at the values of `x0` (nworld, nx), `controls` (nworld,
+    /// nsteps, nc) and `params` (nworld, nθ), which is not checked. Returns
+    /// the trajectory (nworld, nsteps + 1, nx) in `x0`'s dtype and device.
+    /// For callers that run the worlds themselves, e.g. with a different
+    /// control interval per world or to drop worlds that failed.
+    ///
+    /// # Panics
+    /// If `lins` is empty or the linearizations disagree in shape.
+    pub fn surrogate(
+        lins: &[Linearization],
+        x0: Tensor<2>,
+        controls: Option<Tensor<3>>,
+        params: Option<Tensor<2>>,
+    ) -> Tensor<3> {
+        let (nsteps, nx, nc, np) = (lins[0].nsteps, lins[0].nx, lins[0].nc, lins[0].np);
+        assert!(lins.iter().all(|l| (l.nsteps, l.nx, l.nc, l.np) == (nsteps, nx, nc, np)), "linearization shapes");
+        let nworld = lins.len();
+        let device = x0.device();
+        let opts = (&device, x0.dtype());
         // Per-interval constants, batched over worlds.
         let gather = |k: usize, len: usize, pick: &dyn Fn(&Linearization) -> &[f64]| -> Vec<f64> {
             let mut v = Vec::with_capacity(nworld * len);
-            for l in &lins {
+            for l in lins {
                 v.extend_from_slice(&pick(l)[k * len..(k + 1) * len]);
             }
             v
@@ -404,7 +434,7 @@ impl DiffRollout {
             outs.push(next.clone());
             x = next;
         }
-        Ok((stats, Tensor::stack(outs, 1)))
+        Tensor::stack(outs, 1)
     }
 }
 

@@ -54,13 +54,30 @@ pub struct Data<T> {
     pub mass: Vec<T>,
     /// Bias forces: Coriolis, centrifugal and gravity, `M v̇ + bias = τ` (nv).
     pub bias: Vec<T>,
-    /// Passive joint spring forces (nv), not including damping.
+    /// Passive forces (nv): joint springs and fluid forces, not including
+    /// damping (N or N·m).
     pub passive: Vec<T>,
+    /// Actuator activations (na), part of the state.
+    pub act: Vec<T>,
+    /// Tendon lengths (ntendon, m).
+    pub ten_length: Vec<T>,
+    /// Tendon Jacobians, row-major (ntendon × nv): L̇ = J v.
+    pub ten_jac: Vec<T>,
+    /// Actuator lengths L (nu; see [`crate::model::GeneralActuator`]).
+    pub actuator_length: Vec<T>,
+    /// Actuator moments, row-major (nu × nv): L̇ = m v, generalized force mᵀ f.
+    pub actuator_moment: Vec<T>,
+    /// Sensor values (nsensordata), written by [`super::sensors`].
+    pub sensordata: Vec<T>,
 
     // Workspaces.
     pub(crate) crb: Vec<SpatialInertia<T>>,
     pub(crate) cacc: Vec<Motion<T>>,
     pub(crate) cfrc: Vec<crate::math::Force<T>>,
+    /// Point Jacobian scratch (3 × nv each).
+    pub(crate) jac_a: Vec<T>,
+    pub(crate) jac_b: Vec<T>,
+    pub(crate) jac_r: Vec<T>,
 }
 
 impl<T: Real> Data<T> {
@@ -92,6 +109,15 @@ impl<T: Real> Data<T> {
             mass: vec![T::zero(); nv * nv],
             bias: vec![T::zero(); nv],
             passive: vec![T::zero(); nv],
+            act: vec![T::zero(); model.na],
+            ten_length: vec![T::zero(); model.tendons.len()],
+            ten_jac: vec![T::zero(); model.tendons.len() * nv],
+            actuator_length: vec![T::zero(); model.nu()],
+            actuator_moment: vec![T::zero(); model.nu() * nv],
+            sensordata: vec![T::zero(); model.nsensordata],
+            jac_a: vec![T::zero(); 3 * nv],
+            jac_b: vec![T::zero(); 3 * nv],
+            jac_r: vec![T::zero(); 3 * nv],
             crb: vec![SpatialInertia::zero(); nb],
             cacc: vec![Motion::zero(); nb],
             cfrc: vec![crate::math::Force::zero(); nb],

@@ -16,9 +16,13 @@ mod integrate;
 mod jacobian;
 mod kinematics;
 mod rnea;
+mod sensor;
+mod transmission;
 
 pub use data::Data;
-pub use integrate::{integrate_q, normalize_quaternions, q_difference};
+pub use integrate::{integrate_act, integrate_q, normalize_quaternions, q_difference};
 pub use jacobian::{point_jacobian, point_velocity};
 pub use kinematics::{kinematics, velocities};
 pub use rnea::{bias_forces, energy, mass_matrix, passive_forces};
+pub use sensor::{ContactForce, SensorInput, actuator_force, sensors};
+pub use transmission::transmissions;

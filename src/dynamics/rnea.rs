@@ -65,13 +65,69 @@ pub fn bias_forces<T: Real>(model: &Model, data: &mut Data<T>) {
     }
 }
 
-/// Passive joint spring forces −k (q − springref) for hinge and slide joints
-/// (joint damping is handled implicitly by the contact solve, not here).
+/// Passive forces: joint springs −k (q − springref) for hinge and slide
+/// joints, and fluid forces when the model has a medium (needs
+/// [`super::velocities`] then). Joint damping, tendon springs and dampers
+/// are handled implicitly by the contact solve, not here.
 pub fn passive_forces<T: Real>(model: &Model, data: &mut Data<T>) {
     data.passive.iter_mut().for_each(|x| *x = T::zero());
-    for j in &model.joints {
+    for j in model.joints.iter().filter(|_| model.options.flags.spring) {
         if j.stiffness != 0.0 && matches!(j.kind, JointKind::Hinge | JointKind::Slide) {
             data.passive[j.dof_adr] = -T::c(j.stiffness) * (data.q[j.qpos_adr] - T::c(j.springref));
+        }
+    }
+    if model.options.has_fluid() {
+        fluid_forces(model, data);
+    }
+}
+
+/// MuJoCo's inertia-box fluid model (MuJoCo documentation, "Fluid
+/// forces"; `fluidshape="none"`): each moving body is the box with its mass
+/// and principal inertia, sides b = √(6(I_j + I_k − I_i)/m), moving through
+/// a medium of density ρ, viscosity μ and velocity `wind`. In the body's
+/// inertial frame, with v and ω its velocity relative to the medium:
+/// viscous (Stokes) force −3πμ·d·v and torque −πμ·d³·ω with d the mean
+/// side; quadratic drag −½ρ·b_j·b_k·|v_i|·v_i per axis and torque
+/// −ρ·b_i·(b_j⁴ + b_k⁴)/64·|ω_i|·ω_i, applied at the centre of mass.
+/// Explicit (evaluated at the start of the step) like MuJoCo's.
+fn fluid_forces<T: Real>(model: &Model, data: &mut Data<T>) {
+    let o = &model.options;
+    let (rho, mu) = (T::c(o.density), T::c(o.viscosity));
+    let wind = v3::<T>(o.wind);
+    let pi = T::c(std::f64::consts::PI);
+    for (b, body) in model.bodies.iter().enumerate().skip(1) {
+        if body.mass <= 0.0 || body.last_dof.is_none() {
+            continue;
+        }
+        let i = body.inertia;
+        let side = |a: usize, b: usize, c: usize| T::c(((i[b] + i[c] - i[a]).max(1e-15) / body.mass * 6.0).sqrt());
+        let bx = [side(0, 1, 2), side(1, 0, 2), side(2, 0, 1)];
+        let rot = data.xquat[b] * crate::math::Quat::from_array(body.iquat.map(T::c));
+        let r = data.xipos[b] - data.body_ref[b];
+        let w = rot.inv_rotate(data.cvel[b].ang);
+        let v = rot.inv_rotate(data.cvel[b].point_velocity(r) - wind);
+        let (mut tq, mut f) = (Vec3::zero(), Vec3::zero());
+        if o.viscosity > 0.0 {
+            let d = (bx[0] + bx[1] + bx[2]) / T::c(3.0);
+            tq = w * (-pi * d * d * d * mu);
+            f = v * (-T::c(3.0) * pi * d * mu);
+        }
+        if o.density > 0.0 {
+            let half = T::c(0.5);
+            let p4 = |x: T| x * x * x * x;
+            for k in 0..3 {
+                let (a, c) = ((k + 1) % 3, (k + 2) % 3);
+                f[k] -= half * rho * bx[a] * bx[c] * v[k].abs() * v[k];
+                tq[k] -= rho * bx[k] * (p4(bx[a]) + p4(bx[c])) * w[k].abs() * w[k] / T::c(64.0);
+            }
+        }
+        let (f, tq) = (rot.rotate(f), rot.rotate(tq));
+        // Generalized force of the wrench (f at the centre of mass, torque tq).
+        let mut d = body.last_dof;
+        while let Some(k) = d {
+            let c = data.cdof[k];
+            data.passive[k] += c.point_velocity(r).dot(f) + c.ang.dot(tq);
+            d = model.dofs[k].parent;
         }
     }
 }

@@ -274,6 +274,17 @@ enum Collision {
     Host(Mutex<HostCollision>),
 }
 
+impl Collision {
+    /// Runs `f` with the buffer source of the contacts (the host
+    /// collision's behind its lock).
+    fn with_source<R>(&self, f: impl FnOnce(&dyn BufferSource) -> R) -> R {
+        match self {
+            Collision::Gpu(c, _) => f(c.as_ref()),
+            Collision::Host(c) => f(&*c.lock().unwrap_or_else(|p| p.into_inner())),
+        }
+    }
+}
+
 /// Settings of a [`GpuBatch`] beyond the mode.
 #[derive(Clone, Debug, Default)]
 pub struct GpuBatchOptions {
@@ -420,6 +431,9 @@ impl GpuBatch {
         mode: Mode,
         options: GpuBatchOptions,
     ) -> Result<Self, GpuError> {
+        if let Some(what) = model.gpu_unsupported() {
+            return Err(GpuError::Unsupported(format!("{what} is not simulated on the GPU (use CpuBatch)")));
+        }
         if let Mode::ErrorControlled(p) = &mode
             && p.land_contact_events
         {
@@ -473,15 +487,7 @@ impl GpuBatch {
                 Collision::Host(Mutex::new(HostCollision::with_layout(&ctx, &model, nworld, ncon, layout)?))
             }
         };
-        let (icf, cenic, steps, schedule) = {
-            let guard;
-            let contacts: &dyn BufferSource = match &collision {
-                Collision::Gpu(c, _) => c.as_ref(),
-                Collision::Host(c) => {
-                    guard = c.lock().unwrap_or_else(|p| p.into_inner());
-                    &*guard
-                }
-            };
+        let (icf, cenic, steps, schedule) = collision.with_source(|contacts| {
             let sources: [&dyn BufferSource; 5] =
                 [dynamics.gpu_model(), dynamics.gpu_data(), contacts, &icf_buffers, &cenic_buffers];
             let variant = icf_buffers.variant();
@@ -521,8 +527,8 @@ impl GpuBatch {
                     }
                 }
             }
-            (icf, cenic, steps.into_iter().map(|(_, k)| k).collect::<Vec<_>>(), schedule)
-        };
+            Ok::<_, GpuError>((icf, cenic, steps.into_iter().map(|(_, k)| k).collect::<Vec<_>>(), schedule))
+        })?;
         // One readback holds the counters, the summaries, q and v.
         let (nq, nv) = (model.nq, model.nv);
         let bytes = (16 * counter::LEN + nworld * (16 + 4 * (nq + nv)) + 64) as u64;
@@ -578,22 +584,16 @@ impl GpuBatch {
             .chain(&GpuCollision::BUFFER_NAMES)
             .chain(&IcfBuffers::BUFFER_NAMES)
             .chain(&CenicBuffers::BUFFER_NAMES);
-        let host_guard;
-        let contacts: &dyn BufferSource = match &self.collision {
-            Collision::Gpu(c, _) => c.as_ref(),
-            Collision::Host(c) => {
-                host_guard = c.lock().unwrap_or_else(|p| p.into_inner());
-                &*host_guard
-            }
-        };
-        let sources: [&dyn BufferSource; 5] =
-            [self.dynamics.gpu_model(), self.dynamics.gpu_data(), contacts, &self.icf_buffers, &self.cenic_buffers];
-        let mut seen = std::collections::HashSet::new();
-        names
-            .filter(|n| seen.insert(**n))
-            .filter_map(|n| sources.iter().find_map(|s| s.buffer(n)))
-            .map(|b| b.size())
-            .sum()
+        self.collision.with_source(|contacts| {
+            let sources: [&dyn BufferSource; 5] =
+                [self.dynamics.gpu_model(), self.dynamics.gpu_data(), contacts, &self.icf_buffers, &self.cenic_buffers];
+            let mut seen = std::collections::HashSet::new();
+            names
+                .filter(|n| seen.insert(**n))
+                .filter_map(|n| sources.iter().find_map(|s| s.buffer(n)))
+                .map(|b| b.size())
+                .sum()
+        })
     }
 
     /// The launches of one iteration, in order: WGSL entry points of trial
@@ -654,6 +654,37 @@ impl GpuBatch {
 
     fn view(&self) -> std::sync::MutexGuard<'_, HostView> {
         self.view.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Read access for kernels outside the batch that evaluate the state
+    /// after an [`advance`](Batch::advance) (`crate::gpu::rl`): the buffer
+    /// sources of the model constants, the per-world data ([`Field`]s), the
+    /// contacts and the ICF buffers (controls, actuators, the problem and
+    /// solution of each world's last accepted solve, which finished worlds
+    /// keep until the next advance), in the binding names of
+    /// `kernels/data.wgsl`, given to `f`. Bind them read-only; the per-world
+    /// fields through the generated accessors (`q_get(q_at(w, i))`...), which
+    /// follow the batch's [`Layout`].
+    pub fn with_state_sources<R>(&self, f: impl FnOnce([&dyn BufferSource; 4]) -> R) -> R {
+        self.collision
+            .with_source(|contacts| f([self.dynamics.gpu_model(), self.dynamics.gpu_data(), contacts, &self.icf_buffers]))
+    }
+
+    /// Completes the submitted [`advance`](Batch::advance): runs the
+    /// iterations it still needs and reads the worlds' times and statuses
+    /// (the advance's one host wait; none when nothing is pending). Kernels
+    /// outside the batch that read its state call this first.
+    pub fn finish(&self) -> Result<(), GpuError> {
+        self.settle(false, false)
+    }
+
+    /// Encodes the kinematics and body-velocity stages at the current
+    /// state into `pass` (body and site poses, `cinert`, `cvel` at the end
+    /// of the last advance, after [`Self::finish`]; the next advance
+    /// recomputes them anyway).
+    pub fn encode_state_kinematics(&self, pass: &mut wgpu::ComputePass<'_>) {
+        self.dynamics.encode(pass, super::Stage::Kinematics);
+        self.dynamics.encode(pass, super::Stage::Velocities);
     }
 
     fn fresh_world(&self, time: f64) -> GpuCenicWorld {
@@ -1104,5 +1135,31 @@ impl Batch for GpuBatch {
     fn status(&self, world: usize) -> WorldStatus {
         let _ = self.settle(false, false);
         self.view().status[world].clone()
+    }
+    fn reset_world(&mut self, world: usize, q: &[f64], v: &[f64]) -> Result<(), BatchError> {
+        self.check(world)?;
+        check_len("q", self.model.nq, q.len())?;
+        check_len("v", self.model.nv, v.len())?;
+        let mut q32: Vec<f32> = q.iter().map(|&x| x as f32).collect();
+        dynamics::normalize_quaternions(&self.model, &mut q32);
+        let v32: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+        let ctrl = vec![0.0f32; self.model.nu()];
+        self.reset_world(world, &q32, &v32, &ctrl, 0.0).map_err(gpu_err)
+    }
+    /// One upload for all worlds, converted straight into wgpu's staging
+    /// memory (no host copy).
+    fn set_ctrl_all(&mut self, ctrl: &[f64]) -> Result<(), BatchError> {
+        check_len("ctrl", self.nworld * self.model.nu(), ctrl.len())?;
+        // Iterations the pending advance still needs run with the old controls.
+        self.settle(false, false).map_err(gpu_err)?;
+        let Some(size) = std::num::NonZeroU64::new((ctrl.len() * 4) as u64) else { return Ok(()) };
+        let buffer = self.icf_buffers.ctrl.buffer();
+        let mut view = self
+            .ctx
+            .queue
+            .write_buffer_with(buffer, 0, size)
+            .ok_or_else(|| BatchError::Backend("controls: staging write refused".into()))?;
+        view.slice(..).write_iter(ctrl.iter().flat_map(|x| (*x as f32).to_ne_bytes()));
+        Ok(())
     }
 }

@@ -745,6 +745,8 @@ impl PackedIcf {
                         // WGSL may assume no infinities: the largest f32 acts as "unlimited".
                         g.effort_limit = if effort_limit.is_finite() { effort_limit as f32 } else { f32::MAX };
                     }
+                    // Refused by `Model::gpu_unsupported` before any buffer is made.
+                    ActuatorKind::General(_) => {}
                 }
                 g
             })

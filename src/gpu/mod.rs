@@ -71,6 +71,7 @@ pub mod icf;
 pub mod integrate;
 pub mod kinematics;
 pub mod model;
+pub mod rl;
 pub mod rnea;
 pub mod shaders;
 

@@ -31,6 +31,7 @@ pub const STAGES: &[(&str, &str)] = &[
     ("icf_solve_coop", include_str!("../../kernels/icf_solve_coop.wgsl")),
     ("icf_solve_serial", include_str!("../../kernels/icf_solve_serial.wgsl")),
     ("cenic", include_str!("../../kernels/cenic.wgsl")),
+    ("rl", include_str!("../../kernels/rl.wgsl")),
 ];
 
 /// Library files: WGSL functions shared by several stages, composed only
@@ -53,6 +54,7 @@ pub const LIBRARIES: &[(&str, &str)] = &[
 pub const STAGE_DEPS: &[(&str, &[&str])] = &[
     ("icf_solve_coop", &["icf_cost", "icf_solver"]),
     ("icf_solve_serial", &["icf_cost", "icf_solver"]),
+    ("rl", &["icf_cost"]),
     ("cenic", &["kinematics", "rnea", "integrate", "icf_builder"]),
     (
         "collision",
@@ -74,12 +76,14 @@ pub fn generated_prelude() -> String {
 }
 
 /// Generated WGSL appended to stage `name` (the CENIC launches of parts,
-/// the narrow-phase dispatch).
+/// the narrow-phase dispatch, the solver state's accessors).
 fn generated_suffix(name: &str, variant: &str) -> Option<String> {
     match name {
         "cenic" => Some(super::cenic::step_entry_points()),
         "collision" => Some(super::collision::narrow_phase_dispatch()),
         "icf_solve_serial" | "icf_solve_coop" => Some(super::icf::SolverState::from_key(variant)?.wgsl()),
+        // rl.wgsl uses icf_cost.wgsl's per-row terms only; its dense helpers read storage.
+        "rl" if variant.is_empty() => Some(super::icf::SolverState::Storage.wgsl()),
         _ => None,
     }
 }

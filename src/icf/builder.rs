@@ -59,9 +59,10 @@ pub struct Actuation<'a, T> {
 pub struct IcfBuilder {
     /// Mass of each body's weld group (bodies moving rigidly together), kg.
     weld_mass: Vec<f64>,
-    /// Scratch: slot of each dof in the contact being assembled (usize::MAX if none).
-    mark: Vec<usize>,
-    /// Dof ranges of the kinematic trees when they are contiguous (else empty).
+    /// Scratch: slot of each dof in the contact or row being assembled (usize::MAX if none).
+    pub(super) mark: Vec<usize>,
+    /// Dof ranges of the kinematic trees (merged where a tendon, equality
+    /// constraint or actuator couples trees) when they are contiguous (else empty).
     blocks: Vec<(usize, usize)>,
     /// Tree block of each dof.
     dof_block: Vec<usize>,
@@ -95,6 +96,7 @@ impl IcfBuilder {
         problem: &mut IcfProblem<T>,
     ) {
         let nv = model.nv;
+        let flags = model.options.flags;
         problem.nv = nv;
         problem.clear_constraints();
         if problem.blocks != self.blocks {
@@ -105,19 +107,23 @@ impl IcfBuilder {
         problem.v0.copy_from_slice(&data.v);
         problem.stiction_tolerance = T::c(model.options.stiction_tolerance);
         for (i, dof) in model.dofs.iter().enumerate() {
-            let d = T::c(dof.damping);
+            let d = if flags.damper { T::c(dof.damping) } else { T::zero() };
             problem.damping[i] = d;
             // Damping at v0 goes into k; A = M + hD makes it implicit.
             let applied = act.applied.get(i).copied().unwrap_or(T::zero());
             problem.force[i] = data.bias[i] - data.passive[i] - applied + d * data.v[i];
         }
 
-        for (ai, a) in model.actuators.iter().enumerate() {
-            let j = &model.joints[a.joint];
+        for (ai, a) in model.actuators.iter().enumerate().filter(|_| flags.actuation) {
             let mut u = act.ctrl.get(ai).copied().unwrap_or(T::zero());
-            if let Some([lo, hi]) = a.ctrl_range {
+            if let Some([lo, hi]) = a.ctrl_range.filter(|_| flags.clampctrl) {
                 u = u.max(T::c(lo)).min(T::c(hi));
             }
+            if let ActuatorKind::General(g) = &a.kind {
+                self.general_actuator(model, data, ai, g, u, problem);
+                continue;
+            }
+            let j = &model.joints[a.joint];
             match a.kind {
                 ActuatorKind::Motor { gear, force_range } => {
                     if let Some([lo, hi]) = force_range {
@@ -137,7 +143,15 @@ impl IcfBuilder {
                         bias: T::zero(),
                     });
                 }
+                ActuatorKind::General(_) => unreachable!("handled above"),
             }
+        }
+        self.tendon_rows(model, data, problem);
+        if flags.frictionloss {
+            self.friction_rows(model, data, problem);
+        }
+        if flags.equality {
+            self.equality_rows(model, data, problem);
         }
 
         for j in &model.joints {
@@ -197,7 +211,8 @@ impl IcfBuilder {
                 dissipation: T::c(mat.dissipation) * materials.dissipation,
                 mu_static: T::c(mat.mu_static) * materials.mu_static,
                 mu_dynamic: T::c(mat.mu_dynamic) * materials.mu_dynamic,
-                delassus: T::c(w),
+                // The estimate is of the world's masses, which data.mass_scale multiplies.
+                delassus: T::c(w) / data.mass_scale,
                 jac_start: start,
                 jac_len: problem.jac_dof.len() - start,
                 vc0: Vec3::zero(),
@@ -215,7 +230,37 @@ impl IcfBuilder {
 /// Dof ranges of the kinematic trees (roots are children of the world) and
 /// the tree of each dof, when every tree's dofs are contiguous (true for
 /// depth-first body orders such as MJCF's); otherwise empty (dense solve).
+/// Trees that a tendon, equality constraint or actuator couples are merged
+/// into one block (with every tree between them, to stay contiguous), so
+/// the rows of those elements never couple two blocks.
 fn tree_blocks(model: &Model) -> (Vec<(usize, usize)>, Vec<usize>) {
+    let (blocks, dof_block) = separate_tree_blocks(model);
+    if blocks.len() <= 1 {
+        return (blocks, dof_block);
+    }
+    // joined[b]: block b is merged with block b + 1.
+    let mut joined = vec![false; blocks.len()];
+    for dofs in super::rows::coupled_dofs(model) {
+        let bs = dofs.iter().map(|&d| dof_block[d]);
+        if let (Some(lo), Some(hi)) = (bs.clone().min(), bs.max()) {
+            joined[lo..hi].iter_mut().for_each(|j| *j = true);
+        }
+    }
+    let mut merged: Vec<(usize, usize)> = vec![];
+    let mut map = vec![0; blocks.len()];
+    for (b, &(s, m)) in blocks.iter().enumerate() {
+        match merged.last_mut() {
+            Some(last) if joined[b - 1] => last.1 += m,
+            _ => merged.push((s, m)),
+        }
+        map[b] = merged.len() - 1;
+    }
+    let dof_block = dof_block.iter().map(|&b| map[b]).collect();
+    (merged, dof_block)
+}
+
+/// [`tree_blocks`] before merging coupled trees.
+fn separate_tree_blocks(model: &Model) -> (Vec<(usize, usize)>, Vec<usize>) {
     let mut blocks: Vec<(usize, usize)> = vec![];
     let mut dof_block = vec![0; model.nv];
     let mut root_of_block: Vec<usize> = vec![];

@@ -1,7 +1,7 @@
 //! Cost ℓ(v), gradient and Hessian of the ICF problem (DESIGN.md §4.2), and
 //! the cost along a search line for the exact line search.
 
-use super::problem::{ContactConstraint, GainConstraint, IcfProblem, LimitConstraint};
+use super::problem::{ContactConstraint, GainConstraint, IcfProblem, LimitConstraint, RowConstraint};
 use crate::math::{Mat3, Real, Vec3};
 
 /// Hunt–Crossley normal impulse and its potential for normal velocity `vn`
@@ -49,6 +49,24 @@ pub fn contact_terms<T: Real>(c: &ContactConstraint<T>, h: T, vc: Vec3<T>) -> (T
     (cost, impulse, hess)
 }
 
+/// [`contact_terms`] along a search line: the cost at `vc`, and the
+/// impulse and Hessian contracted with the line's contact velocity `u`
+/// (γ·u and uᵀGu), without forming the 3×3 Hessian.
+#[inline]
+pub fn contact_line_terms<T: Real>(c: &ContactConstraint<T>, h: T, vc: Vec3<T>, u: Vec3<T>) -> (T, T, T) {
+    let n = c.normal;
+    let vn = n.dot(vc);
+    let vt = vc - n * vn;
+    let (pot, gn, gp) = normal_potential(h, c.stiffness, c.dissipation, c.fe0, vn);
+    let s = (vt.norm2() + c.eps * c.eps).sqrt();
+    let mn = c.mu * c.n0;
+    let (un, tu) = (n.dot(u), vt.dot(u) / s);
+    // γ = γn n − μn0 vt/s;  G = μn0/s (I − t tᵀ − n nᵀ) + g' n nᵀ with t = vt/s.
+    let gamma_u = gn * un - mn * tu;
+    let ugu = mn / s * (u.norm2() - tu * tu - un * un) + gp * un * un;
+    (mn * (s - c.eps) + pot, gamma_u, ugu)
+}
+
 /// Cost, generalized impulse h·τ (N·s or N·m·s) and its stiffness
 /// −d(hτ)/dv of an implicit gain law τ(v) = clamp(−K v + b, −e, e) over a
 /// step of `h` seconds: ℓ_a = −h∫τ dv, a Huber function of u = b − K v.
@@ -90,6 +108,28 @@ pub fn limit_terms<T: Real>(l: &LimitConstraint<T>, h: T, v: T) -> (T, T, T) {
     }
 }
 
+/// Cost, impulse h·f (N·s or N·m·s) along the row and −d(h·f)/ds of a
+/// row force element at row velocity `s`: f = clamp(f0 − κ s, lo, hi),
+/// cost −h∫f ds = (h/κ)·H(u) with u = f0 − κ s and H' = clamp(u, lo, hi)
+/// (a quadratic inside the bounds, linear outside: convex and C¹). With
+/// κ = 0 the force is the constant clamp(f0, lo, hi).
+#[inline]
+pub fn row_terms<T: Real>(r: &RowConstraint<T>, h: T, s: T) -> (T, T, T) {
+    let half = T::c(0.5);
+    if !(r.kappa > T::zero()) {
+        let f = r.force.max(r.lo).min(r.hi);
+        return (-h * f * s, h * f, T::zero());
+    }
+    let u = r.force - r.kappa * s;
+    if u > r.hi {
+        (h * (r.hi * u - half * r.hi * r.hi) / r.kappa, h * r.hi, T::zero())
+    } else if u < r.lo {
+        (h * (r.lo * u - half * r.lo * r.lo) / r.kappa, h * r.lo, T::zero())
+    } else {
+        (h * half * u * u / r.kappa, h * u, h * r.kappa)
+    }
+}
+
 /// Reusable storage for evaluations (no allocation once sized).
 #[derive(Clone, Debug, Default)]
 pub struct CostWork<T> {
@@ -101,15 +141,31 @@ pub struct CostWork<T> {
     pub av: Vec<T>,
     /// A w.
     pub aw: Vec<T>,
+    /// Row velocities j·v at the current iterate.
+    pub rv: Vec<T>,
+    /// j·w along the search direction.
+    pub rw: Vec<T>,
+    /// The quadratic part ½xᵀAx − rᵀx along x = v + αw is q0 + α q1 + ½α² q2
+    /// ([`prepare_line`]).
+    pub quad: [T; 3],
+    /// Whether `av`, `vc` and `rv` hold A v, J v and the row velocities of
+    /// the iterate the solver just evaluated (its line search then needs
+    /// only A w, J w and the rows' j·w).
+    pub(crate) current: bool,
 }
 
 impl<T: Real> CostWork<T> {
     /// Sizes the storage for `p` (allocates only when it grows).
     pub fn resize(&mut self, p: &IcfProblem<T>) {
+        if self.vc.len() != p.contacts.len() || self.av.len() != p.nv || self.rv.len() != p.rows.len() {
+            self.current = false;
+        }
         self.vc.resize(p.contacts.len(), Vec3::zero());
         self.uc.resize(p.contacts.len(), Vec3::zero());
         self.av.resize(p.nv, T::zero());
         self.aw.resize(p.nv, T::zero());
+        self.rv.resize(p.rows.len(), T::zero());
+        self.rw.resize(p.rows.len(), T::zero());
     }
 }
 
@@ -167,9 +223,28 @@ pub fn evaluate<T: Real>(
     hess: Option<&mut [T]>,
     work: &mut CostWork<T>,
 ) -> T {
+    let cost = evaluate_keep(p, v, grad, hess, work);
+    work.current = false;
+    cost
+}
+
+/// [`evaluate`], leaving A v and J v in `work` marked as current for `v`,
+/// so that the solver's [`prepare_line_cached`] along a direction from this
+/// same v does not recompute them.
+pub(crate) fn evaluate_keep<T: Real>(
+    p: &IcfProblem<T>,
+    v: &[T],
+    grad: &mut [T],
+    hess: Option<&mut [T]>,
+    work: &mut CostWork<T>,
+) -> T {
     let nv = p.nv;
     work.resize(p);
     matvec_a(p, v, &mut work.av);
+    for (ci, c) in p.contacts.iter().enumerate() {
+        work.vc[ci] = p.contact_velocity(c, v);
+    }
+    work.current = true;
     let mut cost = T::zero();
     for i in 0..nv {
         cost += T::c(0.5) * v[i] * work.av[i] - p.r[i] * v[i];
@@ -200,22 +275,24 @@ pub fn evaluate<T: Real>(
         }
     }
     for (ci, c) in p.contacts.iter().enumerate() {
-        let vc = p.contact_velocity(c, v);
-        work.vc[ci] = vc;
-        let (lc, gamma, g) = contact_terms(c, p.h, vc);
+        let (lc, gamma, g) = contact_terms(c, p.h, work.vc[ci]);
         cost += lc;
         let range = c.jac_start..c.jac_start + c.jac_len;
         for e in range.clone() {
             grad[p.jac_dof[e]] -= p.jac_col[e].dot(gamma);
         }
         if let Some(hh) = hess.as_deref_mut() {
-            // Jᵀ G J over the contact's non-zero columns only.
-            for e1 in range.clone() {
-                let gj = g * p.jac_col[e1];
-                let i = p.jac_dof[e1];
-                for e2 in range.clone() {
-                    hh[i * nv + p.jac_dof[e2]] += gj.dot(p.jac_col[e2]);
+            // Jᵀ G J over the contact's non-zero columns only; G is symmetric,
+            // so each pair of columns is computed once and written twice.
+            let (dofs, cols) = (&p.jac_dof[range.clone()], &p.jac_col[range]);
+            for (k1, (&i, c1)) in dofs.iter().zip(cols).enumerate() {
+                let gj = g * *c1;
+                for (&j, c2) in dofs[..k1].iter().zip(&cols[..k1]) {
+                    let x = gj.dot(*c2);
+                    hh[i * nv + j] += x;
+                    hh[j * nv + i] += x;
                 }
+                hh[i * nv + i] += gj.dot(*c1);
             }
         }
     }
@@ -235,30 +312,46 @@ pub fn evaluate<T: Real>(
             hh[l.dof * nv + l.dof] += gp;
         }
     }
+    for (ri, r) in p.rows.iter().enumerate() {
+        let s = p.row_velocity(r, v);
+        work.rv[ri] = s;
+        let (lr, gamma, gp) = row_terms(r, p.h, s);
+        cost += lr;
+        let range = r.jac_start..r.jac_start + r.jac_len;
+        for e in range.clone() {
+            grad[p.row_dof[e]] -= p.row_coef[e] * gamma;
+        }
+        if let Some(hh) = hess.as_deref_mut()
+            && gp > T::zero()
+        {
+            // A row's dofs lie in one tree block (the builder merges the
+            // blocks of trees a row couples).
+            for e1 in range.clone() {
+                let (i, ci) = (p.row_dof[e1], gp * p.row_coef[e1]);
+                for e2 in range.clone() {
+                    hh[i * nv + p.row_dof[e2]] += ci * p.row_coef[e2];
+                }
+            }
+        }
+    }
     cost
 }
 
 /// ℓ along the line v + α w: (ℓ(α), ℓ'(α), ℓ''(α)). Needs
 /// [`prepare_line`] for the same (v, w) first.
 pub fn line_eval<T: Real>(p: &IcfProblem<T>, v: &[T], w: &[T], alpha: T, work: &CostWork<T>) -> (T, T, T) {
-    let nv = p.nv;
     let half = T::c(0.5);
     // Quadratic part: ½ xᵀAx − rᵀx with x = v + αw.
-    let (mut q0, mut q1, mut q2) = (T::zero(), T::zero(), T::zero());
-    for i in 0..nv {
-        q0 += half * v[i] * work.av[i] - p.r[i] * v[i];
-        q1 += w[i] * (work.av[i] - p.r[i]);
-        q2 += w[i] * work.aw[i];
-    }
+    let [q0, q1, q2] = work.quad;
     let mut f = q0 + alpha * q1 + half * alpha * alpha * q2;
     let mut d1 = q1 + alpha * q2;
     let mut d2 = q2;
     for (ci, c) in p.contacts.iter().enumerate() {
         let u = work.uc[ci];
-        let (lc, gamma, g) = contact_terms(c, p.h, work.vc[ci] + u * alpha);
+        let (lc, gamma_u, ugu) = contact_line_terms(c, p.h, work.vc[ci] + u * alpha, u);
         f += lc;
-        d1 -= gamma.dot(u);
-        d2 += u.dot(g * u);
+        d1 -= gamma_u;
+        d2 += ugu;
     }
     for g in &p.gains {
         let (lg, tau, k) = gain_terms(g, p.h, v[g.dof] + alpha * w[g.dof]);
@@ -273,16 +366,50 @@ pub fn line_eval<T: Real>(p: &IcfProblem<T>, v: &[T], w: &[T], alpha: T, work: &
         d1 -= l.sign * gamma * wd;
         d2 += gp * wd * wd;
     }
+    for (ri, r) in p.rows.iter().enumerate() {
+        let u = work.rw[ri];
+        let (lr, gamma, gp) = row_terms(r, p.h, work.rv[ri] + alpha * u);
+        f += lr;
+        d1 -= gamma * u;
+        d2 += gp * u * u;
+    }
     (f, d1, d2)
 }
 
 /// Precomputes A v, A w, J v and J w for line evaluations along v + α w.
 pub fn prepare_line<T: Real>(p: &IcfProblem<T>, v: &[T], w: &[T], work: &mut CostWork<T>) {
+    work.current = false;
+    prepare_line_cached(p, v, w, work);
+    work.current = false;
+}
+
+/// [`prepare_line`] reusing A v and J v when [`evaluate_keep`] left them
+/// current for this same `v`.
+pub(crate) fn prepare_line_cached<T: Real>(p: &IcfProblem<T>, v: &[T], w: &[T], work: &mut CostWork<T>) {
     work.resize(p);
-    matvec_a(p, v, &mut work.av);
+    if !work.current {
+        matvec_a(p, v, &mut work.av);
+        for (ci, c) in p.contacts.iter().enumerate() {
+            work.vc[ci] = p.contact_velocity(c, v);
+        }
+        for (ri, r) in p.rows.iter().enumerate() {
+            work.rv[ri] = p.row_velocity(r, v);
+        }
+        work.current = true;
+    }
     matvec_a(p, w, &mut work.aw);
     for (ci, c) in p.contacts.iter().enumerate() {
-        work.vc[ci] = p.contact_velocity(c, v);
         work.uc[ci] = p.contact_velocity(c, w);
     }
+    for (ri, r) in p.rows.iter().enumerate() {
+        work.rw[ri] = p.row_velocity(r, w);
+    }
+    let half = T::c(0.5);
+    let (mut q0, mut q1, mut q2) = (T::zero(), T::zero(), T::zero());
+    for i in 0..p.nv {
+        q0 += half * v[i] * work.av[i] - p.r[i] * v[i];
+        q1 += w[i] * (work.av[i] - p.r[i]);
+        q2 += w[i] * work.aw[i];
+    }
+    work.quad = [q0, q1, q2];
 }

@@ -8,7 +8,7 @@
 //! - [`IcfSolver`] runs Newton's method with dense Cholesky and an exact line search.
 //!
 //! The next velocity is v1 = argmin ℓ(v),
-//! ℓ(v) = ½ vᵀ A v − rᵀ v + Σ_contacts ℓ_c(J_c v) + Σ_gains ℓ_a + Σ_limits ℓ_l,
+//! ℓ(v) = ½ vᵀ A v − rᵀ v + Σ_contacts ℓ_c(J_c v) + Σ_gains ℓ_a + Σ_limits ℓ_l + Σ_rows ℓ_r(j·v),
 //! with A = M + hD and r = A v0 − h k.
 //!
 //! Departure from DESIGN.md: the normal impulse uses the signed elastic force
@@ -19,9 +19,10 @@
 mod builder;
 pub mod cost;
 mod problem;
+mod rows;
 mod solver;
 mod sparse;
 
 pub use builder::{Actuation, IcfBuilder, MaterialScale};
-pub use problem::{ContactConstraint, GainConstraint, IcfProblem, LimitConstraint};
+pub use problem::{ContactConstraint, GainConstraint, IcfProblem, LimitConstraint, RowConstraint};
 pub use solver::{IcfSolver, SolveError, SolveStats, SolverParams};

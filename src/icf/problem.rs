@@ -96,7 +96,42 @@ pub struct LimitConstraint<T> {
     pub damping: T,
 }
 
-/// The convex problem: minimise ℓ(v) = ½ vᵀ A v − rᵀ v + Σ contacts + Σ gains + Σ limits.
+/// A scalar force element along a row j of the generalized velocities
+/// (s = j·v): f(s) = clamp(f0 − κ·s, lo, hi) with κ = h·k + c, applied as
+/// the generalized impulse h·jᵀ f. The spring's change over the step
+/// (−h·k·s) and the damping (−c·s) are implicit, f0 is lagged at q0; the
+/// potential −h∫f ds is convex because f decreases in s.
+///
+/// One kind covers tendon limits (unilateral: lo = 0, hi = ∞),
+/// equality constraints and tendon springs (bilateral: no clamp) and
+/// implicit general actuators (the actuator's force range), each with a
+/// Jacobian row stored in the problem's row pools.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RowConstraint<T> {
+    /// First entry of this row in the problem's row pools.
+    pub jac_start: usize,
+    /// Number of entries (dofs with non-zero coefficients).
+    pub jac_len: usize,
+    /// The row's coordinate at q0, for diagnostics (MuJoCo's `efc_pos`):
+    /// the violation of an equality row, the distance to a tendon limit
+    /// less its margin, the stretch beyond the rest-length band of a tendon
+    /// spring; 0 for actuators and friction.
+    pub pos: T,
+    /// Force at s = 0 from the state at q0, f0 (N or N·m).
+    pub force: T,
+    /// Stiffness k ≥ 0 (N/m or N·m/rad per unit of the row coordinate).
+    pub stiffness: T,
+    /// Damping c ≥ 0 (N·s/m or N·m·s/rad).
+    pub damping: T,
+    /// Lower force bound (N or N·m; may be −∞).
+    pub lo: T,
+    /// Upper force bound (may be +∞).
+    pub hi: T,
+    /// κ = h·k + c (set by `set_time_step`).
+    pub kappa: T,
+}
+
+/// The convex problem: minimise ℓ(v) = ½ vᵀ A v − rᵀ v + Σ contacts + Σ gains + Σ limits + Σ rows.
 #[derive(Clone, Debug)]
 pub struct IcfProblem<T> {
     /// Number of velocity coordinates.
@@ -122,6 +157,12 @@ pub struct IcfProblem<T> {
     pub gains: Vec<GainConstraint<T>>,
     /// Joint limits.
     pub limits: Vec<LimitConstraint<T>>,
+    /// Row force elements (tendons, equality constraints, general actuators).
+    pub rows: Vec<RowConstraint<T>>,
+    /// Dof indices of row entries (pool).
+    pub row_dof: Vec<usize>,
+    /// Coefficients of row entries (pool).
+    pub row_coef: Vec<T>,
     /// Dof ranges (start, len) of the kinematic trees, contiguous and in
     /// order; A is block diagonal over them. Empty: treat as one dense block.
     pub blocks: Vec<(usize, usize)>,
@@ -153,6 +194,9 @@ impl<T: Real> IcfProblem<T> {
             jac_col: Vec::new(),
             gains: Vec::new(),
             limits: Vec::new(),
+            rows: Vec::new(),
+            row_dof: Vec::new(),
+            row_coef: Vec::new(),
             blocks: Vec::new(),
             dof_block: Vec::new(),
             h: T::zero(),
@@ -205,6 +249,9 @@ impl<T: Real> IcfProblem<T> {
             g.gain = h * g.kp + g.kd;
             g.bias = g.kp * g.q_err + g.kd * g.v_ref;
         }
+        for r in self.rows.iter_mut() {
+            r.kappa = h * r.stiffness + r.damping;
+        }
     }
 
     /// Number of dense diagonal blocks of A (1 when `blocks` is empty).
@@ -229,6 +276,16 @@ impl<T: Real> IcfProblem<T> {
         out
     }
 
+    /// s = j·v for row `r` (row units per second).
+    #[inline]
+    pub fn row_velocity(&self, r: &RowConstraint<T>, v: &[T]) -> T {
+        let mut s = T::zero();
+        for e in r.jac_start..r.jac_start + r.jac_len {
+            s += self.row_coef[e] * v[self.row_dof[e]];
+        }
+        s
+    }
+
     /// Clears all constraints (keeps storage).
     pub fn clear_constraints(&mut self) {
         self.contacts.clear();
@@ -236,5 +293,8 @@ impl<T: Real> IcfProblem<T> {
         self.jac_col.clear();
         self.gains.clear();
         self.limits.clear();
+        self.rows.clear();
+        self.row_dof.clear();
+        self.row_coef.clear();
     }
 }

@@ -1,7 +1,7 @@
 //! Newton's method on the convex ICF cost with dense Cholesky and an exact
 //! line search (DESIGN.md §4.3). The solver sees only [`IcfProblem`].
 
-use super::cost::{CostWork, evaluate, line_eval, prepare_line};
+use super::cost::{CostWork, evaluate_keep, line_eval, prepare_line_cached};
 use super::problem::IcfProblem;
 use super::sparse::BlockStructure;
 use crate::math::{Real, cholesky_factor, cholesky_solve_in_place};
@@ -143,14 +143,19 @@ impl<T: Real> IcfSolver<T> {
         for iter in 0..params.max_iterations {
             // The Hessian is always assembled (cheap next to factorizing it),
             // so the reuse decision can be taken with the new residual in hand.
-            evaluate(p, v, &mut self.grad, Some(&mut self.hess), &mut self.work);
+            let cost = evaluate_keep(p, v, &mut self.grad, Some(&mut self.hess), &mut self.work);
             let gnorm = scaled_norm(&self.grad, &p.scale, false);
             stats.residual = gnorm;
             if !gnorm.is_finite() {
                 return Err(SolveError::NonFinite);
             }
-            // Never ask for less than the rounding floor of the residual.
-            let tol = tol.max(rounding_floor(p, &self.hess, v, &mut self.coupled));
+            // Never ask for less than the rounding floor of the residual. In
+            // f64 it lies far below any tolerance until the residual nears it.
+            let tol = if T::EPS.f64() > 1e-10 || gnorm < 1e3 * tol {
+                tol.max(rounding_floor(p, &self.hess, v, &mut self.coupled))
+            } else {
+                tol
+            };
             stats.tolerance = tol;
             if gnorm <= tol {
                 stats.converged = true;
@@ -175,7 +180,7 @@ impl<T: Real> IcfSolver<T> {
                 self.w[i] = -self.grad[i];
             }
             self.solve_factored();
-            let (alpha, ls_iters) = self.line_search(p, v, params.max_line_search_iterations);
+            let (alpha, ls_iters) = self.line_search(p, v, cost, params.max_line_search_iterations);
             stats.line_search_iterations += ls_iters;
             let mut step = 0.0f64;
             for i in 0..nv {
@@ -186,9 +191,11 @@ impl<T: Real> IcfSolver<T> {
             }
             let step = step.sqrt();
             stats.iterations = iter + 1;
+            // θ, the contraction of successive steps, needs two steps: the
+            // first iteration never exits here.
             let theta = step / prev_step;
-            if params.theta_criterion && theta < 1.0 && theta / (1.0 - theta) * step <= tol {
-                evaluate(p, v, &mut self.grad, None, &mut self.work);
+            if params.theta_criterion && prev_step.is_finite() && theta < 1.0 && theta / (1.0 - theta) * step <= tol {
+                evaluate_keep(p, v, &mut self.grad, None, &mut self.work);
                 stats.residual = scaled_norm(&self.grad, &p.scale, false);
                 stats.converged = true;
                 return Ok(stats);
@@ -264,18 +271,21 @@ impl<T: Real> IcfSolver<T> {
         }
     }
 
-    /// Exact line search along w: α = 1 when ℓ'(1) ≤ 0; otherwise the root of
+    /// Exact line search along w from v, where the cost is `f0` and the
+    /// gradient `self.grad`: α = 1 when ℓ'(1) ≤ 0; otherwise the root of
     /// ℓ'(α) in (0, 1) by Newton with bisection fallback, starting from the
-    /// minimiser of the cubic Hermite interpolant. Returns (α, iterations).
-    fn line_search(&mut self, p: &IcfProblem<T>, v: &[T], max_iter: usize) -> (T, usize) {
-        prepare_line(p, v, &self.w, &mut self.work);
-        let (f0, d0, _) = line_eval(p, v, &self.w, T::zero(), &self.work);
+    /// minimiser of the cubic Hermite interpolant. Returns (α, cost
+    /// evaluations along the line).
+    fn line_search(&mut self, p: &IcfProblem<T>, v: &[T], f0: T, max_iter: usize) -> (T, usize) {
+        prepare_line_cached(p, v, &self.w, &mut self.work);
+        // ℓ'(0) = ∇ℓ·w, known without evaluating along the line.
+        let d0: T = self.grad.iter().zip(&self.w).map(|(g, w)| *g * *w).sum();
         if !(d0 < T::zero()) {
-            return (T::zero(), 1);
+            return (T::zero(), 0);
         }
         let (f1, d1, _) = line_eval(p, v, &self.w, T::one(), &self.work);
         if d1 <= T::zero() {
-            return (T::one(), 2);
+            return (T::one(), 1);
         }
         // Cubic Hermite p(t) = f0 + d0 t + c2 t² + c3 t³ through both ends.
         let df = f1 - f0;
@@ -284,7 +294,7 @@ impl<T: Real> IcfSolver<T> {
         let mut alpha = hermite_min(d0, c2, c3).unwrap_or(T::c(0.5));
         let (mut lo, mut hi) = (T::zero(), T::one());
         let tol = d0.abs() * T::c(1e-10).max(T::EPS * T::c(10.0));
-        let mut iters = 2;
+        let mut iters = 1;
         for _ in 0..max_iter {
             let (_, d, dd) = line_eval(p, v, &self.w, alpha, &self.work);
             iters += 1;

@@ -32,6 +32,12 @@ pub struct BlockStructure {
     done: Vec<bool>,
     /// Scratch: neighbours of the tree being eliminated.
     nbrs: Vec<usize>,
+    /// The coupled tree pairs (a < b, sorted) and tree count the current
+    /// analysis is for: a problem with the same coupling reuses it.
+    pairs: Vec<(usize, usize)>,
+    /// Scratch for the coupling of the problem being analyzed.
+    pairs_new: Vec<(usize, usize)>,
+    analyzed_blocks: usize,
 }
 
 impl BlockStructure {
@@ -44,6 +50,22 @@ impl BlockStructure {
     /// the coupling that the problem's contacts induce between trees.
     pub fn analyze<T: Real>(&mut self, p: &IcfProblem<T>) {
         let nb = p.blocks.len();
+        // Every Newton iteration of a solve (and often the next solves) has
+        // the same coupling: keep the analysis when it has not changed.
+        self.pairs_new.clear();
+        for c in &p.contacts {
+            let (a, b) = contact_blocks(p, c);
+            if a != b {
+                self.pairs_new.push((a.min(b), a.max(b)));
+            }
+        }
+        self.pairs_new.sort_unstable();
+        self.pairs_new.dedup();
+        if nb == self.analyzed_blocks && self.pairs_new == self.pairs && !self.order.is_empty() {
+            return;
+        }
+        std::mem::swap(&mut self.pairs, &mut self.pairs_new);
+        self.analyzed_blocks = nb;
         self.adj.resize_with(nb, Vec::new);
         self.later.resize_with(nb, Vec::new);
         self.direct.resize_with(nb, Vec::new);

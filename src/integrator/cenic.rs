@@ -87,9 +87,17 @@ impl CenicParams {
     }
 
     /// Newton settings for CENIC's solves: tolerance κ·accuracy (never
-    /// below 1e-10) and the Hessian-reuse choice, the rest from `base`.
+    /// below 1e-10), the Hessian-reuse choice and CENIC's second
+    /// convergence test (the θ criterion, [`SolverParams::theta_criterion`]:
+    /// the predicted remaining error of v within tolerance), the rest from
+    /// `base`.
     pub fn solver_params(&self, base: &SolverParams) -> SolverParams {
-        SolverParams { tolerance: (self.kappa * self.accuracy).max(1e-10), hessian_reuse: self.hessian_reuse, ..*base }
+        SolverParams {
+            tolerance: (self.kappa * self.accuracy).max(1e-10),
+            hessian_reuse: self.hessian_reuse,
+            theta_criterion: true,
+            ..*base
+        }
     }
 }
 
@@ -98,7 +106,7 @@ impl Default for CenicParams {
         Self {
             accuracy: 1e-3,
             max_step: 0.1,
-            min_step: 1e-7,
+            min_step: 1e-10,
             initial_step: None,
             kappa: 1e-3,
             weights: vec![],
@@ -249,6 +257,7 @@ pub struct World<T: Real> {
     pending: Tape,
     q0: Vec<T>,
     v0: Vec<T>,
+    act0: Vec<T>,
     q_full: Vec<T>,
     v_full: Vec<T>,
     v_half: Vec<T>,
@@ -258,7 +267,7 @@ pub struct World<T: Real> {
 impl<T: Real> World<T> {
     /// A world of `model` at qpos0 advancing in `mode`.
     pub fn new(model: Arc<Model>, mode: Mode) -> Self {
-        let (nq, nv) = (model.nq, model.nv);
+        let (nq, nv, model_na) = (model.nq, model.nv, model.na);
         let sim = Simulator::new(model);
         let h_next = match &mode {
             Mode::Fixed { dt } => *dt,
@@ -275,6 +284,7 @@ impl<T: Real> World<T> {
             pending: Tape::new(nq, nv),
             q0: vec![T::zero(); nq],
             v0: vec![T::zero(); nv],
+            act0: vec![T::zero(); model_na],
             q_full: vec![T::zero(); nq],
             v_full: vec![T::zero(); nv],
             v_half: vec![T::zero(); nv],
@@ -287,6 +297,22 @@ impl<T: Real> World<T> {
         self.sim.time
     }
 
+    /// Back to the state of a new world ([`Simulator::restart`], fresh
+    /// statistics and first step, no recorded steps or tape entries)
+    /// without allocating. The contact capacity and solver settings stay.
+    pub fn restart(&mut self) {
+        self.sim.restart();
+        self.stats = WorldStats::default();
+        self.h_next = match &self.mode {
+            Mode::Fixed { dt } => *dt,
+            Mode::ErrorControlled(p) => p.first_step(&self.sim.model),
+        };
+        self.steps.clear();
+        if let Some(t) = &mut self.tape {
+            t.clear();
+        }
+    }
+
     /// Integrates to `time() + dt` (s) with actuation held constant:
     /// fixed steps (the last one shortened to land on the end time) or
     /// error-controlled steps. On error the world stops at the last good state.
@@ -296,6 +322,9 @@ impl<T: Real> World<T> {
         let mode = std::mem::replace(&mut self.mode, Mode::Fixed { dt: 0.0 });
         let r = self.advance_in(&mode, dt);
         self.mode = mode;
+        if r.is_ok() && !self.sim.model.sensors.is_empty() {
+            self.sim.compute_sensors();
+        }
         r
     }
 
@@ -343,6 +372,7 @@ impl<T: Real> World<T> {
         let solver = p.solver_params(&self.sim.solver_params);
         self.q0.copy_from_slice(&self.sim.data.q);
         self.v0.copy_from_slice(&self.sim.data.v);
+        self.act0.copy_from_slice(&self.sim.data.act);
         // Geometry at x0, shared by the full and the first half step.
         self.sim.contacts.skin = p.skin;
         self.sim.compute_geometry();
@@ -351,7 +381,7 @@ impl<T: Real> World<T> {
         let h_event = if p.land_contact_events { self.event_bound(p) } else { f64::INFINITY };
         let mut h = self.h_next.min(p.max_step).max(p.min_step);
         loop {
-            let mut h_try = h.min(remaining);
+            let mut h_try = balanced_step(h, remaining, p.min_step);
             if p.conservative_advancement {
                 let h_ca = self.impact_bound(p, h_try).max(p.min_step);
                 if h_ca < h_try {
@@ -390,12 +420,7 @@ impl<T: Real> World<T> {
                             });
                         }
                         self.sim.time += h_try;
-                        // Next step: grow (with hysteresis), unless this one was shortened
-                        // for the interval end or an impact bound, which says nothing about accuracy.
-                        let factor = step_factor(err);
-                        let base = if h_try < h { h } else { h_try };
-                        self.h_next = if factor < 1.2 && factor >= 1.0 { base } else { base * factor };
-                        self.h_next = self.h_next.clamp(p.min_step, p.max_step);
+                        self.h_next = next_step(h, h_try, err).clamp(p.min_step, p.max_step);
                         return Ok(());
                     }
                     self.stats.rejected += 1;
@@ -420,6 +445,7 @@ impl<T: Real> World<T> {
     fn restore_start(&mut self) {
         self.sim.data.q.copy_from_slice(&self.q0);
         self.sim.data.v.copy_from_slice(&self.v0);
+        self.sim.data.act.copy_from_slice(&self.act0);
     }
 
     /// One step-doubling trial of size `h` from x0 (whose geometry is in the
@@ -456,6 +482,7 @@ impl<T: Real> World<T> {
             self.pending.push(&self.q0, &self.v0, 0.5 * h, c.skin, &self.v_half, &c.list);
         }
         dynamics::integrate_q(model, &mut self.sim.data.q, &self.v_half, half);
+        dynamics::integrate_act(model, &mut self.sim.data.act, &self.sim.ctrl, half);
         self.sim.data.v.copy_from_slice(&self.v_half);
         if !self.sim.data.q.iter().chain(self.sim.data.v.iter()).all(|x| x.is_finite()) {
             return Err(StepError::NonFinite("half step"));
@@ -468,11 +495,15 @@ impl<T: Real> World<T> {
         let r = self.sim.solve_velocity(half, &mut v, solver);
         self.v_half = v;
         self.stats.add_solve(&r?);
+        let v_end = std::mem::take(&mut self.v_half);
+        self.sim.set_qacc(&v_end, half);
+        self.v_half = v_end;
         if taping {
             let (d, c) = (&self.sim.data, &self.sim.contacts);
             self.pending.push(&d.q, &d.v, 0.5 * h, c.skin, &self.v_half, &c.list);
         }
         dynamics::integrate_q(model, &mut self.sim.data.q, &self.v_half, half);
+        dynamics::integrate_act(model, &mut self.sim.data.act, &self.sim.ctrl, half);
         self.sim.data.v.copy_from_slice(&self.v_half);
         Ok(self.error_norm(model, p))
     }
@@ -565,7 +596,7 @@ impl<T: Real> World<T> {
         for a in 0..n {
             let ma = motion(a);
             for b in a + 1..n {
-                if !model.geoms_can_collide(a, b) {
+                if !model.geoms_may_touch(a, b) {
                     continue;
                 }
                 let mb = motion(b);
@@ -647,4 +678,69 @@ fn step_factor(err_ratio: f64) -> f64 {
         return 5.0;
     }
     (0.9 * err_ratio.powf(-0.5)).clamp(0.1, 5.0)
+}
+
+/// The step (s) to try towards an interval end `remaining` seconds away
+/// when the controller asks for `h`: h, or the remainder when it fits, or
+/// half the remainder when two steps will be needed anyway — never a full
+/// step followed by a sliver (which costs a whole step-doubling trial).
+fn balanced_step(h: f64, remaining: f64, min_step: f64) -> f64 {
+    if h >= remaining {
+        remaining
+    } else if 2.0 * h > remaining {
+        (0.5 * remaining).max(min_step)
+    } else {
+        h
+    }
+}
+
+/// The step (s) to try after accepting a step of `h_try` with error ratio
+/// `err`, where the controller had asked for `h` (h_try < h when the step
+/// was cut to land on the interval end or by an impact bound).
+///
+/// An uncut step scales by [`step_factor`], kept unchanged when that would
+/// grow it by less than 20 % (hysteresis). A cut step's error predicts the
+/// safe step h_try·0.9·err^(−½) as well as an uncut one does; that
+/// prediction is used, except that a short cut step (whose tiny error is
+/// dominated by rounding and the solver tolerance) never shrinks the
+/// target below `h` nor grows it beyond max(h, 5·h_try). Scaling the
+/// uncut target by the cut step's growth factor — the earlier rule —
+/// overshot after every interval end: the first step of the next interval
+/// was rejected about half the time on robots driven at 100 Hz.
+fn next_step(h: f64, h_try: f64, err: f64) -> f64 {
+    let factor = step_factor(err);
+    if h_try < h {
+        let predicted = if err > 0.0 { h_try * (0.9 * err.powf(-0.5)).max(0.1) } else { f64::INFINITY };
+        let next = predicted.min(h.max(5.0 * h_try));
+        if next >= h && next < 1.2 * h { h } else { next }
+    } else if (1.0..1.2).contains(&factor) {
+        h_try
+    } else {
+        h_try * factor
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_step;
+
+    /// Regression (ant under 100 Hz controls): a step cut to the interval
+    /// end with error ratio 0.218 must not scale the uncut target 6.6 ms by
+    /// its growth factor 1.9 (that asked for 12.7 ms, rejected at ratio 1.8).
+    #[test]
+    fn cut_step_predicts_from_its_own_error() {
+        let next = next_step(6.578e-3, 3.414e-3, 0.218);
+        assert!((next - 6.578e-3).abs() < 1e-12, "{next}");
+        // A tiny remainder keeps the target …
+        assert_eq!(next_step(6e-3, 1e-6, 1e-9), 6e-3);
+        // … a cut step that missed by much lowers it …
+        let next = next_step(1e-2, 5e-3, 0.9);
+        assert!((next - 5e-3 * 0.9 / 0.9f64.sqrt()).abs() < 1e-12, "{next}");
+        // … and a cut step far inside the accuracy may raise it up to 5× itself.
+        assert_eq!(next_step(1e-3, 9e-4, 1e-6), 4.5e-3);
+        // Uncut steps: hysteresis, growth at most 5×, shrink at most 10×.
+        assert_eq!(next_step(1e-3, 1e-3, 0.7), 1e-3);
+        assert_eq!(next_step(1e-3, 1e-3, 0.0), 5e-3);
+        assert_eq!(next_step(1e-3, 1e-3, 1e4), 1e-4);
+    }
 }

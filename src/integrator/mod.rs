@@ -86,6 +86,11 @@ pub struct Simulator<T: Real> {
     pub time: f64,
     /// Statistics of the last solve.
     pub last_solve: SolveStats,
+    /// Generalized acceleration of the last accepted step, (v1 − v0)/h (nv;
+    /// for accelerometers).
+    pub qacc: Vec<T>,
+    /// Scratch: contact forces for touch sensors.
+    contact_forces: Vec<dynamics::ContactForce<T>>,
     builder: IcfBuilder,
     solver: IcfSolver<T>,
     v_next: Vec<T>,
@@ -106,6 +111,8 @@ impl<T: Real> Simulator<T> {
             solver_params: SolverParams::default(),
             time: 0.0,
             last_solve: SolveStats::default(),
+            qacc: vec![T::zero(); nv],
+            contact_forces: Vec::new(),
             builder: IcfBuilder::new(&model),
             solver: IcfSolver::new(nv),
             v_next: vec![T::zero(); nv],
@@ -119,12 +126,81 @@ impl<T: Real> Simulator<T> {
         dynamics::normalize_quaternions(&self.model, &mut self.data.q);
     }
 
-    /// Starts from keyframe `key` (name or index): q, v, controls and time.
+    /// Back to the state of a new simulator (q = qpos0, v = 0, zero
+    /// controls, target velocities and applied forces, default parameters,
+    /// time 0, no constraints) without allocating: the storage is kept.
+    pub fn restart(&mut self) {
+        let fresh = |x: &mut Vec<T>| x.iter_mut().for_each(|x| *x = T::zero());
+        for (q, q0) in self.data.q.iter_mut().zip(&self.model.qpos0) {
+            *q = T::c(*q0);
+        }
+        fresh(&mut self.data.v);
+        fresh(&mut self.data.act);
+        fresh(&mut self.qacc);
+        self.data.mass_scale = T::one();
+        self.data.geom_size_scale.iter_mut().for_each(|s| *s = T::one());
+        fresh(&mut self.ctrl);
+        fresh(&mut self.target_velocity);
+        fresh(&mut self.applied);
+        self.materials = MaterialScale::default();
+        self.time = 0.0;
+        self.last_solve = SolveStats::default();
+        self.contacts.list.clear();
+        self.contacts.overflow = 0;
+        self.problem.clear_constraints();
+    }
+
+    /// The constraint forces of the last solve at its solution (the
+    /// current v after a step): into `body_wrench` (nbody × 6) the contact
+    /// wrench on each body as [torque about the world origin (N·m), force
+    /// (N)] (world frame; the world body's row stays zero), and into `qfrc`
+    /// (nv) the generalized force of contacts and joint limits (N or N·m).
+    /// Both are the solve's impulses divided by its step. Zero before any
+    /// step and after [`restart`](Self::restart).
+    pub fn constraint_forces(&self, body_wrench: &mut [f64], qfrc: &mut [f64]) {
+        body_wrench.fill(0.0);
+        qfrc.fill(0.0);
+        let p = &self.problem;
+        let h = p.h.f64();
+        if h.is_nan() || h <= 0.0 {
+            return;
+        }
+        let v = &self.data.v;
+        for (c, k) in p.contacts.iter().zip(&self.contacts.list) {
+            let (_, impulse, _) = crate::icf::cost::contact_terms(c, p.h, p.contact_velocity(c, v));
+            // Generalized force Jᵀγ/h (J maps v to B's velocity relative to A).
+            for e in c.jac_start..c.jac_start + c.jac_len {
+                qfrc[p.jac_dof[e]] += p.jac_col[e].dot(impulse).f64() / h;
+            }
+            let f = [impulse.x.f64() / h, impulse.y.f64() / h, impulse.z.f64() / h];
+            let x = [k.pos.x.f64(), k.pos.y.f64(), k.pos.z.f64()];
+            let tau = [x[1] * f[2] - x[2] * f[1], x[2] * f[0] - x[0] * f[2], x[0] * f[1] - x[1] * f[0]];
+            for (body, sign) in [(k.body[1], 1.0), (k.body[0], -1.0)] {
+                if body == 0 {
+                    continue;
+                }
+                let row = &mut body_wrench[body * 6..body * 6 + 6];
+                for i in 0..3 {
+                    row[i] += sign * tau[i];
+                    row[3 + i] += sign * f[i];
+                }
+            }
+        }
+        for l in &p.limits {
+            let (_, impulse, _) = crate::icf::cost::limit_terms(l, p.h, v[l.dof]);
+            qfrc[l.dof] += (l.sign * impulse).f64() / h;
+        }
+    }
+
+    /// Starts from keyframe `key` (name or index): q, v, activations, controls and time.
     pub fn reset_to_keyframe(&mut self, key: &str) -> Option<()> {
         let k = self.model.keyframe(key)?.clone();
         self.set_state(&k.qpos, &k.qvel);
         for (c, x) in self.ctrl.iter_mut().zip(&k.ctrl) {
             *c = T::c(*x);
+        }
+        for (a, x) in self.data.act.iter_mut().zip(&k.act) {
+            *a = T::c(*x);
         }
         self.time = k.time;
         Some(())
@@ -137,6 +213,7 @@ impl<T: Real> Simulator<T> {
         let m = &*self.model;
         dynamics::kinematics(m, &mut self.data);
         dynamics::velocities(m, &mut self.data);
+        dynamics::transmissions(m, &mut self.data);
         dynamics::mass_matrix(m, &mut self.data);
         dynamics::bias_forces(m, &mut self.data);
         dynamics::passive_forces(m, &mut self.data);
@@ -154,13 +231,16 @@ impl<T: Real> Simulator<T> {
         Ok(s)
     }
 
-    /// Checks that q and v are finite.
+    /// Checks that q, v and the activations are finite.
     pub fn check_finite(&self) -> Result<(), StepError> {
         if !self.data.q.iter().all(|x| x.is_finite()) {
             return Err(StepError::NonFinite("q"));
         }
         if !self.data.v.iter().all(|x| x.is_finite()) {
             return Err(StepError::NonFinite("v"));
+        }
+        if !self.data.act.iter().all(|x| x.is_finite()) {
+            return Err(StepError::NonFinite("act"));
         }
         Ok(())
     }
@@ -182,6 +262,8 @@ impl<T: Real> Simulator<T> {
         let out = match r {
             Ok(s) => {
                 dynamics::integrate_q(&self.model, &mut self.data.q, &v, T::c(h));
+                dynamics::integrate_act(&self.model, &mut self.data.act, &self.ctrl, T::c(h));
+                self.set_qacc(&v, T::c(h));
                 self.data.v.copy_from_slice(&v);
                 self.time += h;
                 Ok(s)
@@ -190,6 +272,47 @@ impl<T: Real> Simulator<T> {
         };
         self.v_next = v;
         out
+    }
+
+    /// Records the acceleration (v1 − v) / h of a step from the current
+    /// velocity to `v1`.
+    pub(crate) fn set_qacc(&mut self, v1: &[T], h: T) {
+        for ((a, x1), x0) in self.qacc.iter_mut().zip(v1).zip(&self.data.v) {
+            *a = (*x1 - *x0) / h;
+        }
+    }
+
+    /// Evaluates the sensors at the current state into
+    /// `data.sensordata`: positions and velocities exactly; accelerometers
+    /// from the last step's velocity change ([`Simulator::qacc`]); touch
+    /// sensors from the contact forces of the last contact solve at the
+    /// current velocity. Runs the kinematics stages (no allocation once the
+    /// contact scratch has grown).
+    pub fn compute_sensors(&mut self) {
+        let m = &*self.model;
+        dynamics::kinematics(m, &mut self.data);
+        dynamics::velocities(m, &mut self.data);
+        dynamics::transmissions(m, &mut self.data);
+        self.contact_forces.clear();
+        let h = self.problem.h;
+        if h > T::zero() {
+            for (c, con) in self.contacts.list.iter().zip(&self.problem.contacts) {
+                let vc = self.problem.contact_velocity(con, &self.data.v);
+                let (_, impulse, _) = crate::icf::cost::contact_terms(con, h, vc);
+                self.contact_forces.push(dynamics::ContactForce {
+                    body: c.body,
+                    pos: c.pos,
+                    normal: impulse.dot(con.normal) / h,
+                });
+            }
+        }
+        let input = dynamics::SensorInput {
+            ctrl: &self.ctrl,
+            target_velocity: &self.target_velocity,
+            qacc: &self.qacc,
+            contacts: &self.contact_forces,
+        };
+        dynamics::sensors(m, &mut self.data, input);
     }
 
     /// Read access to the solver (e.g. its gradient after a solve).

@@ -16,45 +16,63 @@ pub struct CholeskyError {
 /// row-major `n×n` matrix. On success the lower triangle of `a` holds `L`
 /// (the strict upper triangle is left untouched).
 pub fn cholesky_factor<T: Real>(a: &mut [T], n: usize) -> Result<(), CholeskyError> {
-    debug_assert!(a.len() >= n * n);
+    assert!(a.len() >= n * n);
     for j in 0..n {
-        let mut d = a[j * n + j];
-        for k in 0..j {
-            let l = a[j * n + k];
-            d -= l * l;
-        }
+        // Rows j and below, split so row j can be read while later rows are written.
+        let (head, tail) = a.split_at_mut((j + 1) * n);
+        let row_j = &mut head[j * n..j * n + j + 1];
+        let d = row_j[j] - dot(&row_j[..j], &row_j[..j]);
         if !(d > T::zero()) || !d.is_finite() {
             return Err(CholeskyError { pivot: j });
         }
         let d = d.sqrt();
-        a[j * n + j] = d;
+        row_j[j] = d;
         let inv = T::one() / d;
-        for i in (j + 1)..n {
-            let mut s = a[i * n + j];
-            for k in 0..j {
-                s -= a[i * n + k] * a[j * n + k];
-            }
-            a[i * n + j] = s * inv;
+        let row_j = &row_j[..j];
+        for row_i in tail.chunks_exact_mut(n).take(n - j - 1) {
+            row_i[j] = (row_i[j] - dot(&row_i[..j], row_j)) * inv;
         }
     }
     Ok(())
 }
 
+/// Σ aᵢbᵢ over equal-length slices, in four interleaved partial sums (the
+/// additions of one sum wait on each other; four keep the FPU busy).
+#[inline]
+fn dot<T: Real>(a: &[T], b: &[T]) -> T {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut s = [T::zero(); 4];
+    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        s[0] += x[0] * y[0];
+        s[1] += x[1] * y[1];
+        s[2] += x[2] * y[2];
+        s[3] += x[3] * y[3];
+    }
+    for (x, y) in ra.iter().zip(rb) {
+        s[0] += *x * *y;
+    }
+    (s[0] + s[1]) + (s[2] + s[3])
+}
+
 /// Solves `L Lᵀ x = b` in place (`b` becomes `x`), with `L` from [`cholesky_factor`].
 pub fn cholesky_solve_in_place<T: Real>(l: &[T], n: usize, b: &mut [T]) {
+    assert!(l.len() >= n * n && b.len() >= n);
+    // Forward: L y = b, row by row.
     for i in 0..n {
-        let mut s = b[i];
-        for k in 0..i {
-            s -= l[i * n + k] * b[k];
-        }
-        b[i] = s / l[i * n + i];
+        let row = &l[i * n..i * n + i + 1];
+        b[i] = (b[i] - dot(&row[..i], &b[..i])) / row[i];
     }
+    // Backward: Lᵀ x = y, column-oriented so L is read by rows.
     for i in (0..n).rev() {
-        let mut s = b[i];
-        for k in (i + 1)..n {
-            s -= l[k * n + i] * b[k];
+        let row = &l[i * n..i * n + i + 1];
+        let x = b[i] / row[i];
+        b[i] = x;
+        for (bk, lk) in b[..i].iter_mut().zip(&row[..i]) {
+            *bk -= *lk * x;
         }
-        b[i] = s / l[i * n + i];
     }
 }
 

@@ -3,7 +3,7 @@
 //! a [`ModelError`] (never panicking) on bad input.
 
 use super::inertia::{InertiaAccumulator, geom_unit_mass_props};
-use super::soft::Softness;
+use super::soft::{Softness, SpringLaw};
 use super::*;
 use crate::math::{Mat3, Quat, Vec3};
 
@@ -86,6 +86,8 @@ pub struct JointSpec {
     pub armature: f64,
     /// Damping (N·m·s/rad or N·s/m), ≥ 0.
     pub damping: f64,
+    /// Dry friction (N·m or N) opposing the joint's motion, ≥ 0.
+    pub frictionloss: f64,
     /// Spring stiffness (N·m/rad or N/m), ≥ 0.
     pub stiffness: f64,
     /// Spring rest position (rad or m).
@@ -109,6 +111,7 @@ impl JointSpec {
             limit_margin: 0.0,
             armature: 0.0,
             damping: 0.0,
+            frictionloss: 0.0,
             stiffness: 0.0,
             springref: 0.0,
             reference: 0.0,
@@ -181,8 +184,69 @@ pub enum InertiaFromGeom {
     Never,
 }
 
+/// A tendon to add; the builder derives its length at qpos0, effective
+/// mass and limit law.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TendonSpec {
+    /// Name (may be empty; non-empty names must be unique).
+    pub name: String,
+    /// Path (joints or sites).
+    pub path: TendonPath,
+    /// Length limits [lower, upper] (m), when limited.
+    pub range: Option<[f64; 2]>,
+    /// Softness of the limits (MuJoCo's defaults from [`TendonSpec::new`]).
+    pub limit_softness: Softness,
+    /// Limit margin (m), ≥ 0.
+    pub limit_margin: f64,
+    /// Spring stiffness (N/m), ≥ 0.
+    pub stiffness: f64,
+    /// Damping (N·s/m), ≥ 0.
+    pub damping: f64,
+    /// Dry friction force (N) opposing the length rate, ≥ 0.
+    pub frictionloss: f64,
+    /// Rest length range [low, high] (m); `None`: the length at qpos0.
+    pub springlength: Option<[f64; 2]>,
+}
+
+impl TendonSpec {
+    /// A tendon along `path` without limits, spring or damping.
+    pub fn new(name: &str, path: TendonPath) -> Self {
+        Self {
+            name: name.into(),
+            path,
+            range: None,
+            limit_softness: Softness::default(),
+            limit_margin: 0.0,
+            stiffness: 0.0,
+            damping: 0.0,
+            frictionloss: 0.0,
+            springlength: None,
+        }
+    }
+}
+
+/// An equality constraint to add.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EqualitySpec {
+    /// Name (may be empty; non-empty names must be unique).
+    pub name: String,
+    /// Kind and objects.
+    pub kind: EqualityKind,
+    /// Whether it acts.
+    pub active: bool,
+    /// `solref`/`solimp`.
+    pub softness: Softness,
+    /// Complete the kind from the model pose at qpos0, so the constraint
+    /// holds there (as MJCF does when the second point or the relative pose
+    /// is not given): for a connect, `anchor[1]` becomes body 0's point
+    /// `anchor[0]` seen from body 1; for a weld, `anchor[0]`/`quat[0]` become
+    /// body 1's frame (`anchor[1]`, `quat[1]`) seen from body 0.
+    pub fit_at_qpos0: bool,
+}
+
 /// Builds a [`Model`]. Add bodies (parents first), joints, geoms, sites,
-/// actuators, tendons and keyframes, then call [`build`](Self::build).
+/// actuators, tendons, equality constraints, contact pairs and exclusions,
+/// sensors and keyframes, then call [`build`](Self::build).
 #[derive(Clone, Debug)]
 pub struct ModelBuilder {
     name: String,
@@ -198,9 +262,16 @@ pub struct ModelBuilder {
     sites: Vec<Site>,
     meshes: Vec<ConvexMesh>,
     actuators: Vec<Actuator>,
-    tendons: Vec<FixedTendon>,
+    tendons: Vec<TendonSpec>,
+    equalities: Vec<EqualitySpec>,
+    pairs: Vec<ContactPair>,
+    excludes: Vec<[usize; 2]>,
+    sensors: Vec<Sensor>,
     keyframes: Vec<Keyframe>,
     warnings: Vec<String>,
+    /// (actuator, damping ratio): the velocity gain is set from the
+    /// actuator's effective inertia at qpos0 by `build`.
+    dampratios: Vec<(usize, f64)>,
 }
 
 impl ModelBuilder {
@@ -224,8 +295,13 @@ impl ModelBuilder {
             meshes: vec![],
             actuators: vec![],
             tendons: vec![],
+            equalities: vec![],
+            pairs: vec![],
+            excludes: vec![],
+            sensors: vec![],
             keyframes: vec![],
             warnings: vec![],
+            dampratios: vec![],
         }
     }
     /// Adds a body; returns its index.
@@ -261,10 +337,36 @@ impl ModelBuilder {
         self.actuators.push(a);
         self.actuators.len() - 1
     }
-    /// Adds a fixed tendon; returns its index.
-    pub fn add_tendon(&mut self, t: FixedTendon) -> usize {
+    /// Adds a tendon; returns its index.
+    pub fn add_tendon(&mut self, t: TendonSpec) -> usize {
         self.tendons.push(t);
         self.tendons.len() - 1
+    }
+    /// Adds an equality constraint; returns its index.
+    pub fn add_equality(&mut self, e: EqualitySpec) -> usize {
+        self.equalities.push(e);
+        self.equalities.len() - 1
+    }
+    /// Adds an explicit contact pair; returns its index.
+    pub fn add_pair(&mut self, p: ContactPair) -> usize {
+        self.pairs.push(p);
+        self.pairs.len() - 1
+    }
+    /// Excludes contacts between the geoms of bodies `a` and `b`.
+    pub fn add_exclude(&mut self, a: usize, b: usize) {
+        self.excludes.push([a.min(b), a.max(b)]);
+    }
+    /// Gives the position servo `actuator` (a [`ActuatorKind::Position`], or
+    /// a general actuator with an affine bias) the velocity gain
+    /// kd = 2·ratio·√(kp·m), with m the inertia its transmission moves at
+    /// qpos0 (1/(m M⁻¹ mᵀ) for its moment m): MJCF's `dampratio`.
+    pub fn set_actuator_dampratio(&mut self, actuator: usize, ratio: f64) {
+        self.dampratios.push((actuator, ratio));
+    }
+    /// Adds a sensor (its `adr` is assigned by `build`); returns its index.
+    pub fn add_sensor(&mut self, s: Sensor) -> usize {
+        self.sensors.push(s);
+        self.sensors.len() - 1
     }
     /// Adds a keyframe (its vectors are checked against nq, nv, nu by `build`).
     pub fn add_keyframe(&mut self, k: Keyframe) -> usize {
@@ -299,6 +401,45 @@ impl ModelBuilder {
     pub fn keyframe_count(&self) -> usize {
         self.keyframes.len()
     }
+    /// Number of tendons so far.
+    pub fn tendon_count(&self) -> usize {
+        self.tendons.len()
+    }
+    /// Number of sites so far.
+    pub fn site_count(&self) -> usize {
+        self.sites.len()
+    }
+    /// Number of actuator activations so far (general actuators with dynamics).
+    pub fn activation_count(&self) -> usize {
+        self.actuators
+            .iter()
+            .filter(|a| matches!(a.kind, ActuatorKind::General(g) if g.dynamics != ActDynamics::None))
+            .count()
+    }
+    /// Index of the site with this (non-empty) name.
+    pub fn site_by_name(&self, name: &str) -> Option<usize> {
+        self.sites.iter().position(|s| !name.is_empty() && s.name == name)
+    }
+    /// Index of the geom with this (non-empty) name.
+    pub fn geom_by_name(&self, name: &str) -> Option<usize> {
+        self.geoms.iter().position(|g| !name.is_empty() && g.name == name)
+    }
+    /// Index of the tendon with this (non-empty) name.
+    pub fn tendon_by_name(&self, name: &str) -> Option<usize> {
+        self.tendons.iter().position(|t| !name.is_empty() && t.name == name)
+    }
+    /// Index of the actuator with this (non-empty) name.
+    pub fn actuator_by_name(&self, name: &str) -> Option<usize> {
+        self.actuators.iter().position(|a| !name.is_empty() && a.name == name)
+    }
+    /// Kind of joint `j` (when it exists).
+    pub fn joint_kind(&self, j: usize) -> Option<JointKind> {
+        self.joints.get(j).map(|j| j.kind)
+    }
+    /// Site `s` (when it exists).
+    pub fn site(&self, s: usize) -> Option<&Site> {
+        self.sites.get(s)
+    }
     /// Index of the joint with this (non-empty) name.
     pub fn joint_by_name(&self, name: &str) -> Option<usize> {
         self.joints.iter().position(|j| !name.is_empty() && j.name == name)
@@ -324,10 +465,15 @@ impl ModelBuilder {
             geoms: gspecs,
             sites,
             meshes,
-            actuators,
-            tendons,
+            mut actuators,
+            tendons: tspecs,
+            equalities: especs,
+            pairs,
+            mut excludes,
+            mut sensors,
             keyframes,
-            mut warnings,
+            warnings,
+            dampratios,
         } = self;
 
         validate_options(&options)?;
@@ -336,6 +482,10 @@ impl ModelBuilder {
         check_unique_names(gspecs.iter().map(|g| g.name.as_str()), Entity::Geom)?;
         check_unique_names(sites.iter().map(|s| s.name.as_str()), Entity::Site)?;
         check_unique_names(actuators.iter().map(|a| a.name.as_str()), Entity::Actuator)?;
+        check_unique_names(tspecs.iter().map(|t| t.name.as_str()), Entity::Tendon)?;
+        check_unique_names(especs.iter().map(|e| e.name.as_str()), Entity::Equality)?;
+        check_unique_names(pairs.iter().map(|p| p.name.as_str()), Entity::Pair)?;
+        check_unique_names(sensors.iter().map(|s| s.name.as_str()), Entity::Sensor)?;
 
         // ---- bodies: topology and frames
         let nbody = bspecs.len();
@@ -379,7 +529,12 @@ impl ModelBuilder {
                     return Err(e(format!("limit margin must be finite and ≥ 0, got {}", j.limit_margin)));
                 }
             }
-            for (what, x) in [("armature", j.armature), ("damping", j.damping), ("stiffness", j.stiffness)] {
+            for (what, x) in [
+                ("armature", j.armature),
+                ("damping", j.damping),
+                ("frictionloss", j.frictionloss),
+                ("stiffness", j.stiffness),
+            ] {
                 if !(x >= 0.0 && x.is_finite()) {
                     return Err(e(format!("{what} must be finite and ≥ 0, got {x}")));
                 }
@@ -424,6 +579,7 @@ impl ModelBuilder {
                 weld: 0,
                 root: 0,
                 last_dof: None,
+                invweight0: [0.0; 2],
             });
             let parent_last = if bi == 0 { None } else { bodies[b.parent].last_dof };
             let mut last = parent_last;
@@ -464,6 +620,7 @@ impl ModelBuilder {
                     limit_law: None, // from invweight0 once the model is complete
                     armature: j.armature,
                     damping: j.damping,
+                    frictionloss: j.frictionloss,
                     stiffness: j.stiffness,
                     springref: j.springref,
                     reference: j.reference,
@@ -573,6 +730,11 @@ impl ModelBuilder {
                 (0.0, [0.0; 3], [1.0, 0.0, 0.0, 0.0], [0.0; 3])
             } else {
                 let mut acc = InertiaAccumulator::new();
+                // As MuJoCo, a body whose mass comes from one primitive geom
+                // keeps that geom's frame as its inertial frame (moments in
+                // the geom's axis order); several geoms give principal axes.
+                let mut single = None;
+                let mut count = 0;
                 for (gi, g) in gspecs.iter().enumerate().filter(|(_, g)| g.body == bi) {
                     let mesh = g.mesh.map(|m| &meshes[m]);
                     let Some(p) = geom_unit_mass_props(g.kind, g.size, mesh) else {
@@ -585,11 +747,18 @@ impl ModelBuilder {
                     };
                     let rot = Quat::from_array(geoms[gi].quat);
                     let com = Vec3::from_array(g.pos) + rot.rotate(p.com);
-                    acc.add(p.volume * density, com, rot, p.inertia.scale(density));
+                    let inertia = p.inertia.scale(density);
+                    acc.add(p.volume * density, com, rot, inertia);
+                    count += 1;
+                    let m = &inertia.m;
+                    let diagonal = m[0][1] == 0.0 && m[0][2] == 0.0 && m[1][2] == 0.0;
+                    single = (g.kind != GeomKind::Mesh && diagonal)
+                        .then(|| (com.to_array(), rot.to_array(), [m[0][0], m[1][1], m[2][2]]));
                 }
-                match acc.principal() {
-                    Some((c, q, d)) => (acc.mass(), c.to_array(), q.to_array(), d.to_array()),
-                    None => (0.0, [0.0; 3], [1.0, 0.0, 0.0, 0.0], [0.0; 3]),
+                match (acc.principal(), single) {
+                    (Some(_), Some((c, q, d))) if count == 1 => (acc.mass(), c, q, d),
+                    (Some((c, q, d)), _) => (acc.mass(), c.to_array(), q.to_array(), d.to_array()),
+                    (None, _) => (0.0, [0.0; 3], [1.0, 0.0, 0.0, 0.0], [0.0; 3]),
                 }
             };
             let b = &mut bodies[bi];
@@ -642,35 +811,71 @@ impl ModelBuilder {
         }
 
         // ---- actuators
-        for (ai, a) in actuators.iter().enumerate() {
+        let mut na = 0;
+        for (ai, a) in actuators.iter_mut().enumerate() {
             let e = |m: String| ModelError::invalid(Entity::Actuator(ai), &a.name, m);
-            let Some(j) = joints.get(a.joint) else {
-                return Err(e(format!("joint index {} does not exist", a.joint)));
+            let hinge_or_slide = |j: usize| -> Result<(), ModelError> {
+                let Some(jt) = joints.get(j) else {
+                    return Err(e(format!("joint index {j} does not exist")));
+                };
+                if !matches!(jt.kind, JointKind::Hinge | JointKind::Slide) {
+                    return Err(e(format!(
+                        "actuators act on hinge or slide joints; joint '{}' is {}",
+                        jt.name,
+                        jt.kind.name()
+                    )));
+                }
+                Ok(())
             };
-            if !matches!(j.kind, JointKind::Hinge | JointKind::Slide) {
-                return Err(e(format!(
-                    "actuators act on hinge or slide joints; joint '{}' is {}",
-                    j.name,
-                    j.kind.name()
-                )));
-            }
-            match a.kind {
+            match &mut a.kind {
                 ActuatorKind::Motor { gear, force_range } => {
+                    hinge_or_slide(a.joint)?;
                     if !gear.is_finite() {
                         return Err(e(format!("gear must be finite, got {gear}")));
                     }
-                    if let Some([lo, hi]) = force_range {
-                        if !(lo <= hi) || lo.is_nan() || hi.is_nan() {
-                            return Err(e(format!("forcerange [{lo}, {hi}] must have lower ≤ upper")));
-                        }
-                    }
+                    check_range(*force_range, "forcerange").map_err(e)?;
                 }
                 ActuatorKind::Position { kp, kd, effort_limit } => {
-                    if !(kp >= 0.0 && kp.is_finite() && kd >= 0.0 && kd.is_finite()) {
+                    hinge_or_slide(a.joint)?;
+                    if !(*kp >= 0.0 && kp.is_finite() && *kd >= 0.0 && kd.is_finite()) {
                         return Err(e(format!("kp and kd must be finite and ≥ 0, got kp {kp}, kd {kd}")));
                     }
-                    if !(effort_limit > 0.0) {
+                    if !(*effort_limit > 0.0) {
                         return Err(e(format!("effort limit must be > 0 (or infinite), got {effort_limit}")));
+                    }
+                }
+                ActuatorKind::General(g) => {
+                    match g.transmission {
+                        Transmission::Joint(j) => {
+                            hinge_or_slide(j)?;
+                            if a.joint != j {
+                                return Err(e(format!("joint {} differs from the transmission's joint {j}", a.joint)));
+                            }
+                        }
+                        Transmission::Tendon(t) if t >= tspecs.len() => {
+                            return Err(e(format!("tendon index {t} does not exist")));
+                        }
+                        Transmission::Site(si) if si >= sites.len() => {
+                            return Err(e(format!("site index {si} does not exist")));
+                        }
+                        _ => {}
+                    }
+                    if !g.gear.iter().chain(&g.gain).chain(&g.bias).all(|x| x.is_finite()) {
+                        return Err(e("gear, gain and bias parameters must be finite".into()));
+                    }
+                    check_range(g.force_range, "forcerange").map_err(e)?;
+                    check_range(g.act_range, "actrange").map_err(e)?;
+                    match g.dynamics {
+                        ActDynamics::Filter { tau } | ActDynamics::FilterExact { tau }
+                            if !(tau > 0.0 && tau.is_finite()) =>
+                        {
+                            return Err(e(format!("filter time constant must be positive, got {tau} s")));
+                        }
+                        ActDynamics::None => g.act_adr = None,
+                        _ => {
+                            g.act_adr = Some(na);
+                            na += 1;
+                        }
                     }
                 }
             }
@@ -682,29 +887,197 @@ impl ModelBuilder {
         }
 
         // ---- tendons
-        for (ti, t) in tendons.iter().enumerate() {
+        for (ti, t) in tspecs.iter().enumerate() {
             let e = |m: String| ModelError::invalid(Entity::Tendon(ti), &t.name, m);
-            for &(j, c) in &t.joints {
-                let Some(jt) = joints.get(j) else {
-                    return Err(e(format!("joint index {j} does not exist")));
-                };
-                if !matches!(jt.kind, JointKind::Hinge | JointKind::Slide) {
-                    return Err(e(format!(
-                        "fixed tendons couple hinge or slide joints; '{}' is {}",
-                        jt.name,
-                        jt.kind.name()
-                    )));
+            match &t.path {
+                TendonPath::Fixed(list) => {
+                    if list.is_empty() {
+                        return Err(e("a fixed tendon needs at least one joint".into()));
+                    }
+                    for &(j, c) in list {
+                        let Some(jt) = joints.get(j) else {
+                            return Err(e(format!("joint index {j} does not exist")));
+                        };
+                        if !matches!(jt.kind, JointKind::Hinge | JointKind::Slide) {
+                            return Err(e(format!(
+                                "fixed tendons couple hinge or slide joints; '{}' is {}",
+                                jt.name,
+                                jt.kind.name()
+                            )));
+                        }
+                        if !c.is_finite() {
+                            return Err(e(format!("coefficient must be finite, got {c}")));
+                        }
+                    }
                 }
-                if !c.is_finite() {
-                    return Err(e(format!("coefficient must be finite, got {c}")));
+                TendonPath::Spatial(path) => {
+                    // Every branch (between pulleys) needs two or more sites.
+                    let mut branch = 0;
+                    for (k, el) in path.iter().enumerate() {
+                        match *el {
+                            SpatialElement::Site(si) => {
+                                if si >= sites.len() {
+                                    return Err(e(format!("site index {si} does not exist")));
+                                }
+                                branch += 1;
+                            }
+                            SpatialElement::Pulley { divisor } => {
+                                if !(divisor > 0.0 && divisor.is_finite()) {
+                                    return Err(e(format!("pulley divisor must be positive, got {divisor}")));
+                                }
+                                if k == 0 || branch < 2 {
+                                    return Err(e("each branch of a spatial tendon needs at least two sites".into()));
+                                }
+                                branch = 0;
+                            }
+                        }
+                    }
+                    if branch < 2 {
+                        return Err(e("each branch of a spatial tendon needs at least two sites".into()));
+                    }
                 }
             }
-            if t.range.is_some() || t.stiffness != 0.0 || t.damping != 0.0 {
-                warnings.push(format!(
-                    "fixed tendon '{}' has limits, stiffness or damping, which are not simulated",
-                    t.name
-                ));
+            if let Some([lo, hi]) = t.range {
+                if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+                    return Err(e(format!("range [{lo}, {hi}] must be finite with lower < upper")));
+                }
+                t.limit_softness.check().map_err(|m| e(format!("limit softness: {m}")))?;
+                if !(t.limit_margin >= 0.0 && t.limit_margin.is_finite()) {
+                    return Err(e(format!("limit margin must be finite and ≥ 0, got {}", t.limit_margin)));
+                }
             }
+            for (what, x) in [("stiffness", t.stiffness), ("damping", t.damping), ("frictionloss", t.frictionloss)] {
+                if !(x >= 0.0 && x.is_finite()) {
+                    return Err(e(format!("{what} must be finite and ≥ 0, got {x}")));
+                }
+            }
+            if let Some([lo, hi]) = t.springlength
+                && !(lo.is_finite() && hi.is_finite() && lo <= hi)
+            {
+                return Err(e(format!("springlength [{lo}, {hi}] must be finite with low ≤ high")));
+            }
+        }
+
+        // ---- equality constraints
+        for (ei, q) in especs.iter().enumerate() {
+            let e = |m: String| ModelError::invalid(Entity::Equality(ei), &q.name, m);
+            q.softness.check().map_err(|m| e(format!("softness: {m}")))?;
+            match q.kind {
+                EqualityKind::Connect { body, anchor } | EqualityKind::Weld { body, anchor, .. } => {
+                    if body.iter().any(|&b| b >= nbody) {
+                        return Err(e(format!("body indices {body:?} must exist")));
+                    }
+                    if body[0] == body[1] {
+                        return Err(e("the two bodies must differ".into()));
+                    }
+                    if bodies[body[0]].weld == 0 && bodies[body[1]].weld == 0 {
+                        return Err(e("both bodies are static: the constraint cannot act".into()));
+                    }
+                    for a in &anchor {
+                        finite3(a).map_err(|m| e(format!("anchor {m}")))?;
+                    }
+                    if let EqualityKind::Weld { quat, torquescale, .. } = q.kind {
+                        for qq in &quat {
+                            unit_quat(qq).map_err(|m| e(format!("relative orientation {m}")))?;
+                        }
+                        if !torquescale.is_finite() {
+                            return Err(e(format!("torquescale must be finite, got {torquescale}")));
+                        }
+                    }
+                }
+                EqualityKind::Joint { joint, polycoef } => {
+                    let Some(j0) = joint[0] else { return Err(e("the first joint is required".into())) };
+                    for j in [Some(j0), joint[1]].into_iter().flatten() {
+                        match jspecs.get(j) {
+                            Some(js) if matches!(js.kind, JointKind::Hinge | JointKind::Slide) => {}
+                            Some(js) => {
+                                return Err(e(format!(
+                                    "joint equality couples hinge or slide joints; '{}' is {}",
+                                    js.name,
+                                    js.kind.name()
+                                )));
+                            }
+                            None => return Err(e(format!("joint index {j} does not exist"))),
+                        }
+                    }
+                    if !polycoef.iter().all(|c| c.is_finite()) {
+                        return Err(e(format!("polycoef {polycoef:?} must be finite")));
+                    }
+                }
+                EqualityKind::Tendon { tendon, polycoef } => {
+                    let Some(t0) = tendon[0] else { return Err(e("the first tendon is required".into())) };
+                    for t in [Some(t0), tendon[1]].into_iter().flatten() {
+                        if t >= tspecs.len() {
+                            return Err(e(format!("tendon index {t} does not exist")));
+                        }
+                    }
+                    if !polycoef.iter().all(|c| c.is_finite()) {
+                        return Err(e(format!("polycoef {polycoef:?} must be finite")));
+                    }
+                }
+            }
+        }
+
+        // ---- contact pairs and exclusions
+        for (pi, p) in pairs.iter().enumerate() {
+            let e = |m: String| ModelError::invalid(Entity::Pair(pi), &p.name, m);
+            if p.geom.iter().any(|&g| g >= geoms.len()) || p.geom[0] == p.geom[1] {
+                return Err(e(format!("geoms {:?} must be two different existing geoms", p.geom)));
+            }
+            validate_material(&p.material).map_err(e)?;
+            if !(p.margin >= 0.0 && p.margin.is_finite()) {
+                return Err(e(format!("margin must be finite and ≥ 0, got {}", p.margin)));
+            }
+        }
+        for x in &excludes {
+            if x[1] >= nbody {
+                return Err(ModelError::invalid(Entity::Body(x[1]), "", "excluded body does not exist"));
+            }
+        }
+        excludes.sort_unstable();
+        excludes.dedup();
+
+        // ---- sensors
+        let mut nsensordata = 0;
+        for (si, sn) in sensors.iter_mut().enumerate() {
+            let e = |m: String| ModelError::invalid(Entity::Sensor(si), &sn.name, m);
+            let frame_ok = |f: &FrameObject| match *f {
+                FrameObject::Body(b) | FrameObject::XBody(b) => b < nbody,
+                FrameObject::Geom(g) => g < geoms.len(),
+                FrameObject::Site(s) => s < sites.len(),
+            };
+            let ok = match &sn.kind {
+                SensorKind::JointPos(j) | SensorKind::JointVel(j) => {
+                    joints.get(*j).is_some_and(|j| matches!(j.kind, JointKind::Hinge | JointKind::Slide))
+                }
+                SensorKind::TendonPos(t) | SensorKind::TendonVel(t) => *t < tspecs.len(),
+                SensorKind::ActuatorPos(a) | SensorKind::ActuatorVel(a) | SensorKind::ActuatorFrc(a) => {
+                    *a < actuators.len()
+                }
+                SensorKind::FramePos(o, r)
+                | SensorKind::FrameQuat(o, r)
+                | SensorKind::FrameXAxis(o, r)
+                | SensorKind::FrameYAxis(o, r)
+                | SensorKind::FrameZAxis(o, r) => frame_ok(o) && r.as_ref().is_none_or(frame_ok),
+                SensorKind::FrameLinVel(o) | SensorKind::FrameAngVel(o) => frame_ok(o),
+                SensorKind::SubtreeCom(b) => *b < nbody,
+                SensorKind::Touch(s)
+                | SensorKind::Accelerometer(s)
+                | SensorKind::Gyro(s)
+                | SensorKind::Velocimeter(s) => *s < sites.len(),
+                SensorKind::Unsupported { .. } => true,
+            };
+            if !ok {
+                return Err(e(format!(
+                    "{} sensor refers to an object that does not exist or has the wrong type",
+                    sn.kind.name()
+                )));
+            }
+            if !(sn.cutoff >= 0.0) {
+                return Err(e(format!("cutoff must be ≥ 0, got {}", sn.cutoff)));
+            }
+            sn.adr = nsensordata;
+            nsensordata += sn.kind.dim();
         }
 
         // ---- keyframes
@@ -720,11 +1093,44 @@ impl ModelBuilder {
             if k.ctrl.len() != nu {
                 return Err(e(format!("ctrl has {} values, the model has nu = {nu}", k.ctrl.len())));
             }
-            if !k.qpos.iter().chain(&k.qvel).chain(&k.ctrl).all(|x| x.is_finite()) || !k.time.is_finite() {
+            if k.act.len() != na {
+                return Err(e(format!("act has {} values, the model has na = {na}", k.act.len())));
+            }
+            if !k.qpos.iter().chain(&k.qvel).chain(&k.ctrl).chain(&k.act).all(|x| x.is_finite()) || !k.time.is_finite()
+            {
                 return Err(e("values must be finite".into()));
             }
         }
 
+        // Placeholder laws until the effective masses are known (below).
+        let unit_law = Softness::default().law(1.0, options.timestep);
+        let tendons = tspecs
+            .into_iter()
+            .map(|t| Tendon {
+                name: t.name,
+                path: t.path,
+                range: t.range,
+                limit_softness: t.limit_softness,
+                limit_margin: t.limit_margin,
+                limit_law: None,
+                stiffness: t.stiffness,
+                damping: t.damping,
+                frictionloss: t.frictionloss,
+                springlength: t.springlength.unwrap_or([f64::NAN; 2]),
+                length0: 0.0,
+                invweight0: 0.0,
+            })
+            .collect();
+        let equalities = especs
+            .iter()
+            .map(|q| Equality {
+                name: q.name.clone(),
+                kind: q.kind,
+                active: q.active,
+                softness: q.softness,
+                laws: [unit_law; 2],
+            })
+            .collect();
         let mut model = Model {
             name,
             options,
@@ -736,36 +1142,204 @@ impl ModelBuilder {
             meshes,
             actuators,
             tendons,
+            equalities,
+            pairs,
+            excludes,
+            sensors,
             keyframes,
             nq,
             nv,
+            na,
+            nsensordata,
             qpos0,
             warnings,
         };
-        let invweight = inverse_mass_diagonal(&model)?;
-        for (dof, w) in model.dofs.iter_mut().zip(&invweight) {
-            dof.invweight0 = *w;
-        }
-        let timestep = model.options.timestep;
-        for j in model.joints.iter_mut().filter(|j| j.range.is_some()) {
-            j.limit_law = Some(j.limit_softness.law(1.0 / invweight[j.dof_adr], timestep));
-        }
+        compile_at_qpos0(&mut model, &especs, &dampratios)?;
         Ok(model)
     }
 }
 
-/// The diagonal of M⁻¹ at the reference pose (MuJoCo's `dof_invweight0`
-/// for hinge and slide dofs). Fails unless M is positive definite there:
-/// every degree of freedom must move some mass (or carry armature).
-fn inverse_mass_diagonal(model: &Model) -> Result<Vec<f64>, ModelError> {
-    if model.nv == 0 {
-        return Ok(vec![]);
-    }
+/// The quantities that need the model at qpos0: effective masses
+/// (`dof_invweight0`, `body_invweight0`, `tendon_invweight0`), tendon rest
+/// lengths, equality poses fitted at qpos0, and the soft-constraint laws of
+/// joint limits, tendon limits and equality constraints.
+fn compile_at_qpos0(model: &mut Model, especs: &[EqualitySpec], dampratios: &[(usize, f64)]) -> Result<(), ModelError> {
+    let (nv, nb) = (model.nv, model.bodies.len());
     let mut data = crate::dynamics::Data::<f64>::new(model);
     data.q.copy_from_slice(&model.qpos0);
     crate::dynamics::kinematics(model, &mut data);
-    crate::dynamics::mass_matrix(model, &mut data);
+    crate::dynamics::transmissions(model, &mut data);
+    let minv = inverse_mass(model, &mut data)?;
+    // x_i M⁻¹ x_j for rows x of length nv.
+    let quad = |x: &[f64], y: &[f64]| -> f64 {
+        let mut s = 0.0;
+        for i in 0..nv {
+            if x[i] != 0.0 {
+                for j in 0..nv {
+                    s += x[i] * minv[i * nv + j] * y[j];
+                }
+            }
+        }
+        s
+    };
+    // MuJoCo's dof_invweight0: the diagonal of M⁻¹, averaged over the
+    // translations and over the rotations of free and ball joints.
+    for j in &model.joints {
+        let d = j.dof_adr;
+        let mean = |a: usize, n: usize| (a..a + n).map(|k| minv[k * nv + k]).sum::<f64>() / n as f64;
+        let groups: &[(usize, usize)] = match j.kind {
+            JointKind::Free => &[(0, 3), (3, 3)],
+            JointKind::Ball => &[(0, 3)],
+            JointKind::Hinge | JointKind::Slide => &[(0, 1)],
+        };
+        for &(o, n) in groups {
+            let w = mean(d + o, n);
+            (d + o..d + o + n).for_each(|k| model.dofs[k].invweight0 = w);
+        }
+    }
+    let mut jp = vec![0.0; 3 * nv];
+    let mut jr = vec![0.0; 3 * nv];
+    for b in 1..nb {
+        if model.bodies[b].weld == 0 {
+            continue;
+        }
+        if slides_only(model, b) {
+            // MuJoCo's "simple" body: its inverse inertia is its mass alone
+            // (armature ignored), for the body and for its dofs.
+            let w = 1.0 / model.bodies[b].mass.max(1e-15);
+            model.bodies[b].invweight0 = [w, 0.0];
+            let body = &model.bodies[b];
+            (body.dof_adr..body.dof_adr + body.dof_num).for_each(|k| model.dofs[k].invweight0 = w);
+            continue;
+        }
+        crate::dynamics::point_jacobian(model, &data, b, data.xipos[b], &mut jp, Some(&mut jr));
+        let mut w = [0.0; 2];
+        for r in 0..3 {
+            w[0] += quad(&jp[r * nv..(r + 1) * nv], &jp[r * nv..(r + 1) * nv]) / 3.0;
+            w[1] += quad(&jr[r * nv..(r + 1) * nv], &jr[r * nv..(r + 1) * nv]) / 3.0;
+        }
+        model.bodies[b].invweight0 = w;
+    }
+    for &(ai, ratio) in dampratios {
+        let a = &mut model.actuators[ai];
+        let e = |m: &str| ModelError::invalid(Entity::Actuator(ai), &a.name, m);
+        let row = &data.actuator_moment[ai * nv..(ai + 1) * nv];
+        let w = quad(row, row);
+        if !(w > 0.0 && ratio >= 0.0) {
+            return Err(e("dampratio needs a non-negative ratio and a transmission that moves some inertia at qpos0"));
+        }
+        match &mut a.kind {
+            ActuatorKind::Position { kp, kd, .. } => *kd = 2.0 * ratio * (*kp / w).sqrt(),
+            ActuatorKind::General(g) => g.bias[2] = -2.0 * ratio * (-g.bias[1] / w).max(0.0).sqrt(),
+            ActuatorKind::Motor { .. } => return Err(e("dampratio applies to position servos")),
+        }
+    }
+    let flags = model.options.flags;
+    let timestep = if flags.refsafe { model.options.timestep } else { 0.0 };
+    for j in model.joints.iter_mut() {
+        j.limit_law = match (j.range, flags.limit) {
+            (Some(_), true) => Some(j.limit_softness.law(1.0 / model.dofs[j.dof_adr].invweight0, timestep)),
+            _ => None,
+        };
+    }
+    for (ti, t) in model.tendons.iter_mut().enumerate() {
+        let row = &data.ten_jac[ti * nv..(ti + 1) * nv];
+        t.length0 = data.ten_length[ti];
+        t.invweight0 = quad(row, row);
+        if t.springlength[0].is_nan() {
+            t.springlength = [t.length0; 2];
+        }
+        if t.range.is_some() && flags.limit {
+            if !(t.invweight0 > 0.0) {
+                return Err(ModelError::invalid(
+                    Entity::Tendon(ti),
+                    &t.name,
+                    "a limited tendon must move some degree of freedom at qpos0",
+                ));
+            }
+            t.limit_law = Some(t.limit_softness.law(1.0 / t.invweight0, timestep));
+        }
+    }
+    for (ei, spec) in especs.iter().enumerate() {
+        let e = |m: &str| ModelError::invalid(Entity::Equality(ei), &spec.name, m);
+        let mut kind = spec.kind;
+        if spec.fit_at_qpos0 {
+            let pose = |b: usize| (data.xpos[b], data.xquat[b]);
+            match &mut kind {
+                EqualityKind::Connect { body, anchor } => {
+                    let ((p0, q0), (p1, q1)) = (pose(body[0]), pose(body[1]));
+                    let world = p0 + q0.rotate(Vec3::from_array(anchor[0]));
+                    anchor[1] = q1.conj().rotate(world - p1).to_array();
+                }
+                EqualityKind::Weld { body, anchor, quat, .. } => {
+                    let ((p0, q0), (p1, q1)) = (pose(body[0]), pose(body[1]));
+                    let world = p1 + q1.rotate(Vec3::from_array(anchor[1]));
+                    anchor[0] = q0.conj().rotate(world - p0).to_array();
+                    let frame1 = q1 * Quat::from_array(quat[1]).normalize();
+                    quat[0] = (q0.conj() * frame1).normalize().to_array();
+                }
+                _ => {}
+            }
+        }
+        let iw = |b: usize, k: usize| model.bodies[b].invweight0[k];
+        let masses = match kind {
+            EqualityKind::Connect { body, .. } | EqualityKind::Weld { body, .. } => {
+                [iw(body[0], 0) + iw(body[1], 0), iw(body[0], 1) + iw(body[1], 1)]
+            }
+            EqualityKind::Joint { joint, .. } => {
+                let w: f64 = joint.iter().flatten().map(|&j| model.dofs[model.joints[j].dof_adr].invweight0).sum();
+                [w, w]
+            }
+            EqualityKind::Tendon { tendon, .. } => {
+                let w: f64 = tendon.iter().flatten().map(|&t| model.tendons[t].invweight0).sum();
+                [w, w]
+            }
+        };
+        let rows = if matches!(kind, EqualityKind::Weld { .. }) { 2 } else { 1 };
+        if masses[..rows].iter().all(|w| !(*w > 0.0)) {
+            return Err(e("the constraint moves no degree of freedom at qpos0 (zero effective inverse mass)"));
+        }
+        let q = &mut model.equalities[ei];
+        q.kind = kind;
+        // Rows that move nothing (a weld's rotation rows on a body that only
+        // slides) get a law without force.
+        q.laws = masses.map(|w| {
+            if w > 0.0 { q.softness.law(1.0 / w, timestep) } else { SpringLaw { mk: 0.0, damp: 0.0, ..q.laws[0] } }
+        });
+    }
+    Ok(())
+}
+
+/// MuJoCo's "simple body with no rotations": a child of the world without
+/// children, with its centre of mass at its origin and principal axes
+/// along its frame, moved only by slide joints with orthogonal axes.
+fn slides_only(model: &Model, b: usize) -> bool {
+    let body = &model.bodies[b];
+    let centred = body.ipos.iter().all(|x| x.abs() < 1e-12) && (body.iquat[0].abs() - 1.0).abs() < 1e-12;
+    let joints = &model.joints[body.jnt_adr..body.jnt_adr + body.jnt_num];
+    let orthogonal = joints.iter().enumerate().all(|(i, a)| {
+        joints[i + 1..].iter().all(|c| {
+            let d: f64 = (0..3).map(|k| a.axis[k] * c.axis[k]).sum();
+            d.abs() < 1e-10
+        })
+    });
+    body.parent == WORLD
+        && centred
+        && !joints.is_empty()
+        && joints.iter().all(|j| j.kind == JointKind::Slide)
+        && orthogonal
+        && !model.bodies.iter().any(|c| c.parent == b)
+}
+
+/// M⁻¹ at the configuration in `data` (after kinematics), row-major
+/// nv × nv. Fails unless M is positive definite there: every degree of
+/// freedom must move some mass (or carry armature).
+fn inverse_mass(model: &Model, data: &mut crate::dynamics::Data<f64>) -> Result<Vec<f64>, ModelError> {
     let n = model.nv;
+    if n == 0 {
+        return Ok(vec![]);
+    }
+    crate::dynamics::mass_matrix(model, data);
     let mut m = data.mass.clone();
     if let Err(err) = crate::math::cholesky_factor(&mut m, n) {
         let dof = &model.dofs[err.pivot];
@@ -780,15 +1354,27 @@ fn inverse_mass_diagonal(model: &Model) -> Result<Vec<f64>, ModelError> {
             ),
         ));
     }
-    let mut diag = vec![0.0; n];
+    let mut inv = vec![0.0; n * n];
     let mut e = vec![0.0; n];
     for i in 0..n {
         e.iter_mut().for_each(|x| *x = 0.0);
         e[i] = 1.0;
         crate::math::cholesky_solve_in_place(&m, n, &mut e);
-        diag[i] = e[i];
+        for k in 0..n {
+            inv[k * n + i] = e[k];
+        }
     }
-    Ok(diag)
+    Ok(inv)
+}
+
+/// Checks an optional [lower, upper] range.
+fn check_range(r: Option<[f64; 2]>, what: &str) -> Result<(), String> {
+    match r {
+        Some([lo, hi]) if !(lo <= hi) || lo.is_nan() || hi.is_nan() => {
+            Err(format!("{what} [{lo}, {hi}] must have lower ≤ upper"))
+        }
+        _ => Ok(()),
+    }
 }
 
 fn validate_options(o: &Options) -> Result<(), ModelError> {

@@ -17,8 +17,14 @@ pub enum Entity {
     Mesh(usize),
     /// An actuator.
     Actuator(usize),
-    /// A fixed tendon.
+    /// A tendon.
     Tendon(usize),
+    /// An equality constraint.
+    Equality(usize),
+    /// An explicit contact pair.
+    Pair(usize),
+    /// A sensor.
+    Sensor(usize),
     /// A keyframe.
     Keyframe(usize),
 }
@@ -34,6 +40,9 @@ impl fmt::Display for Entity {
             Entity::Mesh(i) => write!(f, "mesh #{i}"),
             Entity::Actuator(i) => write!(f, "actuator #{i}"),
             Entity::Tendon(i) => write!(f, "tendon #{i}"),
+            Entity::Equality(i) => write!(f, "equality #{i}"),
+            Entity::Pair(i) => write!(f, "contact pair #{i}"),
+            Entity::Sensor(i) => write!(f, "sensor #{i}"),
             Entity::Keyframe(i) => write!(f, "keyframe #{i}"),
         }
     }

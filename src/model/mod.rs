@@ -12,15 +12,20 @@
 //! and `axis`, geom and site poses are in the body frame. Units are SI.
 
 mod builder;
+mod constraint;
 mod error;
 pub mod inertia;
 pub mod mesh;
 pub mod mjcf;
+mod sensor;
 pub mod soft;
+mod summary;
 
-pub use builder::{BodySpec, GeomSpec, Inertial, JointSpec, ModelBuilder, WORLD};
+pub use builder::{BodySpec, EqualitySpec, GeomSpec, Inertial, JointSpec, ModelBuilder, TendonSpec, WORLD};
+pub use constraint::{ContactPair, Equality, EqualityKind, Flags, SpatialElement, Tendon, TendonPath};
 pub use error::{Entity, ModelError};
 pub use mesh::ConvexMesh;
+pub use sensor::{FrameObject, Sensor, SensorKind};
 
 /// Joint types, with MuJoCo's coordinate conventions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -181,11 +186,36 @@ pub struct Options {
     /// Contacts are reported while the signed distance φ is below this (m);
     /// each geom's own [`Geom::margin`] can raise it for that geom.
     pub margin: f64,
+    /// Physics switches (MuJoCo's `<option><flag>`).
+    pub flags: Flags,
+    /// Density of the surrounding medium (kg/m³) for fluid forces.
+    pub density: f64,
+    /// Dynamic viscosity of the medium (Pa·s) for fluid forces.
+    pub viscosity: f64,
+    /// Velocity of the medium (m/s, world frame) for fluid forces.
+    pub wind: [f64; 3],
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Self { timestep: 0.002, gravity: [0.0, 0.0, -9.81], stiction_tolerance: 1e-4, margin: 0.0 }
+        Self {
+            timestep: 0.002,
+            gravity: [0.0, 0.0, -9.81],
+            stiction_tolerance: 1e-4,
+            margin: 0.0,
+            flags: Flags::default(),
+            density: 0.0,
+            viscosity: 0.0,
+            wind: [0.0; 3],
+        }
+    }
+}
+
+impl Options {
+    /// Whether fluid forces act (a medium with density or viscosity, and
+    /// fluid forces switched on).
+    pub fn has_fluid(&self) -> bool {
+        self.flags.fluid && (self.density > 0.0 || self.viscosity > 0.0)
     }
 }
 
@@ -223,6 +253,11 @@ pub struct Body {
     pub root: usize,
     /// Last degree of freedom on the path from the world to this body (None if the body is static).
     pub last_dof: Option<usize>,
+    /// Inverse effective mass of the body at qpos0 for translation (1/kg)
+    /// and rotation (1/(kg·m²)): the mean diagonal of J M⁻¹ Jᵀ for the
+    /// Jacobian J of its centre of mass (MuJoCo's `body_invweight0`; 0 for
+    /// static bodies).
+    pub invweight0: [f64; 2],
 }
 
 /// A joint connecting a body to its parent.
@@ -256,6 +291,10 @@ pub struct Joint {
     pub armature: f64,
     /// Viscous damping (N·m·s/rad or N·s/m), integrated implicitly.
     pub damping: f64,
+    /// Dry friction (N·m or N): a friction force of at most this magnitude
+    /// opposes the joint's motion (MuJoCo's `frictionloss`, regularised like
+    /// contact friction, see [`crate::icf`]).
+    pub frictionloss: f64,
     /// Passive spring stiffness (N·m/rad or N/m) towards `springref`.
     pub stiffness: f64,
     /// Spring rest position (rad or m), hinge and slide only.
@@ -317,7 +356,7 @@ pub struct Geom {
     pub rbound: f64,
 }
 
-/// A named frame on a body (for sensors, targets, tests).
+/// A named frame on a body (for sensors, targets, tendons, tests).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Site {
     /// Name (may be empty).
@@ -328,6 +367,11 @@ pub struct Site {
     pub pos: [f64; 3],
     /// Orientation in the body frame.
     pub quat: [f64; 4],
+    /// Shape of the site's volume (touch sensors count contacts inside it):
+    /// sphere, capsule, cylinder, ellipsoid or box.
+    pub kind: GeomKind,
+    /// Size of the volume (m), as for a geom of `kind`.
+    pub size: [f64; 3],
 }
 
 /// Actuator dynamics.
@@ -350,37 +394,92 @@ pub enum ActuatorKind {
         /// Largest magnitude of the generalized force (N·m or N); infinite when unlimited.
         effort_limit: f64,
     },
+    /// MuJoCo's general actuator (MJCF `<general>` and the shortcuts that
+    /// are not a plain motor or position servo): force
+    /// f = gain·input + bias, clamped to the force range, on a joint,
+    /// tendon or site; see [`GeneralActuator`].
+    General(GeneralActuator),
 }
 
-/// An actuator acting on one hinge or slide joint.
+/// Where a general actuator applies its force (its transmission), with
+/// `gear` scaling (MJCF `joint`, `tendon`, `site`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Transmission {
+    /// A hinge or slide joint: length L = `gear[0]`·q, generalized force `gear[0]`·f.
+    Joint(usize),
+    /// A tendon: L = `gear[0]`·(tendon length), force along the tendon `gear[0]`·f.
+    Tendon(usize),
+    /// A site: a force `gear[0..3]`·f and torque `gear[3..6]`·f in the site's
+    /// frame at the site (a thruster); the length is 0 (MuJoCo without `refsite`).
+    Site(usize),
+}
+
+/// Activation dynamics of a general actuator (MJCF `dyntype`), with
+/// actuation input u = ctrl (clamped to the control range).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ActDynamics {
+    /// No activation: the force input is u itself.
+    None,
+    /// ȧ = u (`integrator`).
+    Integrator,
+    /// ȧ = (u − a)/τ (`filter`; cenic integrates it exactly, like `filterexact`).
+    Filter {
+        /// Time constant τ (s), > 0.
+        tau: f64,
+    },
+    /// The same filter, integrated exactly (`filterexact`).
+    FilterExact {
+        /// Time constant τ (s), > 0.
+        tau: f64,
+    },
+}
+
+/// A general actuator: length L and velocity L̇ = m·v of its transmission
+/// (moment vector m, gear included), force
+/// f = (g0 + g1·L + g2·L̇)·input + b0 + b1·L + b2·L̇, clamped to
+/// `force_range`, generalized force mᵀ f. The input is the activation
+/// when the actuator has one, else the control.
+///
+/// When the force does not increase with the actuator's own motion
+/// (∂f/∂L ≤ 0 and ∂f/∂L̇ ≤ 0: a position or velocity servo, a damper) it is
+/// treated implicitly in the convex step, like [`ActuatorKind::Position`]:
+/// f(v) = clamp(f0 − (h·kp + kd)·m·v, lo, hi) with kp = −∂f/∂L and
+/// kd = −∂f/∂L̇. Otherwise it is explicit, evaluated at the start of the step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GeneralActuator {
+    /// Transmission.
+    pub transmission: Transmission,
+    /// Gear (only the first entry for joints and tendons).
+    pub gear: [f64; 6],
+    /// Activation dynamics.
+    pub dynamics: ActDynamics,
+    /// Gain parameters [g0, g1, g2] (`gaintype` fixed: [g0, 0, 0]).
+    pub gain: [f64; 3],
+    /// Bias parameters [b0, b1, b2] (`biastype` none: zeros).
+    pub bias: [f64; 3],
+    /// Limits of the force f (before the transmission), when present.
+    pub force_range: Option<[f64; 2]>,
+    /// Limits of the activation, when present (`actlimited`).
+    pub act_range: Option<[f64; 2]>,
+    /// Index of the activation in the activation vector (when it has one).
+    pub act_adr: Option<usize>,
+}
+
+/// An actuator. Motor and position actuators act on one hinge or slide
+/// joint ([`Actuator::joint`]); general actuators name their transmission.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Actuator {
     /// Name (may be empty).
     pub name: String,
-    /// Actuated joint (hinge or slide).
+    /// Actuated joint (hinge or slide) of motor and position actuators and
+    /// of general actuators with a joint transmission; `usize::MAX` for
+    /// other transmissions.
     pub joint: usize,
     /// Dynamics.
     pub kind: ActuatorKind,
     /// Controls are clamped to this range when present (motor: control
     /// units; position: rad or m).
     pub ctrl_range: Option<[f64; 2]>,
-}
-
-/// A fixed tendon: a linear combination of joint positions. Stored for
-/// completeness; tendons that carry limits, stiffness or damping are not yet
-/// simulated and produce a loader warning.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FixedTendon {
-    /// Name (may be empty).
-    pub name: String,
-    /// (joint index, coefficient) pairs.
-    pub joints: Vec<(usize, f64)>,
-    /// Length limits, when present.
-    pub range: Option<[f64; 2]>,
-    /// Stiffness (N/m) — not simulated.
-    pub stiffness: f64,
-    /// Damping (N·s/m) — not simulated.
-    pub damping: f64,
 }
 
 /// A named state: positions, velocities and controls.
@@ -396,6 +495,8 @@ pub struct Keyframe {
     pub qvel: Vec<f64>,
     /// Controls (length nu).
     pub ctrl: Vec<f64>,
+    /// Actuator activations (length na).
+    pub act: Vec<f64>,
 }
 
 /// An immutable, validated model. See the module docs for conventions.
@@ -419,8 +520,20 @@ pub struct Model {
     pub meshes: Vec<ConvexMesh>,
     /// Actuators; the control vector has one entry per actuator.
     pub actuators: Vec<Actuator>,
-    /// Fixed tendons.
-    pub tendons: Vec<FixedTendon>,
+    /// Tendons.
+    pub tendons: Vec<Tendon>,
+    /// Equality constraints.
+    pub equalities: Vec<Equality>,
+    /// Explicit contact pairs.
+    pub pairs: Vec<ContactPair>,
+    /// Body pairs that never collide (MJCF `<contact><exclude>`), each sorted.
+    pub excludes: Vec<[usize; 2]>,
+    /// Sensors; their outputs fill the sensor data vector in order.
+    pub sensors: Vec<Sensor>,
+    /// Number of actuator activation states.
+    pub na: usize,
+    /// Length of the sensor data vector.
+    pub nsensordata: usize,
     /// Keyframes.
     pub keyframes: Vec<Keyframe>,
     /// Number of position coordinates.
@@ -474,10 +587,16 @@ impl Model {
     pub fn body_is_dynamic(&self, b: usize) -> bool {
         self.bodies[b].weld != 0
     }
-    /// Whether geoms `a` and `b` may collide: contype/conaffinity masks, not on
-    /// the same weld group, not parent–child (unless the parent is the world),
-    /// and not both static.
+    /// Whether geoms `a` and `b` may collide through MuJoCo's dynamic
+    /// filtering: contacts switched on, contype/conaffinity masks, not on
+    /// the same weld group, not parent–child (unless the parent is the world
+    /// or `filterparent` is off), their bodies not excluded
+    /// ([`Model::excludes`]), and no explicit pair for them (an explicit
+    /// pair replaces the dynamic one, see [`Model::contact_pair`]).
     pub fn geoms_can_collide(&self, a: usize, b: usize) -> bool {
+        if !self.options.flags.contact {
+            return false;
+        }
         let (ga, gb) = (&self.geoms[a], &self.geoms[b]);
         if (ga.contype & gb.conaffinity) == 0 && (gb.contype & ga.conaffinity) == 0 {
             return false;
@@ -490,84 +609,82 @@ impl Model {
         // Parent–child exclusion on weld groups, except with the world.
         let pa = self.bodies[self.bodies[wa].parent].weld;
         let pb = self.bodies[self.bodies[wb].parent].weld;
-        if (wa != 0 && pa == wb && wb != 0) || (wb != 0 && pb == wa && wa != 0) {
+        let parent_child = wa != 0 && wb != 0 && (pa == wb || pb == wa);
+        if self.options.flags.filterparent && parent_child {
             return false;
         }
-        true
+        let body_pair = [ga.body.min(gb.body), ga.body.max(gb.body)];
+        if self.excludes.contains(&body_pair) {
+            return false;
+        }
+        self.contact_pair(a, b).is_none()
     }
-    /// A short human-readable summary (used by `cenic info`).
-    pub fn summary(&self) -> String {
-        use std::fmt::Write;
-        let mut s = String::new();
-        let _ = writeln!(s, "model '{}'", self.name);
-        let _ = writeln!(
-            s,
-            "  nq = {}, nv = {}, nu = {}, total mass = {:.6} kg, timestep = {} s, gravity = {:?}",
-            self.nq,
-            self.nv,
-            self.nu(),
-            self.total_mass(),
-            self.options.timestep,
-            self.options.gravity
-        );
-        let _ = writeln!(s, "  bodies ({}):", self.bodies.len());
-        for (i, b) in self.bodies.iter().enumerate() {
-            let joints: Vec<String> = (b.jnt_adr..b.jnt_adr + b.jnt_num)
-                .map(|j| format!("{}:{}", self.joints[j].kind.name(), display_name(&self.joints[j].name, j)))
-                .collect();
-            let _ = writeln!(
-                s,
-                "    [{i}] {:<20} parent {:<3} mass {:>10.5} kg  joints [{}]",
-                display_name(&b.name, i),
-                b.parent,
-                b.mass,
-                joints.join(", ")
-            );
+    /// The explicit contact pair of geoms `a` and `b` (either order), when
+    /// there is one and contacts are switched on.
+    pub fn contact_pair(&self, a: usize, b: usize) -> Option<&ContactPair> {
+        if !self.options.flags.contact || self.pairs.is_empty() {
+            return None;
         }
-        let _ = writeln!(s, "  geoms ({}):", self.geoms.len());
-        for (i, g) in self.geoms.iter().enumerate() {
-            let _ = writeln!(
-                s,
-                "    [{i}] {:<20} {:<9} body {:<3} size {:?}  k {:.3e} N/m  d {} s/m  mu {}/{}",
-                display_name(&g.name, i),
-                g.kind.name(),
-                g.body,
-                g.size,
-                g.material.stiffness,
-                g.material.dissipation,
-                g.material.mu_static,
-                g.material.mu_dynamic
-            );
+        self.pairs.iter().find(|p| (p.geom[0] == a && p.geom[1] == b) || (p.geom[0] == b && p.geom[1] == a))
+    }
+    /// Whether geoms `a` and `b` can be in contact at all: dynamically
+    /// ([`Model::geoms_can_collide`]) or through an explicit pair.
+    pub fn geoms_may_touch(&self, a: usize, b: usize) -> bool {
+        self.geoms_can_collide(a, b) || self.contact_pair(a, b).is_some()
+    }
+    /// The first feature of this model that the GPU batch does not simulate,
+    /// naming the element, or `None` when the GPU path covers the model:
+    /// tendons that act (limits, spring, damping, friction loss), joint
+    /// friction loss, equality constraints, general actuators (and with them
+    /// activation states and tendon or site transmissions), explicit contact
+    /// pairs, fluid forces, and switched-off actuation, springs, dampers or
+    /// control clamping. (Contact exclusions, `filterparent` and switched-off
+    /// contacts, limits or gravity act through the model itself and run on
+    /// the GPU.)
+    pub fn gpu_unsupported(&self) -> Option<String> {
+        for (i, t) in self.tendons.iter().enumerate() {
+            if t.range.is_some() || t.stiffness != 0.0 || t.damping != 0.0 || t.frictionloss != 0.0 {
+                return Some(format!(
+                    "tendon '{}' (limits, stiffness, damping or friction loss)",
+                    display_name(&t.name, i)
+                ));
+            }
         }
-        let _ = writeln!(s, "  actuators ({}):", self.actuators.len());
+        if let Some((i, j)) = self.joints.iter().enumerate().find(|(_, j)| j.frictionloss > 0.0) {
+            return Some(format!("friction loss of joint '{}'", display_name(&j.name, i)));
+        }
+        if let Some((i, e)) = self.equalities.iter().enumerate().next() {
+            return Some(format!("equality constraint '{}' ({})", display_name(&e.name, i), e.kind_name()));
+        }
         for (i, a) in self.actuators.iter().enumerate() {
-            let kind = match a.kind {
-                ActuatorKind::Motor { gear, force_range } => format!("motor gear {gear} force range {force_range:?}"),
-                ActuatorKind::Position { kp, kd, effort_limit } => {
-                    format!("position kp {kp} kd {kd} effort limit {effort_limit}")
-                }
-            };
-            let _ = writeln!(
-                s,
-                "    [{i}] {:<20} joint {:<20} {kind}",
-                display_name(&a.name, i),
-                display_name(&self.joints[a.joint].name, a.joint)
-            );
+            if let ActuatorKind::General(g) = &a.kind {
+                let what =
+                    if g.act_adr.is_some() { "general actuator with an activation state" } else { "general actuator" };
+                return Some(format!("{what} '{}'", display_name(&a.name, i)));
+            }
         }
-        if !self.tendons.is_empty() {
-            let _ = writeln!(s, "  fixed tendons: {}", self.tendons.len());
+        if let Some((i, p)) = self.pairs.iter().enumerate().next() {
+            return Some(format!("explicit contact pair '{}'", display_name(&p.name, i)));
         }
-        if !self.keyframes.is_empty() {
-            let names: Vec<String> = self.keyframes.iter().enumerate().map(|(i, k)| display_name(&k.name, i)).collect();
-            let _ = writeln!(s, "  keyframes: {}", names.join(", "));
+        if self.options.has_fluid() {
+            return Some("fluid forces (option density/viscosity)".into());
         }
-        for w in &self.warnings {
-            let _ = writeln!(s, "  warning: {w}");
+        let f = self.options.flags;
+        for (off, what) in [
+            (!f.actuation, "option flag actuation=\"disable\""),
+            (!f.spring, "option flag spring=\"disable\""),
+            (!f.damper, "option flag damper=\"disable\""),
+            (!f.clampctrl, "option flag clampctrl=\"disable\""),
+        ] {
+            if off {
+                return Some(what.into());
+            }
         }
-        s
+        None
     }
 }
 
-fn display_name(name: &str, i: usize) -> String {
+/// A name for messages: the name, or `#index` when it is empty.
+pub(crate) fn display_name(name: &str, i: usize) -> String {
     if name.is_empty() { format!("#{i}") } else { name.to_string() }
 }

@@ -145,13 +145,28 @@ impl SpringLaw {
     /// step engages), the tangent stiffness dF/dr ≥ 0 and the damping c,
     /// both evaluated at max(r, 0).
     pub fn at<T: Real>(&self, r: T) -> (T, T, T) {
+        let (ks, kt, c) = self.stiffness(r.max(T::zero()));
+        (ks * r, kt, c)
+    }
+
+    /// At violation magnitude `r` ≥ 0 (m or rad): the secant stiffness
+    /// F(r)/r, the tangent stiffness dF/dr ≥ 0 and the damping c. For
+    /// constraints with several rows (connect, weld) MuJoCo evaluates the
+    /// impedance at the norm of the violation vector; each row then acts
+    /// with the secant stiffness on its own component.
+    pub fn stiffness<T: Real>(&self, r: T) -> (T, T, T) {
         let mk = T::c(self.mk);
-        let rp = r.max(T::zero());
-        let (d, dd) = impedance(&self.imp, rp);
+        if !(r > T::zero()) {
+            // Not violated (the common case): the impedance is d0.
+            let d0 = T::c(self.imp[0]);
+            let k0 = mk * d0 * d0 / (T::one() - d0);
+            return (k0, k0, T::c(self.damp) * k0.sqrt());
+        }
+        let (d, dd) = impedance(&self.imp, r);
         let one = T::one();
         let ks = mk * d * d / (one - d);
-        let kt = ks + mk * rp * dd * d * (T::c(2.0) - d) / ((one - d) * (one - d));
-        (ks * r, kt.max(T::zero()), T::c(self.damp) * ks.sqrt())
+        let kt = ks + mk * r * dd * d * (T::c(2.0) - d) / ((one - d) * (one - d));
+        (ks, kt.max(T::zero()), T::c(self.damp) * ks.sqrt())
     }
 }
 
@@ -166,6 +181,15 @@ pub fn impedance<T: Real>(imp: &[f64; 5], r: T) -> (T, T) {
     }
     let (y, dy) = if power == one {
         (x, one)
+    } else if power == T::c(2.0) {
+        // MuJoCo's default power, without pow().
+        if x <= mid {
+            let a = one / mid;
+            (a * x * x, T::c(2.0) * a * x)
+        } else {
+            let b = one / (one - mid);
+            (one - b * (one - x) * (one - x), T::c(2.0) * b * (one - x))
+        }
     } else if x <= mid {
         let a = one / mid.powf(power - one);
         (a * x.powf(power), a * power * x.powf(power - one))

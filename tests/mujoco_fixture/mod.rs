@@ -7,7 +7,12 @@ use std::path::PathBuf;
 
 /// The fixture of model `name` (e.g. "ant").
 pub fn load(name: &str) -> Value {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mujoco").join(format!("{name}.json"));
+    load_from("mujoco", name)
+}
+
+/// The fixture `name` of the fixture folder `dir` under `tests/fixtures`.
+pub fn load_from(dir: &str, name: &str) -> Value {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(dir).join(format!("{name}.json"));
     let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }

@@ -5,8 +5,10 @@ use crate::model::soft::Softness;
 use crate::model::{Material, Model};
 
 pub(super) use crate::model::soft::{SOLIMP_DEFAULT, SOLREF_DEFAULT};
-/// MuJoCo's default `friction` (sliding, torsional, rolling).
+/// MuJoCo's default geom `friction` (sliding, torsional, rolling).
 pub(super) const FRICTION_DEFAULT: [f64; 3] = [1.0, 0.005, 0.0001];
+/// MuJoCo's default `<pair>` friction (two sliding, torsional, two rolling).
+pub(super) const PAIR_FRICTION_DEFAULT: [f64; 5] = [1.0, 1.0, 0.005, 0.0001, 0.0001];
 /// |g| used for the dissipation when the model has no gravity (m/s²).
 const G_FALLBACK: f64 = 9.81;
 
@@ -78,36 +80,16 @@ pub(super) fn assign_materials(model: &mut Model, contacts: &[GeomContact]) -> (
         } else if c.condim > 3 {
             condim_high.push(format!("{name} (condim {})", c.condim));
         }
-        let (k, d) = if is_static {
-            let k = c.stiffness.unwrap_or(f64::INFINITY);
-            if c.stiffness.is_some() && c.dissipation.is_none() {
-                static_no_d.push(name.clone());
-            }
-            (k, c.dissipation.unwrap_or(0.0))
-        } else {
-            let m_ref = tree_mass[model.bodies[body].root];
-            if m_ref <= 0.0 && (c.stiffness.is_none() || c.dissipation.is_none()) {
-                errors.push((
-                    i,
-                    "cannot map solref/solimp to a stiffness: the geom's kinematic tree has no mass; \
-                     give 'stiffness' and 'dissipation' explicitly"
-                        .to_string(),
-                ));
+        if is_static && c.stiffness.is_some() && c.dissipation.is_none() {
+            static_no_d.push(name.clone());
+        }
+        let (k, d) = match spring_of(c, is_static, tree_mass[model.bodies[body].root], dt, g) {
+            Ok(kd) => kd,
+            Err(m) => {
+                errors.push((i, m));
                 continue;
             }
-            let (k_map, d_map) = solref_to_kd(c.solref, c.solimp, m_ref, dt, g);
-            let k = c.stiffness.unwrap_or(k_map);
-            // The damping ratio (or damping) of solref applies to the actual spring.
-            let d = c.dissipation.unwrap_or(if c.solref[0] > 0.0 { d_map * (k / k_map).sqrt() } else { d_map });
-            (k, d)
         };
-        if !(k > 0.0 && d >= 0.0 && d.is_finite()) {
-            errors.push((
-                i,
-                format!("mapped contact stiffness {k} N/m and dissipation {d} s/m are invalid (check solref/solimp)"),
-            ));
-            continue;
-        }
         model.geoms[i].material = Material { stiffness: k, dissipation: d, mu_static: mu_s, mu_dynamic: mu_d };
     }
     if !condim1_kept.is_empty() {
@@ -131,6 +113,64 @@ pub(super) fn assign_materials(model: &mut Model, contacts: &[GeomContact]) -> (
         ));
     }
     (errors, warnings)
+}
+
+/// Stiffness (N/m) and dissipation (s/m) of one side of a contact with
+/// settings `c`: rigid on static bodies, else mapped from solref/solimp on
+/// the kinematic tree's mass `m_ref` (kg), explicit values as given.
+fn spring_of(c: &GeomContact, is_static: bool, m_ref: f64, dt: f64, g: f64) -> Result<(f64, f64), String> {
+    let (k, d) = if is_static {
+        (c.stiffness.unwrap_or(f64::INFINITY), c.dissipation.unwrap_or(0.0))
+    } else {
+        if m_ref <= 0.0 && (c.stiffness.is_none() || c.dissipation.is_none()) {
+            return Err("cannot map solref/solimp to a stiffness: the geom's kinematic tree has no mass; \
+                        give 'stiffness' and 'dissipation' explicitly"
+                .to_string());
+        }
+        let (k_map, d_map) = solref_to_kd(c.solref, c.solimp, m_ref, dt, g);
+        let k = c.stiffness.unwrap_or(k_map);
+        // The damping ratio (or damping) of solref applies to the actual spring.
+        let d = c.dissipation.unwrap_or(if c.solref[0] > 0.0 { d_map * (k / k_map).sqrt() } else { d_map });
+        (k, d)
+    };
+    if !(k > 0.0 && d >= 0.0 && d.is_finite()) {
+        return Err(format!(
+            "mapped contact stiffness {k} N/m and dissipation {d} s/m are invalid (check solref/solimp)"
+        ));
+    }
+    Ok((k, d))
+}
+
+/// Computes the material of every explicit contact pair from its own
+/// settings (`pairs[i]`), mapped on each side's kinematic tree as for
+/// geoms and combined in series ([`Material::combine`]); friction is the
+/// pair's. Returns the first pair that could not be mapped.
+pub(super) fn assign_pair_materials(model: &mut Model, pairs: &[GeomContact]) -> Option<(usize, String)> {
+    let g = model.options.gravity.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let dt = model.options.timestep;
+    let mut tree_mass = vec![0.0; model.bodies.len()];
+    for b in &model.bodies[1..] {
+        tree_mass[b.root] += b.mass;
+    }
+    for (pi, c) in pairs.iter().enumerate() {
+        let mut side = [Material::default(); 2];
+        for (s, &geom) in side.iter_mut().zip(&model.pairs[pi].geom) {
+            let body = model.geoms[geom].body;
+            let is_static = !model.body_is_dynamic(body);
+            match spring_of(c, is_static, tree_mass[model.bodies[body].root], dt, g) {
+                Ok((stiffness, dissipation)) => *s = Material { stiffness, dissipation, ..*s },
+                Err(m) => return Some((pi, m)),
+            }
+        }
+        let mut m = Material::combine(&side[0], &side[1]);
+        let mu = if c.condim == 1 { 0.0 } else { c.mu };
+        (m.mu_static, m.mu_dynamic) = (mu, if c.condim == 1 { 0.0 } else { c.mu_dynamic.unwrap_or(mu) });
+        if !m.stiffness.is_finite() {
+            return Some((pi, "both geoms of the pair are static: the pair can never touch".into()));
+        }
+        model.pairs[pi].material = m;
+    }
+    None
 }
 
 fn geom_label(model: &Model, i: usize) -> String {

@@ -2,9 +2,13 @@
 //! attributes; an element takes missing attributes from its `class`, else
 //! from the nearest enclosing body's `childclass`, else from `main`.
 //!
-//! As in MuJoCo, all actuator shortcuts share one set of actuator defaults
-//! per class: `<motor ctrlrange=...>` in a default also applies to
-//! `<position>` actuators of that class.
+//! As in MuJoCo, all actuator types share one set of actuator defaults per
+//! class: `<motor ctrlrange=...>` in a default also applies to
+//! `<position>` actuators of that class. MuJoCo also translates one type's
+//! parameters into another's (a `<general gainprm>` default sets a
+//! `<position>`'s kp); cenic does not, and rejects an actuator whose class
+//! carries parameters written for another actuator type (see
+//! [`super::actuator`]).
 
 use super::xml::{self, Attr, Ctx, Schema, check_attrs, elements, own_attr, tag};
 use crate::model::ModelError;
@@ -20,6 +24,8 @@ pub(super) enum DKind {
     Mesh,
     Actuator,
     Tendon,
+    Equality,
+    Pair,
 }
 
 /// One default class with all attributes it defines or inherits.
@@ -39,25 +45,19 @@ impl<'a> Class<'a> {
 pub(super) struct Defaults<'a> {
     pub classes: Vec<Class<'a>>,
     index: HashMap<String, usize>,
-    top_seen: bool,
 }
 
 /// Default-class children that are accepted and ignored: they configure
 /// elements cenic ignores (rendering) or rejects where they are used.
-const IGNORED: &[&str] = &["camera", "light", "material", "pair", "equality", "flex", "skin"];
-/// Actuator shortcuts cenic does not support (their defaults could change
-/// motor and position actuators through the shared actuator defaults).
-const UNSUPPORTED_ACTUATORS: &[&str] =
-    &["general", "velocity", "intvelocity", "damper", "cylinder", "muscle", "adhesion", "plugin"];
+const IGNORED: &[&str] = &["camera", "light", "material", "flex", "skin"];
+/// Actuator types cenic does not support (their defaults could change
+/// other actuators through the shared actuator defaults).
+const UNSUPPORTED_ACTUATORS: &[&str] = &["muscle", "adhesion", "plugin"];
 
 impl<'a> Defaults<'a> {
     /// Only the (empty) `main` class.
     pub fn new() -> Self {
-        Self {
-            classes: vec![Class { attrs: HashMap::new() }],
-            index: HashMap::from([("main".to_string(), 0)]),
-            top_seen: false,
-        }
+        Self { classes: vec![Class { attrs: HashMap::new() }], index: HashMap::from([("main".to_string(), 0)]) }
     }
 
     /// Index of the class called `name`.
@@ -82,10 +82,8 @@ impl<'a> Defaults<'a> {
         if let Some(a) = own_attr(node, "class").filter(|a| a.value != "main") {
             return Err(ctx.err_attr(&a, "the top-level default class must be \"main\" (or unnamed)"));
         }
-        if self.top_seen {
-            return Err(ctx.err_node(node, "repeated top-level <default> (class \"main\" is already defined)"));
-        }
-        self.top_seen = true;
+        // Several top-level <default>s (e.g. one per included file) all add
+        // to class "main", as in MuJoCo.
         self.parse_class(ctx, node, 0)
     }
 
@@ -105,12 +103,22 @@ impl<'a> Defaults<'a> {
                 "mesh" => (DKind::Mesh, &xml::MESH),
                 "motor" => (DKind::Actuator, &xml::MOTOR),
                 "position" => (DKind::Actuator, &xml::POSITION),
-                "tendon" => (DKind::Tendon, &xml::TENDON_FIXED),
+                "intvelocity" => (DKind::Actuator, &xml::INTVELOCITY),
+                "velocity" => (DKind::Actuator, &xml::VELOCITY),
+                "damper" => (DKind::Actuator, &xml::DAMPER),
+                "cylinder" => (DKind::Actuator, &xml::CYLINDER),
+                "general" => (DKind::Actuator, &xml::GENERAL),
+                "tendon" => (DKind::Tendon, &xml::TENDON),
+                "equality" => (DKind::Equality, &xml::EQUALITY_DEFAULT),
+                "pair" => (DKind::Pair, &xml::PAIR),
                 _ if IGNORED.contains(&t) => continue,
                 _ if UNSUPPORTED_ACTUATORS.contains(&t) => {
                     return Err(ctx.err_node(
                         child,
-                        format!("<{t}> defaults are not supported (cenic supports motor and position actuators)"),
+                        format!(
+                            "<{t}> defaults are not supported (cenic supports motor, position, velocity, \
+                             intvelocity, damper, cylinder and general actuators)"
+                        ),
                     ));
                 }
                 _ => return Err(ctx.err_node(child, format!("unknown element <{t}> in a default class"))),

@@ -7,25 +7,35 @@
 //! so every model gets the same validation as one written in code.
 //!
 //! # Supported
+//! - `include` anywhere in the tree, nested (see the `include` module for
+//!   how paths resolve); cycles are refused with the chain of files named;
+//!   errors inside an included file name that file and line.
 //! - `mujoco` (`model`: the name, default "MuJoCo Model").
 //! - `compiler`: `angle` (degree, MuJoCo's default, or radian: hinge
 //!   `range`/`ref`/`springref`, `axisangle`, `euler`), `eulerseq`,
 //!   `inertiafromgeom` (true, false, auto), `settotalmass`, `autolimits`
 //!   (default true), `meshdir`, `assetdir`, `strippath`, `coordinate="local"`.
-//! - `option`: `timestep` (s), `gravity` (m/s²) and the cenic extension
-//!   `stiction_tolerance` (m/s); `flag gravity="disable"`.
-//! - `default` classes, nested, for `joint`, `geom`, `site`, `mesh`,
-//!   `tendon` and the actuators `motor`/`position` (which share one set of
+//! - `option`: `timestep` (s), `gravity` (m/s²), `density` (kg/m³),
+//!   `viscosity` (Pa·s) and `wind` (m/s) for MuJoCo's inertia-box fluid
+//!   forces ([`crate::dynamics::passive_forces`]), the cenic extension
+//!   `stiction_tolerance` (m/s); `flag` `contact`, `constraint`, `limit`,
+//!   `equality`, `frictionloss`, `gravity`, `actuation`, `spring`,
+//!   `damper`, `passive` (MuJoCo 2: spring, damper and fluid),
+//!   `clampctrl`, `filterparent`, `refsafe`, `sensor` ([`Flags`]).
+//! - `default` classes (several top-level `<default>`s add to "main"),
+//!   nested, for `joint`, `geom`, `site`, `mesh`, `tendon`, `equality`,
+//!   `pair` and every supported actuator type (which share one set of
 //!   actuator defaults per class, as in MuJoCo); `class` and `childclass`.
-//! - `worldbody`, `body` (`pos`, orientation, `childclass`), `inertial`
-//!   (`pos`, `mass`, `diaginertia` or `fullinertia`, orientation), `joint`
-//!   (free, ball, hinge, slide; `pos`, `axis`, `range`, `limited`,
-//!   `margin`, `solreflimit`, `solimplimit` (d0), `armature`, `damping`,
-//!   `stiffness`, `springref`, `ref`), `freejoint`,
-//!   `geom` (plane, sphere, capsule, box, cylinder, ellipsoid, mesh; `size`,
-//!   `fromto`, pose, `mass`, `density` (default 1000 kg/m³), `friction`,
-//!   `condim`, `contype`, `conaffinity`, `margin`, `solref`, `solimp`, `mesh`),
-//!   `site`.
+//! - `worldbody`, `body` (`pos`, orientation, `childclass`; `mocap` bodies
+//!   are static), `inertial` (`pos`, `mass`, `diaginertia` or
+//!   `fullinertia`, orientation), `joint` (free, ball, hinge, slide; `pos`,
+//!   `axis`, `range`, `limited`, `margin`, `solreflimit`, `solimplimit`,
+//!   `armature`, `damping`, `frictionloss` (hinge and slide), `stiffness`,
+//!   `springref`, `ref`), `freejoint`, `geom` (plane, sphere, capsule, box,
+//!   cylinder, ellipsoid, mesh; `size`, `fromto`, pose, `mass`, `density`
+//!   (default 1000 kg/m³), `friction`, `condim`, `contype`, `conaffinity`,
+//!   `margin`, `solref`, `solimp`, `mesh`), `site` (type and size: the
+//!   volume touch sensors count contacts in).
 //! - Orientation alternatives everywhere MuJoCo allows them: `quat`,
 //!   `axisangle`, `euler`, `xyaxes`, `zaxis`; `fromto` on capsule, cylinder,
 //!   box and ellipsoid geoms and sites (midpoint, z axis from `to` towards
@@ -37,45 +47,83 @@
 //!   `inertia="convex"`; identical for convex meshes). cenic keeps mesh
 //!   vertices in the frame they were written in, whereas MuJoCo re-centres
 //!   a mesh at its centroid: the body's mass properties are the same, the
-//!   geom's `pos`/`quat` differ.
-//! - `actuator`: `motor` (`joint`, `gear` (first value), `ctrlrange`,
-//!   `ctrllimited`, `forcerange`, `forcelimited`) → [`ActuatorKind::Motor`];
-//!   `position` (`joint`, `kp` (default 1), `kv` → kd, symmetric
-//!   `forcerange` → effort limit, `ctrlrange`, `ctrllimited`,
-//!   `inheritrange`; `gear` must be 1) → [`ActuatorKind::Position`].
-//! - `tendon/fixed` → [`FixedTendon`]; `keyframe/key` (`qpos` defaults to
-//!   qpos0, `qvel` and `ctrl` to zeros).
-//! - Extension attributes: on `geom` (and geom defaults) `stiffness` (N/m),
-//!   `dissipation` (Hunt–Crossley, s/m), `friction_dynamic` (the first
-//!   `friction` value is the static coefficient; the dynamic one equals it
-//!   unless given); on `option`, `stiction_tolerance` (m/s).
+//!   geom's `pos`/`quat` differ. Visual assets (`texture` including
+//!   skyboxes, `material`, `skin`) are read and ignored.
+//! - `contact`: `exclude` (body pairs) and `pair` (two geoms with their own
+//!   `friction`, `condim`, `solref`, `solimp`, `margin`; collided whatever
+//!   their masks, parents and exclusions say, replacing their dynamic pair),
+//!   with MuJoCo's `contype`/`conaffinity` and parent–child filtering.
+//! - `actuator` (the `actuator` module): `motor`, `position` (`kp`, `kv` or
+//!   `dampratio`, `timeconst`, `inheritrange`), `velocity`, `intvelocity`,
+//!   `damper`, `cylinder` and `general` (`dyntype` none, integrator,
+//!   filter, filterexact; `gaintype` fixed, affine; `biastype` none,
+//!   affine; `dynprm`, `gainprm`, `biasprm`), with `ctrlrange`,
+//!   `forcerange`, `actrange` (and their `*limited` flags), `gear`, on a
+//!   `joint` (or `jointinparent`), `tendon` or `site`. A motor on a joint
+//!   is an [`ActuatorKind::Motor`](crate::model::ActuatorKind::Motor), a position servo on a joint with gear 1,
+//!   no activation and a symmetric force range an
+//!   [`ActuatorKind::Position`](crate::model::ActuatorKind::Position); the rest are [`crate::model::GeneralActuator`]s:
+//!   implicit in the convex step when their force does not grow with
+//!   their own motion (servos, dampers), explicit otherwise.
+//! - `tendon`: `fixed` (joints with coefficients) and `spatial` (sites,
+//!   `pulley` divisors) with `range`/`limited` (soft limits like joint
+//!   limits: `solreflimit`, `solimplimit`, `margin`), `stiffness`,
+//!   `damping`, `springlength` (one value or a dead band) and
+//!   `frictionloss`.
+//! - `equality`: `connect` and `weld` (bodies with `anchor`, weld
+//!   `relpose` and `torquescale`, or sites), `joint` and `tendon`
+//!   (`polycoef`), with `active`, `solref`, `solimp`: soft constraints of
+//!   the convex step (the `icf` rows) with MuJoCo's effective masses.
+//! - `sensor`: `jointpos`, `jointvel`, `tendonpos`, `tendonvel`,
+//!   `actuatorpos`, `actuatorvel`, `actuatorfrc`, `framepos`, `framequat`,
+//!   `framexaxis`/`frameyaxis`/`framezaxis` (optionally relative to a
+//!   `reftype`/`refname` frame), `framelinvel`, `frameangvel`,
+//!   `subtreecom`, `touch`, `accelerometer`, `gyro`, `velocimeter`, with
+//!   `cutoff` ([`crate::dynamics::sensors`]). Other MuJoCo sensor types keep
+//!   their place in the sensor data (NaN values) with a warning.
+//! - `keyframe/key` (`qpos` defaults to qpos0, `qvel`, `ctrl` and `act` to zeros).
+//! - Extension attributes: on `geom`, `pair` (and their defaults)
+//!   `stiffness` (N/m), `dissipation` (Hunt–Crossley, s/m),
+//!   `friction_dynamic` (the first `friction` value is the static
+//!   coefficient; the dynamic one equals it unless given); on `option`,
+//!   `stiction_tolerance` (m/s).
 //!
 //! Accepted and ignored (no effect on the simulation): `size`, `visual`,
 //! `statistic`, `custom`, asset `texture`/`material`/`skin`, `camera`,
 //! `light`, and rendering or bookkeeping attributes (`rgba`, `material`,
-//! `group`, `user`, …). MuJoCo solver settings (`option integrator`,
-//! `iterations`, `solver`, `tolerance`, `cone`, `impratio`, …) are accepted
-//! with a warning: cenic always uses its own integrator and contact solver.
-//! Joint limits are soft springs mapped from `solreflimit`/`solimplimit`
-//! as contacts map `solref`/`solimp` ([`crate::model::soft`]), with the
-//! dof's effective mass 1/[`Dof::invweight0`](crate::model::Dof::invweight0).
-//! Settings cenic does not model
-//! give a warning in [`Model::warnings`]: joint `frictionloss`, stiffness
-//! on ball and free joints, geom `priority` and `gap`, fluid forces
-//! (`option density/viscosity/wind`), `sensor` (ignored), condim 4 and 6.
-//! `size nkey` (extra MuJoCo keyframes at qpos0) is ignored: only `key`
-//! elements become keyframes.
+//! `group`, `user`, sensor `noise`, …). MuJoCo solver settings (`option
+//! integrator`, `iterations`, `solver`, `tolerance`, `cone`, `impratio`, …)
+//! are accepted with a warning: cenic always uses its own integrator and
+//! contact solver. Joint and tendon limits and equality constraints are
+//! soft springs mapped from `solref`/`solimp` ([`crate::model::soft`]) on
+//! MuJoCo's effective masses (`dof_invweight0`, `tendon_invweight0`,
+//! `body_invweight0`, checked against MuJoCo). Settings cenic does not
+//! model give a warning in [`Model::warnings`]: stiffness on ball and free
+//! joints, geom `priority` and `gap`, condim 4 and 6, unsupported sensor
+//! types. `size nkey` (extra MuJoCo keyframes at qpos0) is ignored: only
+//! `key` elements become keyframes.
 //!
-//! Rejected with an error that says so: `compiler` `coordinate="global"`,
-//! non-zero `boundmass`/`boundinertia`, `balanceinertia`, `alignfree`,
-//! `inertiagrouprange` other than "0 5"; `include`, `frame`, `replicate`,
-//! `composite`, `flexcomp`, mocap bodies, `gravcomp`; limits on ball and
-//! free joints; `springdamper`, joint actuator-force limits; height-field,
-//! SDF and shell-inertia geoms, primitives fitted to meshes; actuators other
-//! than `motor`/`position` or with non-joint transmissions, `position`
-//! `dampratio`/`timeconst`; spatial tendons, tendon armature; `contact`
-//! pairs and excludes, `equality` constraints; `option flag`s that switch
-//! off physics cenic cannot switch off. Every other unknown element or
+//! Known differences from MuJoCo: a body whose mass comes from several
+//! geoms gets principal axes from an eigen-decomposition whose axis order
+//! and signs may differ from MuJoCo's (same frame, other labels), which
+//! only sensors reading that inertial frame (`objtype="body"`) can see; a
+//! single-geom body uses the geom's frame, as MuJoCo does.
+//!
+//! Rejected with an error that names the element and says what cenic
+//! supports instead: `compiler` `coordinate="global"`, non-zero
+//! `boundmass`/`boundinertia`, `balanceinertia`, `alignfree`,
+//! `inertiagrouprange` other than "0 5"; `frame`, `replicate`,
+//! `composite`, `flexcomp`, `attach`, `plugin`, `extension`, `deformable`,
+//! `gravcomp`; limits on ball and free joints; `springdamper`, joint
+//! actuator-force limits; height-field and SDF geoms, shell inertia,
+//! primitives fitted to meshes, the ellipsoid fluid model
+//! (`fluidshape="ellipsoid"`); `muscle`/`adhesion`/`plugin` actuators,
+//! `user` or muscle dynamics, gains and biases, `actearly`, `refsite`,
+//! slider-crank and body transmissions, actuator parameters inherited from
+//! a default of another actuator type (MuJoCo translates them, cenic does
+//! not); tendon wrapping around geoms and tendon armature; `flex`
+//! equality constraints; `contact`, `tactile` and `plugin` sensors;
+//! `option flag override="enable"`. Every other unknown element or
 //! attribute is an error too, naming the file, line, element and attribute:
 //! never a silently different model. Errors found by the builder's
 //! validation are mapped back to the MJCF element they came from.
@@ -123,19 +171,23 @@
 //!   the damping ratio above with that stiffness; explicit values are used
 //!   as given.
 
+mod actuator;
+mod constraint;
 mod contact;
 mod defaults;
 mod frames;
+mod include;
 mod meshfile;
+mod sensor;
 #[cfg(test)]
 mod tests;
 mod tree;
 mod xml;
 
-#[allow(unused_imports)] // referenced by the module docs
-use super::Material;
 use super::builder::InertiaFromGeom;
-use super::{Actuator, ActuatorKind, Entity, FixedTendon, Keyframe, Model, ModelBuilder, ModelError};
+use super::{Entity, Keyframe, Model, ModelBuilder, ModelError};
+#[allow(unused_imports)] // referenced by the module docs
+use super::{Flags, Material};
 use contact::GeomContact;
 use defaults::{DKind, Defaults};
 use roxmltree::Node;
@@ -197,6 +249,9 @@ struct Sources<'a> {
     mesh: Vec<Node<'a, 'a>>,
     actuator: Vec<Node<'a, 'a>>,
     tendon: Vec<Node<'a, 'a>>,
+    equality: Vec<Node<'a, 'a>>,
+    pair: Vec<Node<'a, 'a>>,
+    sensor: Vec<Node<'a, 'a>>,
     key: Vec<Node<'a, 'a>>,
     option: Option<Node<'a, 'a>>,
     compiler: Option<Node<'a, 'a>>,
@@ -211,6 +266,8 @@ pub(super) struct Loader<'c, 'a> {
     b: ModelBuilder,
     src: Sources<'a>,
     contacts: Vec<GeomContact>,
+    /// Contact settings of each explicit pair.
+    pair_contacts: Vec<GeomContact>,
     /// qpos0 as the builder will compute it (for keyframes without qpos).
     qpos0: Vec<f64>,
     nv: usize,
@@ -218,18 +275,22 @@ pub(super) struct Loader<'c, 'a> {
     body_pose: Vec<([f64; 3], [f64; 4])>,
     /// Limits of each joint (for `inheritrange`).
     joint_ranges: Vec<Option<[f64; 2]>>,
+    /// Limits of each tendon (for `inheritrange`).
+    tendon_ranges: Vec<Option<[f64; 2]>>,
 }
+
+/// What cenic collides instead of unsupported geometry (for error messages).
+pub(super) const GEOM_TYPES: &str =
+    "cenic collides planes, spheres, capsules, boxes, cylinders, ellipsoids and convex meshes (use a mesh for terrain)";
 
 /// Top-level sections that are accepted and ignored entirely.
 const IGNORED_SECTIONS: &[&str] = &["size", "visual", "statistic", "custom"];
 
 fn load(text: &str, file: &str, dir: &Path) -> Result<Model, ModelError> {
-    let doc = roxmltree::Document::parse(text).map_err(|e| {
-        let (p, msg) = (e.pos(), e.to_string());
-        let msg = msg.strip_suffix(&format!(" at {p}")).unwrap_or(&msg);
-        ModelError::Xml { file: file.to_string(), message: format!("line {}, column {}: {msg}", p.row, p.col) }
-    })?;
-    let ctx = Ctx { file: file.to_string(), doc: &doc };
+    let (text, map) = include::expand(text, file, dir)?;
+    // Every file was parsed on its own first; the spliced text parses too.
+    let doc = roxmltree::Document::parse(&text).map_err(|e| include::xml_error(file, e))?;
+    let ctx = Ctx { doc: &doc, map: &map };
     let root = doc.root_element();
     if tag(root) != "mujoco" {
         return Err(ctx.err_node(root, format!("the root element must be <mujoco>, found <{}>", tag(root))));
@@ -242,8 +303,18 @@ fn load(text: &str, file: &str, dir: &Path) -> Result<Model, ModelError> {
             "compiler" | "option" | "default" | "asset" | "worldbody" | "tendon" | "actuator" | "keyframe"
             | "sensor" | "contact" | "equality" => sections.push((t, child)),
             _ if IGNORED_SECTIONS.contains(&t) => {}
-            "include" | "extension" | "deformable" => {
-                return Err(ctx.err_node(child, format!("<{t}> is not supported by cenic's MJCF loader")));
+            "extension" => {
+                return Err(ctx.err_node(
+                    child,
+                    "<extension> (engine plugins) is not supported: cenic simulates rigid bodies with its built-in \
+                     joints, tendons, actuators and equality constraints",
+                ));
+            }
+            "deformable" => {
+                return Err(ctx.err_node(
+                    child,
+                    "<deformable> (flex and skin) is not supported: cenic simulates rigid bodies only",
+                ));
             }
             _ => return Err(ctx.err_node(child, format!("unknown element <{t}> in <mujoco>"))),
         }
@@ -269,10 +340,12 @@ fn load(text: &str, file: &str, dir: &Path) -> Result<Model, ModelError> {
         b,
         src,
         contacts: vec![],
+        pair_contacts: vec![],
         qpos0: vec![],
         nv: 0,
         body_pose: vec![([0.0; 3], [1.0, 0.0, 0.0, 0.0])],
         joint_ranges: vec![],
+        tendon_ranges: vec![],
     };
     for node in of("option") {
         l.option(node)?;
@@ -289,24 +362,20 @@ fn load(text: &str, file: &str, dir: &Path) -> Result<Model, ModelError> {
     for node in of("tendon") {
         l.tendon(node)?;
     }
+    for node in of("equality") {
+        l.equality(node)?;
+    }
+    for node in of("contact") {
+        l.contact(node)?;
+    }
     for node in of("actuator") {
         l.actuator(node)?;
     }
+    for node in of("sensor") {
+        l.sensor(node)?;
+    }
     for node in of("keyframe") {
         l.keyframe(node)?;
-    }
-    for node in of("sensor") {
-        let n = elements(node).count();
-        if n > 0 {
-            l.b.warn(format!("{n} sensor(s) ignored: cenic does not simulate MJCF sensors"));
-        }
-    }
-    for node in of("contact").into_iter().chain(of("equality")) {
-        if let Some(c) = elements(node).next() {
-            return Err(
-                ctx.err_node(c, format!("<{}> in <{}> is not supported by cenic's MJCF loader", tag(c), tag(node)))
-            );
-        }
     }
     l.finish()
 }
@@ -416,11 +485,14 @@ impl<'c, 'a> Loader<'c, 'a> {
                 solver.join(" ")
             ));
         }
-        let fluid = el.real("density")?.unwrap_or(0.0) != 0.0
-            || el.real("viscosity")?.unwrap_or(0.0) != 0.0
-            || el.arr::<3>("wind")?.is_some_and(|w| w != [0.0; 3]);
-        if fluid {
-            self.b.warn("option density/viscosity/wind ignored: fluid forces are not modelled");
+        if let Some(d) = el.nonneg("density")? {
+            self.b.options.density = d;
+        }
+        if let Some(v) = el.nonneg("viscosity")? {
+            self.b.options.viscosity = v;
+        }
+        if let Some(w) = el.arr::<3>("wind")? {
+            self.b.options.wind = w;
         }
         for child in elements(node) {
             if tag(child) != "flag" {
@@ -431,27 +503,48 @@ impl<'c, 'a> Loader<'c, 'a> {
         Ok(())
     }
 
+    /// `<option><flag>`: MuJoCo's switches (see [`crate::model::Flags`]).
     fn flag(&mut self, node: Node<'a, 'a>) -> Result<(), ModelError> {
         check_attrs(self.ctx, node, &xml::FLAG, false)?;
+        let f = &mut self.b.options.flags;
         for a in node.attributes() {
             let at = own_attr(node, a.name()).unwrap();
-            let v = a.value();
-            if v != "enable" && v != "disable" {
-                return Err(self.ctx.err_attr(&at, format!("invalid value \"{v}\" (expected enable or disable)")));
-            }
-            if !xml::FLAG.supported.contains(&a.name()) {
-                continue; // diagnostics and solver features
-            }
-            let default = if a.name() == "override" { "disable" } else { "enable" };
-            match (a.name(), v) {
-                (_, v) if v == default => {}
-                ("gravity", _) => self.b.options.gravity = [0.0; 3],
-                // cenic has neither equality constraints nor joint friction loss.
-                ("equality" | "frictionloss", _) => {}
-                (n, v) => {
-                    return Err(self.ctx.err_attr(&at, format!("flag {n}=\"{v}\" is not supported")));
+            let on = match a.value() {
+                "enable" => true,
+                "disable" => false,
+                v => return Err(self.ctx.err_attr(&at, format!("invalid value \"{v}\" (expected enable or disable)"))),
+            };
+            match a.name() {
+                "constraint" => {
+                    // MuJoCo: no contacts, limits, equality constraints or friction loss.
+                    (f.contact, f.limit, f.equality, f.frictionloss) =
+                        (f.contact && on, f.limit && on, f.equality && on, f.frictionloss && on);
                 }
+                "contact" => f.contact &= on,
+                "limit" => f.limit &= on,
+                "equality" => f.equality &= on,
+                "frictionloss" => f.frictionloss &= on,
+                "gravity" => f.gravity = on,
+                "actuation" => f.actuation = on,
+                "spring" => f.spring = on,
+                "damper" => f.damper = on,
+                // MuJoCo 2's switch for all passive forces.
+                "passive" => (f.spring, f.damper, f.fluid) = (on, on, on),
+                "clampctrl" => f.clampctrl = on,
+                "filterparent" => f.filterparent = on,
+                "refsafe" => f.refsafe = on,
+                "sensor" => f.sensor = on,
+                "override" if on => {
+                    return Err(self.ctx.err_attr(
+                        &at,
+                        "flag override=\"enable\" is not supported (cenic uses each geom's or pair's own contact settings)",
+                    ));
+                }
+                _ => {} // diagnostics, solver and collision-algorithm switches: no effect in cenic
             }
+        }
+        if !self.b.options.flags.gravity {
+            self.b.options.gravity = [0.0; 3];
         }
         Ok(())
     }
@@ -462,8 +555,16 @@ impl<'c, 'a> Loader<'c, 'a> {
             match tag(child) {
                 "mesh" => self.mesh(child)?,
                 "texture" | "material" | "skin" => {}
-                t @ ("hfield" | "model" | "flex") => {
-                    return Err(self.ctx.err_node(child, format!("asset <{t}> is not supported")));
+                "hfield" => {
+                    return Err(self.ctx.err_node(child, format!("asset <hfield> is not supported: {GEOM_TYPES}")));
+                }
+                t @ ("model" | "flex") => {
+                    return Err(self.ctx.err_node(
+                        child,
+                        format!(
+                            "asset <{t}> is not supported: cenic loads one rigid-body model per file (with <include>)"
+                        ),
+                    ));
                 }
                 t => return Err(self.ctx.err_node(child, format!("unknown element <{t}> in <asset>"))),
             }
@@ -539,51 +640,6 @@ impl<'c, 'a> Loader<'c, 'a> {
         }
     }
 
-    fn tendon(&mut self, node: Node<'a, 'a>) -> Result<(), ModelError> {
-        check_attrs(self.ctx, node, &Schema { supported: &[], ignored: &[] }, false)?;
-        for child in elements(node) {
-            match tag(child) {
-                "fixed" => self.fixed_tendon(child)?,
-                "spatial" => return Err(self.ctx.err_node(child, "spatial tendons are not supported")),
-                t => return Err(self.ctx.err_node(child, format!("unknown element <{t}> in <tendon>"))),
-            }
-        }
-        Ok(())
-    }
-
-    fn fixed_tendon(&mut self, node: Node<'a, 'a>) -> Result<(), ModelError> {
-        check_attrs(self.ctx, node, &xml::TENDON_FIXED, false)?;
-        let class = self.class_of(node, 0)?;
-        let el = self.elem(node, class, DKind::Tendon);
-        let range = self.limits(&el, "limited", "range")?;
-        if el.real("armature")?.unwrap_or(0.0) != 0.0 {
-            return Err(el.err_attr(&el.attr("armature").unwrap(), "tendon armature is not supported"));
-        }
-        if el.real("frictionloss")?.unwrap_or(0.0) != 0.0 {
-            self.b.warn(format!("tendon '{}': frictionloss ignored (not modelled)", el.str("name").unwrap_or("")));
-        }
-        let mut joints = vec![];
-        for j in elements(node) {
-            if tag(j) != "joint" {
-                return Err(self.ctx.err_node(j, format!("<{}> in a fixed tendon is not supported", tag(j))));
-            }
-            check_attrs(self.ctx, j, &xml::TENDON_JOINT, false)?;
-            let je = Elem::plain(self.ctx, j);
-            let Some(coef) = je.real("coef")? else { return Err(je.err("missing required attribute 'coef'")) };
-            let ji = self.joint_ref(&je)?;
-            joints.push((ji, coef));
-        }
-        self.src.tendon.push(node);
-        self.b.add_tendon(FixedTendon {
-            name: el.str("name").unwrap_or("").to_string(),
-            joints,
-            range,
-            stiffness: el.nonneg("stiffness")?.unwrap_or(0.0),
-            damping: el.nonneg("damping")?.unwrap_or(0.0),
-        });
-        Ok(())
-    }
-
     /// The joint named by the `joint` attribute.
     fn joint_ref(&self, el: &Elem<'c, 'a>) -> Result<usize, ModelError> {
         let Some(a) = el.attr("joint") else { return Err(el.err("missing required attribute 'joint'")) };
@@ -616,73 +672,6 @@ impl<'c, 'a> Loader<'c, 'a> {
         }
     }
 
-    fn actuator(&mut self, node: Node<'a, 'a>) -> Result<(), ModelError> {
-        check_attrs(self.ctx, node, &Schema { supported: &[], ignored: &[] }, false)?;
-        for child in elements(node) {
-            let t = tag(child);
-            let schema = match t {
-                "motor" => &xml::MOTOR,
-                "position" => &xml::POSITION,
-                "general" | "velocity" | "intvelocity" | "damper" | "cylinder" | "muscle" | "adhesion" | "plugin" => {
-                    return Err(self.ctx.err_node(
-                        child,
-                        format!("<{t}> actuators are not supported (cenic supports motor and position)"),
-                    ));
-                }
-                _ => return Err(self.ctx.err_node(child, format!("unknown element <{t}> in <actuator>"))),
-            };
-            check_attrs(self.ctx, child, schema, false)?;
-            let class = self.class_of(child, 0)?;
-            let el = self.elem(child, class, DKind::Actuator);
-            for other in ["tendon", "site", "refsite", "jointinparent", "cranksite", "slidersite"] {
-                if let Some(a) = el.attr(other) {
-                    return Err(el.err_attr(&a, "only joint transmissions ('joint') are supported"));
-                }
-            }
-            let joint = self.joint_ref(&el)?;
-            let gear = el.reals("gear", 1, 6)?.map(|g| g[0]).unwrap_or(1.0);
-            let mut ctrl_range = self.limits(&el, "ctrllimited", "ctrlrange")?;
-            let force_range = self.limits(&el, "forcelimited", "forcerange")?;
-            let kind = if t == "motor" {
-                ActuatorKind::Motor { gear, force_range }
-            } else {
-                if gear != 1.0 {
-                    return Err(el.err_attr(&el.attr("gear").unwrap(), "position actuators need gear 1"));
-                }
-                for a in ["dampratio", "timeconst"] {
-                    if el.real(a)?.unwrap_or(0.0) != 0.0 {
-                        return Err(el.err_attr(&el.attr(a).unwrap(), format!("position '{a}' is not supported")));
-                    }
-                }
-                let effort_limit = match force_range {
-                    None => f64::INFINITY,
-                    Some([lo, hi]) if lo == -hi && hi > 0.0 => hi,
-                    Some([lo, hi]) => {
-                        return Err(el.err_attr(
-                            &el.attr("forcerange").unwrap(),
-                            format!("position actuators need a symmetric forcerange [-e, e], got [{lo}, {hi}]"),
-                        ));
-                    }
-                };
-                if let Some(s) = el.nonneg("inheritrange")?.filter(|s| *s > 0.0) {
-                    let Some([lo, hi]) = self.joint_range(joint) else {
-                        return Err(
-                            el.err_attr(&el.attr("inheritrange").unwrap(), "inheritrange needs a limited joint")
-                        );
-                    };
-                    let (c, h) = (0.5 * (lo + hi), 0.5 * (hi - lo) * s);
-                    ctrl_range = Some([c - h, c + h]);
-                }
-                let kp = el.nonneg("kp")?.unwrap_or(1.0);
-                let kd = el.nonneg("kv")?.unwrap_or(0.0);
-                ActuatorKind::Position { kp, kd, effort_limit }
-            };
-            self.src.actuator.push(child);
-            self.b.add_actuator(Actuator { name: el.str("name").unwrap_or("").to_string(), joint, kind, ctrl_range });
-        }
-        Ok(())
-    }
-
     fn keyframe(&mut self, node: Node<'a, 'a>) -> Result<(), ModelError> {
         check_attrs(self.ctx, node, &Schema { supported: &[], ignored: &[] }, false)?;
         for child in elements(node) {
@@ -691,12 +680,13 @@ impl<'c, 'a> Loader<'c, 'a> {
             }
             check_attrs(self.ctx, child, &xml::KEY, false)?;
             let el = Elem::plain(self.ctx, child);
-            for a in ["act", "mpos", "mquat"] {
+            for a in ["mpos", "mquat"] {
                 if el.reals(a, 0, usize::MAX)?.is_some_and(|v| !v.is_empty()) {
                     return Err(el.err_attr(&el.attr(a).unwrap(), format!("keyframe '{a}' is not supported")));
                 }
             }
             let nu = self.b.actuator_count();
+            let na = self.b.activation_count();
             self.src.key.push(child);
             self.b.add_keyframe(Keyframe {
                 name: el.str("name").unwrap_or("").to_string(),
@@ -704,6 +694,7 @@ impl<'c, 'a> Loader<'c, 'a> {
                 qpos: el.reals("qpos", 0, usize::MAX)?.unwrap_or_else(|| self.qpos0.clone()),
                 qvel: el.reals("qvel", 0, usize::MAX)?.unwrap_or_else(|| vec![0.0; self.nv]),
                 ctrl: el.reals("ctrl", 0, usize::MAX)?.unwrap_or_else(|| vec![0.0; nu]),
+                act: el.reals("act", 0, usize::MAX)?.unwrap_or_else(|| vec![0.0; na]),
             });
         }
         Ok(())
@@ -720,13 +711,16 @@ impl<'c, 'a> Loader<'c, 'a> {
     }
 
     fn finish(self) -> Result<Model, ModelError> {
-        let Loader { ctx, b, src, contacts, .. } = self;
+        let Loader { ctx, b, src, contacts, pair_contacts, .. } = self;
         let mut model = b.build().map_err(|e| map_error(ctx, &src, e))?;
         let (errors, warnings) = contact::assign_materials(&mut model, &contacts);
         if let Some((gi, msg)) = errors.into_iter().next() {
             return Err(ctx.err_node(src.geom[gi], msg));
         }
         model.warnings.extend(warnings);
+        if let Some((pi, msg)) = contact::assign_pair_materials(&mut model, &pair_contacts) {
+            return Err(ctx.err_node(src.pair[pi], msg));
+        }
         Ok(model)
     }
 }
@@ -748,6 +742,9 @@ fn map_error<'a>(ctx: &Ctx<'a>, src: &Sources<'a>, e: ModelError) -> ModelError 
         Entity::Mesh(i) => pick(&src.mesh, i),
         Entity::Actuator(i) => pick(&src.actuator, i),
         Entity::Tendon(i) => pick(&src.tendon, i),
+        Entity::Equality(i) => pick(&src.equality, i),
+        Entity::Pair(i) => pick(&src.pair, i),
+        Entity::Sensor(i) => pick(&src.sensor, i),
         Entity::Keyframe(i) => pick(&src.key, i),
         Entity::Model if name == "option" => src.option,
         Entity::Model if message.contains("settotalmass") => src.compiler,

@@ -315,15 +315,14 @@ fn unmodelled_settings_warn() {
         </mujoco>"#,
     );
     assert_eq!(m.options.gravity, [0.0; 3]);
+    // Simulated now, no warning: fluid density, joint friction loss, sensors.
+    assert_eq!((m.options.density, m.joints[0].frictionloss, m.nsensordata), (1.2, 0.1, 1));
     let all = m.warnings.join("\n");
     for w in [
         "integrator=\"implicitfast\" cone=\"elliptic\" ignored",
-        "fluid forces",
-        "joint 'j': frictionloss",
         "joint 'b': stiffness on a ball joint",
         "geom 'g': priority",
         "geom 'g': gap",
-        "1 sensor(s) ignored",
         "'g' (condim 6)",
     ] {
         assert!(all.contains(w), "missing warning {w:?} in:\n{all}");
@@ -334,15 +333,17 @@ fn unmodelled_settings_warn() {
 fn unsupported_settings_are_rejected() {
     let body = r#"<worldbody><body><joint name="j" range="-1 1"/><geom size="0.1"/></body></worldbody>"#;
     for (extra, words) in [
-        (r#"<actuator><position joint="j" forcerange="-1 2"/></actuator>"#, "symmetric forcerange"),
-        (r#"<actuator><position joint="j" gear="2"/></actuator>"#, "gear 1"),
-        (r#"<actuator><velocity joint="j"/></actuator>"#, "<velocity> actuators are not supported"),
-        (r#"<actuator><motor tendon="t"/></actuator>"#, "only joint transmissions"),
-        (r#"<option><flag contact="disable"/></option>"#, "flag contact=\"disable\" is not supported"),
+        (r#"<actuator><muscle joint="j"/></actuator>"#, "<muscle> actuators are not supported"),
+        (r#"<actuator><general joint="j" gaintype="muscle"/></actuator>"#, "gaintype \"muscle\" is not supported"),
+        (r#"<actuator><general joint="j" dyntype="user"/></actuator>"#, "dyntype \"user\" is not supported"),
+        (r#"<actuator><motor tendon="t"/></actuator>"#, "unknown tendon \"t\""),
+        (r#"<option><flag override="enable"/></option>"#, "flag override=\"enable\" is not supported"),
         (r#"<compiler boundmass="0.01"/>"#, "boundmass is not supported"),
-        (r#"<contact><exclude body1="a" body2="b"/></contact>"#, "<exclude> in <contact> is not supported"),
-        (r#"<default><general gainprm="1"/></default>"#, "<general> defaults are not supported"),
+        (r#"<contact><exclude body1="a" body2="b"/></contact>"#, "unknown body \"a\""),
+        (r#"<default><muscle/></default>"#, "<muscle> defaults are not supported"),
         (r#"<keyframe><key mpos="1 2 3"/></keyframe>"#, "keyframe 'mpos' is not supported"),
+        (r#"<equality><flex flex="f"/></equality>"#, "<flex> equality constraints are not supported"),
+        (r#"<sensor><contact/></sensor>"#, "<contact> sensors are not supported"),
     ] {
         let xml = format!("<mujoco>{extra}{body}</mujoco>");
         let e = Model::from_mjcf_str(&xml).expect_err(extra).to_string();

@@ -43,8 +43,24 @@ impl<'c, 'a> Loader<'c, 'a> {
                 "freejoint" => self.freejoint(c, body)?,
                 "inertial" if body != WORLD => {} // read with its body
                 "camera" | "light" => {}
-                t @ ("frame" | "replicate" | "composite" | "flexcomp" | "plugin" | "attach") => {
-                    return Err(self.ctx.err_node(c, format!("<{t}> is not supported by cenic's MJCF loader")));
+                "frame" => {
+                    return Err(self.ctx.err_node(
+                        c,
+                        "<frame> is not supported: move its pose into the pos/quat of its children (cenic reads \
+                         bodies, joints, geoms and sites directly under <body>)",
+                    ));
+                }
+                t @ ("replicate" | "composite" | "flexcomp" | "attach") => {
+                    return Err(self.ctx.err_node(
+                        c,
+                        format!(
+                            "<{t}> is not supported: cenic reads the bodies written out in the file (MuJoCo can save \
+                             the expanded model with mj_saveLastXML)"
+                        ),
+                    ));
+                }
+                "plugin" => {
+                    return Err(self.ctx.err_node(c, "<plugin> is not supported: cenic has no engine plugins"));
                 }
                 t => return Err(self.ctx.err_node(c, format!("unknown element <{t}> in <{}>", tag(node)))),
             }
@@ -60,7 +76,15 @@ impl<'c, 'a> Loader<'c, 'a> {
         let class = self.defaults.resolve(self.ctx, own_attr(node, "childclass"))?.unwrap_or(inherited);
         let el = Elem::plain(self.ctx, node);
         if el.bool("mocap")? == Some(true) {
-            return Err(el.err_attr(&el.attr("mocap").unwrap(), "mocap bodies are not supported"));
+            if parent != WORLD || elements(node).any(|c| matches!(tag(c), "joint" | "freejoint")) {
+                return Err(
+                    el.err_attr(&el.attr("mocap").unwrap(), "a mocap body must be a child of the world without joints")
+                );
+            }
+            let name = el.str("name").unwrap_or("");
+            self.b.warn(format!(
+                "mocap body '{name}' is a static body in cenic (its pose cannot be moved while simulating)"
+            ));
         }
         if el.real("gravcomp")?.unwrap_or(0.0) != 0.0 {
             return Err(el.err_attr(&el.attr("gravcomp").unwrap(), "gravity compensation is not supported"));
@@ -133,8 +157,15 @@ impl<'c, 'a> Loader<'c, 'a> {
             return Err(el.err_attr(&a, format!("limits on {} joints are not supported", kind.name())));
         }
         range = range.map(|r| r.map(angle));
-        if el.real("frictionloss")?.unwrap_or(0.0) != 0.0 {
-            self.b.warn(format!("joint '{name}': frictionloss ignored (dry joint friction is not modelled)"));
+        let frictionloss = el.nonneg("frictionloss")?.unwrap_or(0.0);
+        if frictionloss > 0.0 && matches!(kind, JointKind::Free | JointKind::Ball) {
+            return Err(el.err_attr(
+                &el.attr("frictionloss").unwrap(),
+                format!(
+                    "frictionloss on {} joints is not supported (cenic supports it on hinge and slide joints)",
+                    kind.name()
+                ),
+            ));
         }
         if el.arr::<2>("springdamper")?.is_some_and(|v| v != [0.0, 0.0]) {
             return Err(el.err_attr(&el.attr("springdamper").unwrap(), "springdamper is not supported"));
@@ -174,6 +205,7 @@ impl<'c, 'a> Loader<'c, 'a> {
             limit_margin: el.nonneg("margin")?.unwrap_or(0.0), // MuJoCo does not convert it from degrees
             armature: el.real("armature")?.unwrap_or(0.0),
             damping: el.real("damping")?.unwrap_or(0.0),
+            frictionloss,
             stiffness,
             springref: el.real("springref")?.map(angle).unwrap_or(0.0),
             reference,
@@ -224,7 +256,9 @@ impl<'c, 'a> Loader<'c, 'a> {
                 "cylinder" => GeomKind::Cylinder,
                 "ellipsoid" => GeomKind::Ellipsoid,
                 "mesh" => GeomKind::Mesh,
-                v @ ("hfield" | "sdf") => return Err(el.err_attr(&a, format!("geom type \"{v}\" is not supported"))),
+                v @ ("hfield" | "sdf") => {
+                    return Err(el.err_attr(&a, format!("geom type \"{v}\" is not supported: {}", super::GEOM_TYPES)));
+                }
                 v => {
                     return Err(el.err_attr(
                         &a,
@@ -235,7 +269,17 @@ impl<'c, 'a> Loader<'c, 'a> {
                 }
             },
         };
-        for (attr, what) in [("hfield", "height fields"), ("shellinertia", "shell inertia")] {
+        if el.keyword("fluidshape", &["none", "ellipsoid"])? == Some("ellipsoid") && self.b.options.has_fluid() {
+            return Err(el.err_attr(
+                &el.attr("fluidshape").unwrap(),
+                "MuJoCo's ellipsoid fluid model is not supported: cenic applies the inertia-box fluid model \
+                 (fluidshape=\"none\") to every body",
+            ));
+        }
+        if let Some(a) = el.attr("hfield") {
+            return Err(el.err_attr(&a, format!("height fields are not supported: {}", super::GEOM_TYPES)));
+        }
+        for (attr, what) in [("shellinertia", "shell inertia")] {
             if let Some(a) = el.attr(attr).filter(|a| a.value.trim() != "false") {
                 return Err(el.err_attr(&a, format!("{what} are not supported")));
             }
@@ -256,17 +300,8 @@ impl<'c, 'a> Loader<'c, 'a> {
         };
         let mass = el.nonneg("mass")?;
         let density = el.nonneg("density")?.unwrap_or(1000.0);
-        let friction = el.reals("friction", 1, 3)?.unwrap_or(FRICTION_DEFAULT.to_vec());
-        let mu = friction[0];
-        if !(mu >= 0.0 && mu.is_finite()) {
-            return Err(
-                el.err_attr(&el.attr("friction").unwrap(), format!("friction must be finite and ≥ 0, got {mu}"))
-            );
-        }
-        let condim = el.int("condim")?.unwrap_or(3);
-        if ![1, 3, 4, 6].contains(&condim) {
-            return Err(el.err_attr(&el.attr("condim").unwrap(), format!("condim must be 1, 3, 4 or 6, got {condim}")));
-        }
+        let contact = self.contact_settings(&el, FRICTION_DEFAULT[0], 3)?;
+        let mu = contact.mu;
         let mask = |attr: &str| -> Result<u32, ModelError> {
             match el.int(attr)? {
                 None => Ok(1),
@@ -276,8 +311,6 @@ impl<'c, 'a> Loader<'c, 'a> {
             }
         };
         let (contype, conaffinity) = (mask("contype")?, mask("conaffinity")?);
-        let solref = el.arr::<2>("solref")?.unwrap_or(SOLREF_DEFAULT);
-        let solimp = el.solimp("solimp")?.unwrap_or(SOLIMP_DEFAULT);
         let name = el.str("name").unwrap_or("").to_string();
         if el.int("priority")?.unwrap_or(0) != 0 {
             self.b.warn(format!(
@@ -287,9 +320,7 @@ impl<'c, 'a> Loader<'c, 'a> {
         if el.real("gap")?.unwrap_or(0.0) != 0.0 {
             self.b.warn(format!("geom '{name}': gap ignored (contacts are reported within the margin)"));
         }
-        let stiffness = el.real("stiffness")?;
-        let dissipation = el.real("dissipation")?;
-        let mu_dynamic = el.real("friction_dynamic")?;
+        let (stiffness, dissipation, mu_dynamic) = (contact.stiffness, contact.dissipation, contact.mu_dynamic);
         // Placeholder stiffness and dissipation: the mapping needs the built
         // model's masses (see `contact::assign_materials`). Friction values
         // and explicit extension values are validated by the builder here.
@@ -299,7 +330,7 @@ impl<'c, 'a> Loader<'c, 'a> {
             mu_static: mu,
             mu_dynamic: mu_dynamic.unwrap_or(mu),
         };
-        self.contacts.push(GeomContact { mu, mu_dynamic, condim, solref, solimp, stiffness, dissipation });
+        self.contacts.push(contact);
         self.src.geom.push(node);
         self.b.add_geom(GeomSpec {
             name,
@@ -330,10 +361,43 @@ impl<'c, 'a> Loader<'c, 'a> {
             Some("cylinder") => GeomKind::Cylinder,
             Some(_) => GeomKind::Box,
         };
-        let (_, pos, quat) = self.shape_pose(&el, kind, false)?;
+        let (mut size, pos, quat) = self.shape_pose(&el, kind, false)?;
+        if el.attr("size").is_none() && el.attr("fromto").is_none() {
+            size = [0.005; 3]; // MuJoCo's default site size
+        }
         self.src.site.push(node);
-        self.b.add_site(Site { name: el.str("name").unwrap_or("").to_string(), body, pos, quat });
+        self.b.add_site(Site { name: el.str("name").unwrap_or("").to_string(), body, pos, quat, kind, size });
         Ok(())
+    }
+
+    /// The contact settings of a geom or an explicit pair: `friction[0]`
+    /// (`default_mu` when absent; at most `nfriction` values), `condim`, `solref`, `solimp` and the
+    /// extensions `stiffness`, `dissipation`, `friction_dynamic`.
+    pub(super) fn contact_settings(
+        &self,
+        el: &Elem<'c, 'a>,
+        default_mu: f64,
+        nfriction: usize,
+    ) -> Result<GeomContact, ModelError> {
+        let mu = el.reals("friction", 1, nfriction)?.map(|f| f[0]).unwrap_or(default_mu);
+        if !(mu >= 0.0 && mu.is_finite()) {
+            return Err(
+                el.err_attr(&el.attr("friction").unwrap(), format!("friction must be finite and ≥ 0, got {mu}"))
+            );
+        }
+        let condim = el.int("condim")?.unwrap_or(3);
+        if ![1, 3, 4, 6].contains(&condim) {
+            return Err(el.err_attr(&el.attr("condim").unwrap(), format!("condim must be 1, 3, 4 or 6, got {condim}")));
+        }
+        Ok(GeomContact {
+            mu,
+            mu_dynamic: el.real("friction_dynamic")?,
+            condim,
+            solref: el.arr::<2>("solref")?.unwrap_or(SOLREF_DEFAULT),
+            solimp: el.solimp("solimp")?.unwrap_or(SOLIMP_DEFAULT),
+            stiffness: el.real("stiffness")?,
+            dissipation: el.real("dissipation")?,
+        })
     }
 
     /// Size, position and orientation of a geom or site, from `size`, `pos`,

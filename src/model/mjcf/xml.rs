@@ -3,13 +3,15 @@
 //! the file, line, element and attribute.
 
 use super::defaults::{Class, DKind};
+use super::include::SourceMap;
 use crate::model::ModelError;
 use roxmltree::{Document, Node};
 
-/// Source of errors: the file name and the parsed document (for line numbers).
+/// Source of errors: the parsed document (includes expanded) and where
+/// each of its bytes came from (for file names and line numbers).
 pub(super) struct Ctx<'a> {
-    pub file: String,
     pub doc: &'a Document<'a>,
+    pub map: &'a SourceMap,
 }
 
 /// An attribute value and where it was written (on the element itself or
@@ -33,11 +35,11 @@ impl<'a> Ctx<'a> {
         self.err_at(a.node, a.pos, Some(a.name), message)
     }
     fn err_at(&self, node: Node<'a, 'a>, pos: usize, attr: Option<&str>, message: impl Into<String>) -> ModelError {
-        let p = self.doc.text_pos_at(pos);
+        let (file, line, column) = self.map.locate(pos);
         ModelError::Mjcf {
-            file: self.file.clone(),
-            line: p.row,
-            column: p.col,
+            file: file.to_string(),
+            line,
+            column,
             element: element_label(node),
             attribute: attr.map(str::to_string),
             message: message.into(),
@@ -342,8 +344,9 @@ pub(super) const GEOM: Schema = Schema {
         "stiffness",
         "dissipation",
         "friction_dynamic",
+        "fluidshape",
     ],
-    ignored: &["group", "material", "rgba", "user", "solmix", "fluidshape", "fluidcoef"],
+    ignored: &["group", "material", "rgba", "user", "solmix", "fluidcoef"],
 };
 pub(super) const SITE: Schema = Schema {
     supported: &["name", "class", "type", "size", "fromto", "pos", "quat", "axisangle", "euler", "xyaxes", "zaxis"],
@@ -353,50 +356,48 @@ pub(super) const MESH: Schema = Schema {
     supported: &["name", "class", "file", "vertex", "scale", "refpos", "refquat", "maxhullvert", "inertia", "builtin"],
     ignored: &["content_type", "face", "normal", "texcoord", "smoothnormal", "material", "params"],
 };
-pub(super) const MOTOR: Schema = Schema {
-    supported: &[
-        "name",
-        "class",
-        "joint",
-        "gear",
-        "ctrlrange",
-        "ctrllimited",
-        "forcerange",
-        "forcelimited",
-        "tendon",
-        "site",
-        "refsite",
-        "jointinparent",
-        "cranksite",
-        "slidersite",
-    ],
-    ignored: &["group", "user", "lengthrange", "cranklength"],
-};
-pub(super) const POSITION: Schema = Schema {
-    supported: &[
-        "name",
-        "class",
-        "joint",
-        "gear",
-        "ctrlrange",
-        "ctrllimited",
-        "forcerange",
-        "forcelimited",
-        "tendon",
-        "site",
-        "refsite",
-        "jointinparent",
-        "cranksite",
-        "slidersite",
-        "kp",
-        "kv",
-        "dampratio",
-        "timeconst",
-        "inheritrange",
-    ],
-    ignored: &["group", "user", "lengthrange", "cranklength"],
-};
-pub(super) const TENDON_FIXED: Schema = Schema {
+/// Attributes every actuator element takes (MuJoCo 4).
+macro_rules! actuator_schema {
+    ($($extra:literal),*) => {
+        Schema {
+            supported: &[
+                "name", "class", "joint", "jointinparent", "tendon", "site", "refsite", "body", "cranksite",
+                "slidersite", "gear", "ctrlrange", "ctrllimited", "forcerange", "forcelimited", "actrange",
+                "actlimited", $($extra),*
+            ],
+            ignored: &["group", "user", "lengthrange", "cranklength", "nsample", "interp", "delay"],
+        }
+    };
+}
+pub(super) const MOTOR: Schema = actuator_schema!();
+pub(super) const POSITION: Schema = actuator_schema!("kp", "kv", "dampratio", "timeconst", "inheritrange");
+pub(super) const INTVELOCITY: Schema = actuator_schema!("kp", "kv", "dampratio", "timeconst", "inheritrange");
+pub(super) const VELOCITY: Schema = actuator_schema!("kv");
+pub(super) const DAMPER: Schema = actuator_schema!("kv");
+pub(super) const CYLINDER: Schema = actuator_schema!("timeconst", "area", "diameter", "bias");
+pub(super) const GENERAL: Schema =
+    actuator_schema!("dyntype", "gaintype", "biastype", "dynprm", "gainprm", "biasprm", "actearly", "actdim");
+/// Actuator attributes that set a shortcut's or general actuator's own
+/// parameters (not shared between actuator types the way MuJoCo shares them).
+pub(super) const ACTUATOR_PARAMS: &[&str] = &[
+    "kp",
+    "kv",
+    "dampratio",
+    "timeconst",
+    "inheritrange",
+    "area",
+    "diameter",
+    "bias",
+    "dyntype",
+    "gaintype",
+    "biastype",
+    "dynprm",
+    "gainprm",
+    "biasprm",
+    "actearly",
+    "actdim",
+];
+pub(super) const TENDON: Schema = Schema {
     supported: &[
         "name",
         "class",
@@ -407,21 +408,76 @@ pub(super) const TENDON_FIXED: Schema = Schema {
         "armature",
         "frictionloss",
         "springlength",
-    ],
-    ignored: &[
-        "group",
-        "user",
         "margin",
         "solreflimit",
         "solimplimit",
         "solreffriction",
         "solimpfriction",
-        "rgba",
-        "width",
-        "material",
+        "actuatorfrclimited",
+        "actuatorfrcrange",
     ],
+    ignored: &["group", "user", "rgba", "width", "material"],
 };
 pub(super) const TENDON_JOINT: Schema = Schema { supported: &["joint", "coef"], ignored: &[] };
+pub(super) const TENDON_SITE: Schema = Schema { supported: &["site"], ignored: &[] };
+pub(super) const PULLEY: Schema = Schema { supported: &["divisor"], ignored: &[] };
+pub(super) const EQUALITY_DEFAULT: Schema = Schema { supported: &["active", "solref", "solimp"], ignored: &[] };
+pub(super) const CONNECT: Schema = Schema {
+    supported: &["name", "class", "active", "solref", "solimp", "body1", "body2", "anchor", "site1", "site2"],
+    ignored: &[],
+};
+pub(super) const WELD: Schema = Schema {
+    supported: &[
+        "name",
+        "class",
+        "active",
+        "solref",
+        "solimp",
+        "body1",
+        "body2",
+        "anchor",
+        "site1",
+        "site2",
+        "relpose",
+        "torquescale",
+    ],
+    ignored: &[],
+};
+pub(super) const EQ_JOINT: Schema = Schema {
+    supported: &["name", "class", "active", "solref", "solimp", "joint1", "joint2", "polycoef"],
+    ignored: &[],
+};
+pub(super) const EQ_TENDON: Schema = Schema {
+    supported: &["name", "class", "active", "solref", "solimp", "tendon1", "tendon2", "polycoef"],
+    ignored: &[],
+};
+pub(super) const PAIR: Schema = Schema {
+    supported: &[
+        "name",
+        "class",
+        "geom1",
+        "geom2",
+        "condim",
+        "friction",
+        "solref",
+        "solimp",
+        "margin",
+        "gap",
+        "stiffness",
+        "dissipation",
+        "friction_dynamic",
+    ],
+    ignored: &["solreffriction"],
+};
+pub(super) const EXCLUDE: Schema = Schema { supported: &["name", "body1", "body2"], ignored: &[] };
+/// Attributes of sensors; which object attribute a sensor needs is checked where it is read.
+pub(super) const SENSOR: Schema = Schema {
+    supported: &[
+        "name", "cutoff", "joint", "tendon", "actuator", "site", "body", "objtype", "objname", "reftype", "refname",
+        "noise",
+    ],
+    ignored: &["user", "nsample", "interp", "delay", "interval"],
+};
 pub(super) const KEY: Schema =
     Schema { supported: &["name", "time", "qpos", "qvel", "ctrl", "act", "mpos", "mquat"], ignored: &[] };
 pub(super) const FLAG: Schema = Schema {
@@ -440,13 +496,15 @@ pub(super) const FLAG: Schema = Schema {
         "filterparent",
         "override",
         "refsafe",
+        "sensor",
     ],
     ignored: &[
         "warmstart",
         "energy",
         "fwdinv",
         "invdiscrete",
-        "sensor",
+        "diagexact",
+        "ipc",
         "midphase",
         "nativeccd",
         "multiccd",

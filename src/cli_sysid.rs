@@ -1,0 +1,353 @@
+//! `cenic sysid fit` and `cenic sysid eval`: the command-line face of [`cenic::sysid`].
+
+use cenic::Model;
+use cenic::diff::Cfd;
+use cenic::integrator::{CenicParams, Mode};
+use cenic::sysid::{self, CubeModel, FitConfig, FitParam, Predictor};
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Subcommand)]
+pub enum SysidCommand {
+    /// Fit a tossed box's parameters to recorded tosses; writes OUT/fitted.xml,
+    /// OUT/report.json, OUT/loss.png and OUT/overlay.png.
+    Fit(Box<FitArgs>),
+    /// Multi-step prediction errors of a model on recorded tosses.
+    Eval(EvalArgs),
+}
+
+/// Integration settings shared by fit and eval.
+#[derive(Args)]
+pub struct SimArgs {
+    /// CENIC accuracy (m, rad).
+    #[arg(long, default_value_t = 1e-4, conflicts_with = "dt", allow_hyphen_values = true)]
+    accuracy: f64,
+    /// Fixed steps of this size (s) instead of error control.
+    #[arg(long, allow_hyphen_values = true)]
+    dt: Option<f64>,
+    /// Largest CENIC step (s).
+    #[arg(long, default_value_t = 0.1, allow_hyphen_values = true)]
+    max_step: f64,
+}
+
+impl SimArgs {
+    fn mode(&self) -> Result<Mode, String> {
+        match self.dt {
+            Some(dt) => Ok(Mode::Fixed { dt: positive("--dt", dt)? }),
+            None => Ok(Mode::ErrorControlled(CenicParams {
+                accuracy: positive("--accuracy", self.accuracy)?,
+                max_step: positive("--max-step", self.max_step)?,
+                ..CenicParams::default()
+            })),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self.dt {
+            Some(dt) => format!("fixed steps of {dt} s"),
+            None => format!("CENIC, accuracy {}", self.accuracy),
+        }
+    }
+}
+
+#[derive(Args)]
+pub struct FitArgs {
+    /// Directory of toss CSVs (t,px,py,pz,qw,qx,qy,qz[,...]).
+    #[arg(long)]
+    data: PathBuf,
+    /// Output directory.
+    #[arg(long)]
+    out: PathBuf,
+    /// MJCF model of the box and the ground; the built-in cube toss when omitted.
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Training tosses: index range A-B (inclusive; the number in the file name).
+    #[arg(long, default_value = "0-399")]
+    train: String,
+    /// Validation tosses: index range C-D.
+    #[arg(long, default_value = "400-455")]
+    val: String,
+    /// Samples per training segment, the start included (4 predicted steps for 5).
+    #[arg(long, default_value_t = 5)]
+    segment: usize,
+    /// Samples between segment starts; segment − 1 (predicted samples do not overlap) when omitted.
+    #[arg(long)]
+    stride: Option<usize>,
+    /// Parameters to fit, comma-separated: side, mass, mu_static, mu_dynamic, stiffness,
+    /// dissipation. The default is DiffMJX's side length; on the ContactNets tosses the
+    /// contact parameters lower short-horizon errors but raise long-horizon ones (BENCHMARKS.md).
+    #[arg(long, default_value = "side")]
+    fit: String,
+    /// Initial side length (m).
+    #[arg(long, allow_hyphen_values = true)]
+    init_side: Option<f64>,
+    /// Initial mass (kg).
+    #[arg(long, allow_hyphen_values = true)]
+    init_mass: Option<f64>,
+    /// Initial static friction coefficient.
+    #[arg(long, allow_hyphen_values = true)]
+    init_mu_static: Option<f64>,
+    /// Initial dynamic friction coefficient.
+    #[arg(long, allow_hyphen_values = true)]
+    init_mu_dynamic: Option<f64>,
+    /// Initial contact stiffness of the pair (N/m).
+    #[arg(long, allow_hyphen_values = true)]
+    init_stiffness: Option<f64>,
+    /// Initial Hunt–Crossley dissipation of the pair (s/m).
+    #[arg(long, allow_hyphen_values = true)]
+    init_dissipation: Option<f64>,
+    /// Draw the initial values of the fitted parameters at random with this seed
+    /// (side 60–140 mm, μs 0.05–0.6, μd/μs 0.5–0.95, stiffness and dissipation
+    /// 0.1–10 × nominal, mass 0.5–2 × nominal); --init-* flags take precedence.
+    #[arg(long)]
+    random_init: Option<u64>,
+    /// Passes over the training segments.
+    #[arg(long, default_value_t = 3)]
+    epochs: usize,
+    /// Segments per Adam step.
+    #[arg(long, default_value_t = 64)]
+    batch: usize,
+    /// Initial learning rate (log coordinates).
+    #[arg(long, default_value_t = 0.05, allow_hyphen_values = true)]
+    lr: f64,
+    /// Final learning rate (cosine schedule).
+    #[arg(long, default_value_t = 5e-4, allow_hyphen_values = true)]
+    lr_final: f64,
+    #[command(flatten)]
+    sim: SimArgs,
+    /// Contacts-from-distance width (m); 0 turns CFD off.
+    #[arg(long, default_value_t = 0.05, allow_hyphen_values = true)]
+    cfd_width: f64,
+    /// Contacts-from-distance strength (N); the body's weight when omitted.
+    #[arg(long, allow_hyphen_values = true)]
+    cfd_strength: Option<f64>,
+    /// Length (m) that converts orientation errors into position errors in the loss.
+    #[arg(long, default_value_t = 0.05, allow_hyphen_values = true)]
+    orientation_length: f64,
+    /// δ (mm) of the pseudo-Huber loss √(e² + δ²) − δ of the pose error e; 0: squared error (MSE).
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
+    huber_delta: f64,
+    /// Seed of the segment shuffling.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Horizons of the final validation (repeatable).
+    #[arg(long = "horizon", default_values_t = [4, 16, 64])]
+    horizons: Vec<usize>,
+    /// Validation tosses drawn in overlay.png.
+    #[arg(long, default_value_t = 3)]
+    overlay: usize,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+pub struct EvalArgs {
+    /// MJCF model (one free body), e.g. a fitted.xml.
+    #[arg(long)]
+    model: PathBuf,
+    /// Directory of toss CSVs.
+    #[arg(long)]
+    data: PathBuf,
+    /// Only the tosses with indices in this range A-B.
+    #[arg(long)]
+    tosses: Option<String>,
+    /// Prediction horizons in samples (repeatable).
+    #[arg(long = "horizon", default_values_t = [4, 16, 64])]
+    horizons: Vec<usize>,
+    /// Samples between segment starts.
+    #[arg(long, default_value_t = 1)]
+    stride: usize,
+    #[command(flatten)]
+    sim: SimArgs,
+    /// Print the errors as JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+fn positive(flag: &str, x: f64) -> Result<f64, String> {
+    if x > 0.0 && x.is_finite() { Ok(x) } else { Err(format!("{flag} must be a positive finite number, got {x}")) }
+}
+
+pub fn run(cmd: SysidCommand) -> Result<(), String> {
+    match cmd {
+        SysidCommand::Fit(a) => fit(*a),
+        SysidCommand::Eval(a) => eval(a),
+    }
+}
+
+fn load_tosses(dir: &std::path::Path) -> Result<Vec<sysid::Toss>, String> {
+    sysid::load_dir(dir, 3).map_err(|e| e.to_string())
+}
+
+fn fit(a: FitArgs) -> Result<(), String> {
+    let started = std::time::Instant::now();
+    let model = match &a.model {
+        Some(p) => Model::from_mjcf_file(p).map_err(|e| e.to_string())?,
+        None => cenic::scenes::cube_toss(),
+    };
+    let cube = CubeModel::new(model).map_err(|e| e.to_string())?;
+    let fit_params = FitParam::parse_list(&a.fit).map_err(|e| format!("--fit: {e}"))?;
+    let mut init = cube.nominal;
+    if let Some(seed) = a.random_init {
+        use rand::SeedableRng;
+        init = sysid::random_start(&fit_params, init, cube.nominal, &mut rand::rngs::StdRng::seed_from_u64(seed));
+    }
+    for (flag, value, p) in [
+        ("--init-side", a.init_side, FitParam::Side),
+        ("--init-mass", a.init_mass, FitParam::Mass),
+        ("--init-mu-static", a.init_mu_static, FitParam::MuStatic),
+        ("--init-mu-dynamic", a.init_mu_dynamic, FitParam::MuDynamic),
+        ("--init-stiffness", a.init_stiffness, FitParam::Stiffness),
+        ("--init-dissipation", a.init_dissipation, FitParam::Dissipation),
+    ] {
+        if let Some(x) = value {
+            init.set(p, positive(flag, x)?);
+        }
+    }
+    if a.init_mu_static.is_some() && a.init_mu_dynamic.is_none() {
+        init.mu_dynamic = init.mu_dynamic.min(init.mu_static);
+    }
+    init.validate().map_err(|e| format!("initial values: {e}"))?;
+    let init = sysid::interior_start(&fit_params, init);
+    let train_range = sysid::parse_range(&a.train).map_err(|e| format!("--train: {e}"))?;
+    let val_range = sysid::parse_range(&a.val).map_err(|e| format!("--val: {e}"))?;
+    let tosses = load_tosses(&a.data)?;
+    let train = sysid::select(&tosses, &train_range);
+    let val = sysid::select(&tosses, &val_range);
+    if train.is_empty() || val.is_empty() {
+        return Err(format!(
+            "{}: {} tosses, {} in --train {} and {} in --val {}",
+            a.data.display(),
+            tosses.len(),
+            train.len(),
+            a.train,
+            val.len(),
+            a.val
+        ));
+    }
+    if a.huber_delta < 0.0 || !a.huber_delta.is_finite() {
+        return Err(format!("--huber-delta must be ≥ 0, got {}", a.huber_delta));
+    }
+    if a.cfd_width < 0.0 || !a.cfd_width.is_finite() {
+        return Err(format!("--cfd-width must be ≥ 0, got {}", a.cfd_width));
+    }
+    let weight = cube.nominal.mass * cube.model.options.gravity.iter().map(|g| g * g).sum::<f64>().sqrt();
+    let cfd = if a.cfd_width > 0.0 {
+        let strength = match a.cfd_strength {
+            Some(s) => positive("--cfd-strength", s)?,
+            None => weight.max(1e-6),
+        };
+        Some(Cfd { width: a.cfd_width, strength })
+    } else {
+        None
+    };
+    let cfg = FitConfig {
+        fit: fit_params.clone(),
+        init,
+        segment: a.segment,
+        stride: a.stride.unwrap_or(a.segment.saturating_sub(1).max(1)),
+        epochs: a.epochs,
+        batch: a.batch,
+        lr: positive("--lr", a.lr)?,
+        lr_final: positive("--lr-final", a.lr_final)?,
+        mode: a.sim.mode()?,
+        cfd,
+        loss: sysid::Loss {
+            orientation_length: a.orientation_length,
+            huber_delta: (a.huber_delta > 0.0).then_some(a.huber_delta),
+        },
+        seed: a.seed,
+        horizons: a.horizons.clone(),
+        eval_stride: 1,
+        overlay_tosses: a.overlay,
+        progress: !a.quiet,
+    };
+    println!(
+        "{}: {} training tosses ({}), {} validation tosses ({}); {}; fitting {}",
+        a.data.display(),
+        train.len(),
+        a.train,
+        val.len(),
+        a.val,
+        a.sim.describe(),
+        a.fit
+    );
+    println!("initial: {}", init.summary());
+    let result = sysid::fit(&cube, &train, &val, &cfg).map_err(|e| e.to_string())?;
+    let settings = serde_json::json!({
+        "data": a.data.display().to_string(),
+        "model": a.model.as_ref().map(|p| p.display().to_string()),
+        "train": a.train, "val": a.val,
+        "train_tosses": train.len(), "val_tosses": val.len(),
+        "segment": a.segment, "stride": cfg.stride,
+        "fit": fit_params.iter().map(|p| p.name()).collect::<Vec<_>>(),
+        "random_init": a.random_init,
+        "epochs": a.epochs, "batch": a.batch, "lr": a.lr, "lr_final": a.lr_final,
+        "integration": a.sim.describe(),
+        "cfd_width_m": a.cfd_width, "cfd_strength_n": cfd.map(|c| c.strength),
+        "orientation_length_m": a.orientation_length,
+        "huber_delta_mm": (a.huber_delta > 0.0).then_some(a.huber_delta),
+        "seed": a.seed,
+        "adam": { "beta_1": sysid::ADAM_BETA_1, "beta_2": sysid::ADAM_BETA_2, "epsilon": sysid::ADAM_EPSILON },
+        "threads": rayon::current_num_threads(),
+    });
+    sysid::write_outputs(&a.out, &cube, &result, settings).map_err(|e| e.to_string())?;
+    let failed: usize = result.epochs.iter().map(|e| e.failed_train + e.failed_val).sum();
+    if failed > 0 {
+        let first = result.epochs.iter().find_map(|e| e.first_failure.clone()).unwrap_or_default();
+        println!("warning: {failed} segment rollouts failed and were left out (see report.json); first: {first}");
+    }
+    for (what, e) in [("initial", &result.eval_initial), ("fitted", &result.eval_fitted)] {
+        println!("validation, {what} model:\n{}", indent(&e.text()));
+        if let Some(w) = e.warning() {
+            println!("  {w}");
+        }
+    }
+    println!(
+        "fit {:.1} s ({} epochs of {} segments), total {:.1} s",
+        result.fit_seconds,
+        a.epochs,
+        result.train_segments,
+        started.elapsed().as_secs_f64()
+    );
+    println!("wrote {0}/fitted.xml, {0}/report.json, {0}/loss.png, {0}/overlay.png", a.out.display());
+    println!("fitted: {}", result.fitted.summary());
+    Ok(())
+}
+
+fn indent(s: &str) -> String {
+    s.lines().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n")
+}
+
+fn eval(a: EvalArgs) -> Result<(), String> {
+    if a.horizons.contains(&0) || a.stride == 0 {
+        return Err("--horizon and --stride must be at least 1".into());
+    }
+    let model = Model::from_mjcf_file(&a.model).map_err(|e| e.to_string())?;
+    let pred = Predictor::new(Arc::new(model), a.sim.mode()?).map_err(|e| e.to_string())?;
+    let mut tosses = load_tosses(&a.data)?;
+    if let Some(r) = &a.tosses {
+        let range = sysid::parse_range(r).map_err(|e| format!("--tosses: {e}"))?;
+        tosses = sysid::select(&tosses, &range);
+        if tosses.is_empty() {
+            return Err(format!("{}: no toss with an index in {r}", a.data.display()));
+        }
+    }
+    let e = sysid::evaluate(&pred, &tosses, &a.horizons, a.stride);
+    if let Some(w) = e.warning() {
+        eprintln!("{w}");
+    }
+    if a.json {
+        let mut j = e.to_json();
+        j["model"] = serde_json::json!(a.model.display().to_string());
+        j["data"] = serde_json::json!(a.data.display().to_string());
+        j["tosses"] = serde_json::json!(tosses.len());
+        j["integration"] = serde_json::json!(a.sim.describe());
+        println!("{}", serde_json::to_string_pretty(&j).expect("JSON values serialise"));
+    } else {
+        println!("{}", e.text());
+    }
+    Ok(())
+}
