@@ -2,14 +2,21 @@
 // src/integrator/cenic.rs (World::advance, cenic_step, try_step,
 // error_norm, impact_bound, step_factor).
 //
-// One trial (a step-doubling attempt, or one fixed step) per world per
-// iteration. The host encodes an iteration as a fixed sequence of kernels
-// (src/gpu/cenic.rs): these control kernels, the multibody stages, the
-// collision, icf_build*, icf_set_time_step, icf_solve and integrate_q,
-// which reads each world's step from h[w]. A world takes part in a trial
-// while cenic_world[w].trial = 1; otherwise its h[w] = 0 (integrate_q then
-// leaves q untouched) and icf_world[w].solving = 0 (the ICF kernels skip it).
-// Worlds that reached their end time or failed stay idle.
+// A trial (a step-doubling attempt, or one fixed step) is a sequence of
+// parts (the part_* functions below, listed with their stages in
+// src/gpu/cenic.rs PARTS), each run by one thread per world: the multibody
+// stages (kinematics.wgsl, rnea.wgsl), the ICF build (icf_builder.wgsl),
+// the step-size control here and the position update (integrate.wgsl),
+// between the collision and the Newton solves, which are launches of their
+// own. Each world records in cenic_world[w].stage the part it is at; a part
+// runs only on the worlds at its stage and moves them to the next, so a
+// launch of parts (an entry point generated from PARTS, src/gpu/cenic.rs
+// step_entry_points) skips the worlds that are elsewhere: idle, failed,
+// rejected, or waiting for a solve that a software adapter's loop budget
+// paused (it resumes in the next solve launch). The host encodes whole
+// iterations without reading anything back (src/gpu/batch.rs).
+// A world takes part in a trial while cenic_world[w].trial = 1; otherwise
+// its h[w] = 0 and icf_world[w].solving = 0 (the solver skips it).
 //
 // Time is a (hi, lo) pair of f32 (t = hi + lo, about 48 bits), so that a
 // world's clock does not drift over many small steps; steps and the error
@@ -18,9 +25,6 @@
 const CENIC_FIXED: u32 = 0u;
 const CENIC_ERROR_CONTROLLED: u32 = 1u;
 
-const WORLD_DONE: u32 = 0u;
-const WORLD_RUNNING: u32 = 1u;
-const WORLD_FAILED: u32 = 2u;
 
 /// Failure reasons (src/gpu/cenic.rs turns them into StepError messages).
 const FAIL_Q: u32 = 1u;
@@ -28,6 +32,10 @@ const FAIL_V: u32 = 2u;
 const FAIL_HALF_STEP: u32 = 3u;
 /// FAIL_SOLVE + the SOLVE_* status of the failed solve.
 const FAIL_SOLVE: u32 = 16u;
+/// The driver's loop budget ran out in a launch of parts (src/gpu/cenic.rs).
+const FAIL_LOOP_BUDGET: u32 = 4u;
+/// FAIL_COLLISION + the collision_status bits: the contacts were unreliable.
+const FAIL_COLLISION: u32 = 8u;
 /// FAIL_ACCURACY + 2·dof (+ 1 when the velocity term drove the error):
 /// the accuracy was missed at the minimum step (detail: the error, m or rad).
 const FAIL_ACCURACY: u32 = 4096u;
@@ -79,26 +87,27 @@ fn end_eps(w: u32) -> f32 {
 // ---------------------------------------------------------------- per-world helpers
 
 fn cq_at(w: u32, k: u32, i: u32) -> u32 {
-    return (w * 2u + k) * dims.nq + i;
+    return item_at(w, k * dims.nq + i, 2u * dims.nq);
 }
 fn cv_at(w: u32, k: u32, i: u32) -> u32 {
-    return (w * 2u + k) * dims.nv + i;
+    return item_at(w, k * dims.nv + i, 2u * dims.nv);
 }
 
 /// Ends the world's current trial: nothing moves or solves until the next one.
 fn end_trial(w: u32) {
     cenic_world[w].trial = 0u;
+    cenic_world[w].stage = STAGE_BEGIN;
     icf_world[w].solving = 0u;
-    h[w] = 0.0;
+    h_set(world_at(w), 0.0);
 }
 
 /// Back to x0 = (q0, v0).
 fn restore_start(w: u32) {
     for (var i = 0u; i < dims.nq; i++) {
-        q[q_at(w, i)] = cenic_q[cq_at(w, 0u, i)];
+        q_set(q_at(w, i), cenic_q[cq_at(w, 0u, i)]);
     }
     for (var i = 0u; i < dims.nv; i++) {
-        v[dof_at(w, i)] = cenic_v[cv_at(w, 0u, i)];
+        v_set(dof_at(w, i), cenic_v[cv_at(w, 0u, i)]);
     }
 }
 
@@ -113,12 +122,12 @@ fn fail(w: u32, reason: u32, detail: f32) {
 /// The first non-finite coordinate class of the current state: 0 (none), FAIL_Q or FAIL_V.
 fn state_check(w: u32) -> u32 {
     for (var i = 0u; i < dims.nq; i++) {
-        if (non_finite(q[q_at(w, i)])) {
+        if (non_finite(q_get(q_at(w, i)))) {
             return FAIL_Q;
         }
     }
     for (var i = 0u; i < dims.nv; i++) {
-        if (non_finite(v[dof_at(w, i)])) {
+        if (non_finite(v_get(dof_at(w, i)))) {
             return FAIL_V;
         }
     }
@@ -154,7 +163,7 @@ fn solve_ok(w: u32) -> bool {
 fn take_solution(w: u32, slot: u32) {
     for (var i = 0u; i < dims.nv; i++) {
         let x = icf_vec[ivec_at(w, VEC_V, i)];
-        v[dof_at(w, i)] = x;
+        v_set(dof_at(w, i), x);
         if (slot < 2u) {
             cenic_v[cv_at(w, slot, i)] = x;
         }
@@ -230,8 +239,8 @@ fn quat_angle(a: vec4f, b: vec4f) -> f32 {
     return sqrt(dot3(r, r));
 }
 
-fn q4(a: u32) -> vec4f {
-    return vec4f(q[a], q[a + 1u], q[a + 2u], q[a + 3u]);
+fn q4(w: u32, a: u32) -> vec4f {
+    return vec4f(q_get(q_at(w, a)), q_get(q_at(w, a + 1u)), q_get(q_at(w, a + 2u)), q_get(q_at(w, a + 3u)));
 }
 fn qfull4(w: u32, i: u32) -> vec4f {
     return vec4f(cenic_q[cq_at(w, 1u, i)], cenic_q[cq_at(w, 1u, i + 1u)], cenic_q[cq_at(w, 1u, i + 2u)], cenic_q[cq_at(w, 1u, i + 3u)]);
@@ -250,28 +259,27 @@ fn error_norm(w: u32) -> ErrorEstimate {
     var e = ErrorEstimate(0.0, 0u);
     for (var ji = 0u; ji < dims.njnt; ji++) {
         let j = joints[ji];
-        let a = q_at(w, j.qpos_adr);
         let ai = j.qpos_adr;
         let d = j.dof_adr;
         switch j.kind {
             case JOINT_FREE: {
                 for (var k = 0u; k < 3u; k++) {
-                    e = raise_at(e, cenic_weights[d + k] * abs(q[a + k] - cenic_q[cq_at(w, 1u, ai + k)]), 2u * (d + k));
+                    e = raise_at(e, cenic_weights[d + k] * abs(q_get(q_at(w, ai + k)) - cenic_q[cq_at(w, 1u, ai + k)]), 2u * (d + k));
                 }
-                e = raise_at(e, cenic_weights[d + 3u] * quat_angle(q4(a + 3u), qfull4(w, ai + 3u)), 2u * (d + 3u));
+                e = raise_at(e, cenic_weights[d + 3u] * quat_angle(q4(w, ai + 3u), qfull4(w, ai + 3u)), 2u * (d + 3u));
             }
             case JOINT_BALL: {
-                e = raise_at(e, cenic_weights[d] * quat_angle(q4(a), qfull4(w, ai)), 2u * d);
+                e = raise_at(e, cenic_weights[d] * quat_angle(q4(w, ai), qfull4(w, ai)), 2u * d);
             }
             default: {
-                e = raise_at(e, cenic_weights[d] * abs(q[a] - cenic_q[cq_at(w, 1u, ai)]), 2u * d);
+                e = raise_at(e, cenic_weights[d] * abs(q_get(q_at(w, ai)) - cenic_q[cq_at(w, 1u, ai)]), 2u * d);
             }
         }
     }
     let tau = cenic_params.velocity_time_scale;
     if (tau > 0.0) {
         for (var i = 0u; i < dims.nv; i++) {
-            e = raise_at(e, tau * cenic_weights[i] * abs(v[dof_at(w, i)] - cenic_v[cv_at(w, 1u, i)]), 2u * i + 1u);
+            e = raise_at(e, tau * cenic_weights[i] * abs(v_get(dof_at(w, i)) - cenic_v[cv_at(w, 1u, i)]), 2u * i + 1u);
         }
     }
     if (non_finite(e.error)) {
@@ -292,7 +300,7 @@ fn raise_at(e: ErrorEstimate, x: f32, at: u32) -> ErrorEstimate {
 // ---------------------------------------------------------------- conservative advancement
 
 fn geom_axis(w: u32, g: u32, k: u32) -> vec3f {
-    let m = geom_xmat[geom_at(w, g)];
+    let m = geom_xmat_get(geom_at(w, g));
     if (k == 0u) {
         return vec3f(m.r0.x, m.r1.x, m.r2.x);
     }
@@ -308,21 +316,21 @@ fn support(w: u32, g: u32, u: vec3f) -> f32 {
     let gm = geoms[g];
     let s = gm.size;
     switch gm.kind {
-        case 1u: {
+        case GEOM_SPHERE: {
             return s.x;
         }
-        case 2u: {
+        case GEOM_CAPSULE: {
             return s.x + s.y * abs(dot3(u, geom_axis(w, g, 2u)));
         }
-        case 3u: {
+        case GEOM_BOX: {
             return s.x * abs(dot3(u, geom_axis(w, g, 0u))) + s.y * abs(dot3(u, geom_axis(w, g, 1u)))
                 + s.z * abs(dot3(u, geom_axis(w, g, 2u)));
         }
-        case 4u: {
+        case GEOM_CYLINDER: {
             let c = dot3(u, geom_axis(w, g, 2u));
             return s.x * sqrt(max(1.0 - c * c, 0.0)) + s.y * abs(c);
         }
-        case 5u: {
+        case GEOM_ELLIPSOID: {
             let e = vec3f(
                 s.x * dot3(u, geom_axis(w, g, 0u)),
                 s.y * dot3(u, geom_axis(w, g, 1u)),
@@ -374,8 +382,8 @@ fn segment_closest(p1: vec3f, d1: vec3f, p2: vec3f, d2: vec3f) -> array<vec3f, 2
 
 /// The segment of a sphere (a point) or capsule: start and direction.
 fn core_segment(w: u32, g: u32) -> array<vec3f, 2> {
-    let c = unpack3(geom_xpos[geom_at(w, g)]);
-    if (geoms[g].kind == 2u) {
+    let c = unpack3(geom_xpos_get(geom_at(w, g)));
+    if (geoms[g].kind == GEOM_CAPSULE) {
         let ax = geom_axis(w, g, 2u) * geoms[g].size.y;
         return array<vec3f, 2>(c - ax, ax * 2.0);
     }
@@ -404,21 +412,21 @@ struct Separation {
 fn separation(w: u32, a: u32, b: u32) -> Separation {
     let ka = geoms[a].kind;
     let kb = geoms[b].kind;
-    let xa = unpack3(geom_xpos[geom_at(w, a)]);
-    let xb = unpack3(geom_xpos[geom_at(w, b)]);
-    if (ka == 0u && kb == 0u) {
+    let xa = unpack3(geom_xpos_get(geom_at(w, a)));
+    let xb = unpack3(geom_xpos_get(geom_at(w, b)));
+    if (ka == GEOM_PLANE && kb == GEOM_PLANE) {
         return Separation(BIG, vec3f(0.0, 0.0, 1.0));
     }
-    if (ka == 0u) {
+    if (ka == GEOM_PLANE) {
         let n = geom_axis(w, a, 2u);
         return Separation(dot3(n, xb - xa) - support(w, b, n), n);
     }
-    if (kb == 0u) {
+    if (kb == GEOM_PLANE) {
         let n = geom_axis(w, b, 2u);
         return Separation(dot3(n, xa - xb) - support(w, a, n), -n);
     }
-    let round_a = ka == 1u || ka == 2u;
-    let round_b = kb == 1u || kb == 2u;
+    let round_a = ka == GEOM_SPHERE || ka == GEOM_CAPSULE;
+    let round_b = kb == GEOM_SPHERE || kb == GEOM_CAPSULE;
     if (round_a && round_b) {
         let sa = core_segment(w, a);
         let sb = core_segment(w, b);
@@ -426,16 +434,16 @@ fn separation(w: u32, a: u32, b: u32) -> Separation {
         let d = p[1] - p[0];
         return Separation(sqrt(dot3(d, d)) - geoms[a].size.x - geoms[b].size.x, unit_or_z(d));
     }
-    if ((ka == 1u && kb == 3u) || (ka == 3u && kb == 1u)) {
+    if ((ka == GEOM_SPHERE && kb == GEOM_BOX) || (ka == GEOM_BOX && kb == GEOM_SPHERE)) {
         var sp = a;
         var bx = b;
-        if (ka == 3u) {
+        if (ka == GEOM_BOX) {
             sp = b;
             bx = a;
         }
         // Sphere centre against the box: clamp in the box frame.
-        let cs = unpack3(geom_xpos[geom_at(w, sp)]);
-        let cb = unpack3(geom_xpos[geom_at(w, bx)]);
+        let cs = unpack3(geom_xpos_get(geom_at(w, sp)));
+        let cb = unpack3(geom_xpos_get(geom_at(w, bx)));
         let hs = geoms[bx].size;
         var q = cb;
         for (var k = 0u; k < 3u; k++) {
@@ -477,15 +485,15 @@ fn separation(w: u32, a: u32, b: u32) -> Separation {
 fn lower_distance(w: u32, a: u32, b: u32) -> f32 {
     let ga = geoms[a];
     let gb = geoms[b];
-    let xa = unpack3(geom_xpos[geom_at(w, a)]);
-    let xb = unpack3(geom_xpos[geom_at(w, b)]);
-    if (ga.kind == 0u && gb.kind == 0u) {
+    let xa = unpack3(geom_xpos_get(geom_at(w, a)));
+    let xb = unpack3(geom_xpos_get(geom_at(w, b)));
+    if (ga.kind == GEOM_PLANE && gb.kind == GEOM_PLANE) {
         return BIG;
     }
-    if (ga.kind == 0u) {
+    if (ga.kind == GEOM_PLANE) {
         return dot3(geom_axis(w, a, 2u), xb - xa) - gb.rbound;
     }
-    if (gb.kind == 0u) {
+    if (gb.kind == GEOM_PLANE) {
         return dot3(geom_axis(w, b, 2u), xa - xb) - ga.rbound;
     }
     let d = xa - xb;
@@ -505,8 +513,8 @@ fn geom_motion(w: u32, g: u32) -> GeomMotion {
     if (bodies[gm.body].weld == 0u) {
         return GeomMotion(vec3f(0.0), vec3f(0.0), 0.0);
     }
-    let cv = unpack_motion(cvel[body_at(w, gm.body)]);
-    let r = unpack3(geom_xpos[geom_at(w, g)]) - unpack3(body_ref[body_at(w, gm.body)]);
+    let cv = unpack_motion(cvel_get(body_at(w, gm.body)));
+    let r = unpack3(geom_xpos_get(geom_at(w, g))) - unpack3(body_ref_get(body_at(w, gm.body)));
     // Planes carry f32::MAX as their (infinite) bounding radius.
     return GeomMotion(cv.lin + cross3(cv.ang, r), cv.ang, select(gm.rbound, 0.0, gm.rbound > 1e37));
 }
@@ -581,69 +589,96 @@ fn impact_bound(w: u32, hs: f32) -> f32 {
     return bound;
 }
 
-// ---------------------------------------------------------------- kernels
+// ---------------------------------------------------------------- the parts of a trial
+//
+// Each part_* runs at one stage (the launch checks it for the first part of
+// a launch; a part sets the stage of the next) and returns whether the world
+// goes on to the next part in the same launch. Parts right after a solve
+// wait for it (a world whose solve is not done stays at its stage).
 
-/// Starts World::advance(dt) in every world that has not failed: resets
-/// the per-advance statistics and sets t_end = t + dt. One thread per world.
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn cenic_start_advance(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let w = thread_index(gid, nwg);
-    if (w >= dims.nworld) {
-        return;
-    }
-    let recorded = cenic_stats[w].recorded;
-    cenic_stats[w] = CenicStats(0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, BIG, 0.0, recorded, 0u);
-    end_trial(w);
-    if (cenic_world[w].state == WORLD_FAILED) {
-        return;
-    }
-    let t_end = ds_add2(cenic_world[w].time, cenic_params.advance_dt);
-    cenic_world[w].t_end = t_end;
-    cenic_world[w].first_trial = 1u;
-    if (remaining(w) > end_eps(w)) {
-        cenic_world[w].state = WORLD_RUNNING;
-    } else {
-        cenic_world[w].state = WORLD_DONE;
-    }
+/// True when world w runs and is at `stage`.
+fn at_stage(w: u32, stage: u32) -> bool {
+    return cenic_world[w].state == WORLD_RUNNING && cenic_world[w].stage == stage;
 }
 
-/// Starts a trial in every running world: checks that the state is
-/// finite (World::check_finite) and saves x0. One thread per world.
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn cenic_begin(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let w = thread_index(gid, nwg);
-    if (w >= dims.nworld) {
-        return;
+/// True once the world's solve has finished.
+fn solved(w: u32) -> bool {
+    return icf_world[w].phase == NEWTON_DONE;
+}
+
+/// Geometry and dynamics of world w at its (q, v): World::compute_geometry
+/// without the collision (kinematics.wgsl, rnea.wgsl).
+fn forward_world(w: u32) {
+    kinematics_world(w);
+    for (var g = 0u; g < dims.ngeom; g++) {
+        geom_pose(w, g);
     }
+    for (var s = 0u; s < dims.nsite; s++) {
+        site_pose(w, s);
+    }
+    com_quantities_world(w);
+    velocities_world(w);
+    mass_matrix_world(w);
+    bias_forces_world(w);
+    passive_forces_world(w);
+}
+
+/// The ICF problem of world w from its geometry and contacts, unless the
+/// collision flagged its contacts as unreliable (then the world fails).
+fn build_problem(w: u32) -> bool {
+    let bad = atomicLoad(&collision_status[w]);
+    if (bad != 0u) {
+        restore_start(w);
+        fail(w, FAIL_COLLISION + bad, 0.0);
+        return false;
+    }
+    icf_build_all(w);
+    return true;
+}
+
+/// STAGE_BEGIN: starts a trial: checks that the state is finite
+/// (World::check_finite) and saves x0.
+fn part_begin(w: u32) -> bool {
     end_trial(w);
-    if (cenic_world[w].state != WORLD_RUNNING) {
-        return;
-    }
     let bad = state_check(w);
     if (bad != 0u) {
         fail(w, bad, 0.0);
-        return;
+        return false;
     }
     for (var i = 0u; i < dims.nq; i++) {
-        cenic_q[cq_at(w, 0u, i)] = q[q_at(w, i)];
+        cenic_q[cq_at(w, 0u, i)] = q_get(q_at(w, i));
     }
     for (var i = 0u; i < dims.nv; i++) {
-        cenic_v[cv_at(w, 0u, i)] = v[dof_at(w, i)];
+        cenic_v[cv_at(w, 0u, i)] = v_get(dof_at(w, i));
     }
     cenic_world[w].trial = 1u;
     icf_world[w].solving = 1u;
+    // The iteration this world was last busy in (the host's estimate of the iterations an advance needs).
+    atomicMax(&cenic_counter[COUNTER_LAST_BUSY], atomicLoad(&cenic_counter[COUNTER_ITERATION]));
+    cenic_world[w].stage = STAGE_FORWARD0;
+    return true;
 }
 
-/// Chooses the trial's step after the geometry and the ICF build at x0:
-/// fixed mode min(dt, remaining); error-controlled mode the step-size rule's
-/// h, cut at the interval end and by conservative advancement. Sets h[w]
-/// and the warm start v0. One thread per world.
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn cenic_choose_step(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let w = thread_index(gid, nwg);
-    if (w >= dims.nworld || cenic_world[w].trial == 0u) {
-        return;
+/// STAGE_FORWARD0: the geometry at x0 (the collision runs next).
+fn part_forward0(w: u32) -> bool {
+    forward_world(w);
+    cenic_world[w].stage = STAGE_BUILD0;
+    return true;
+}
+
+/// STAGE_BUILD0: the ICF problem at x0.
+fn part_build0(w: u32) -> bool {
+    if (!build_problem(w)) {
+        return false;
     }
+    cenic_world[w].stage = STAGE_CHOOSE0;
+    return true;
+}
+
+/// STAGE_CHOOSE0: the trial's step: fixed mode min(dt, remaining);
+/// error-controlled mode the step-size rule's h, cut at the interval end and
+/// by conservative advancement. Sets h[w] and the warm start v0.
+fn part_choose(w: u32) -> bool {
     let p = cenic_params;
     let rem = remaining(w);
     var hn: f32;
@@ -674,101 +709,120 @@ fn cenic_choose_step(@builtin(global_invocation_id) gid: vec3u, @builtin(num_wor
     cenic_world[w].h_try = h_try;
     cenic_world[w].lands = u32(lands && !cut);
     cenic_world[w].ncontact0 = icf_world[w].ncon;
-    h[w] = h_try;
+    h_set(world_at(w), h_try);
     for (var i = 0u; i < dims.nv; i++) {
         icf_vec[ivec_at(w, VEC_V, i)] = cenic_v[cv_at(w, 0u, i)];
     }
+    cenic_world[w].stage = STAGE_STEP0;
+    return true;
 }
 
-/// After the full (or the fixed) step's solve: v ← v_full; q is then
-/// advanced by integrate_q with h_try. One thread per world.
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn cenic_after_full(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let w = thread_index(gid, nwg);
-    if (w >= dims.nworld || cenic_world[w].trial == 0u || !solve_ok(w)) {
-        return;
+/// STAGE_STEP0: the step-dependent terms of the full (or fixed) step's problem.
+fn part_step0(w: u32) -> bool {
+    icf_set_time_step_world(w);
+    cenic_world[w].stage = STAGE_SOLVE0;
+    return true;
+}
+
+/// STAGE_SOLVE0, fixed mode: v ← v1, q advanced, the step accepted.
+fn part_finish_fixed(w: u32) -> bool {
+    if (!solved(w) || !solve_ok(w)) {
+        return false;
     }
     take_solution(w, 1u);
-}
-
-/// Fixed mode, after integrate_q: accepts the step. One thread per world.
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn cenic_finish_fixed(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let w = thread_index(gid, nwg);
-    if (w >= dims.nworld || cenic_world[w].trial == 0u) {
-        return;
-    }
+    integrate_world(w);
     cenic_stats[w].contact_overflow += icf_world[w].overflow;
     accept(w, 0.0);
     end_trial(w);
+    return false;
 }
 
-/// Error-controlled mode, after the full step's integrate_q: saves q_full,
-/// goes back to q0 and warm-starts the first half step at ½(v0 + v_full).
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn cenic_start_half(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let w = thread_index(gid, nwg);
-    if (w >= dims.nworld || cenic_world[w].trial == 0u) {
-        return;
+/// STAGE_SOLVE0, error-controlled mode: v_full and q_full kept, back to q0,
+/// the first half step warm-started at ½(v0 + v_full).
+fn part_half(w: u32) -> bool {
+    if (!solved(w) || !solve_ok(w)) {
+        return false;
     }
+    take_solution(w, 1u);
+    integrate_world(w);
     for (var i = 0u; i < dims.nq; i++) {
-        cenic_q[cq_at(w, 1u, i)] = q[q_at(w, i)];
-        q[q_at(w, i)] = cenic_q[cq_at(w, 0u, i)];
+        cenic_q[cq_at(w, 1u, i)] = q_get(q_at(w, i));
+        q_set(q_at(w, i), cenic_q[cq_at(w, 0u, i)]);
     }
     for (var i = 0u; i < dims.nv; i++) {
         icf_vec[ivec_at(w, VEC_V, i)] = 0.5 * (cenic_v[cv_at(w, 0u, i)] + cenic_v[cv_at(w, 1u, i)]);
     }
-    h[w] = 0.5 * cenic_world[w].h_try;
+    h_set(world_at(w), 0.5 * cenic_world[w].h_try);
+    cenic_world[w].stage = STAGE_STEP1;
+    return true;
 }
 
-/// After the first half step's solve: v ← v_half (integrate_q then gives x_half).
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn cenic_after_half(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let w = thread_index(gid, nwg);
-    if (w >= dims.nworld || cenic_world[w].trial == 0u || !solve_ok(w)) {
-        return;
+/// STAGE_STEP1: the first half step's terms (same problem, half the step).
+fn part_step1(w: u32) -> bool {
+    icf_set_time_step_world(w);
+    cenic_world[w].stage = STAGE_SOLVE1;
+    return true;
+}
+
+/// STAGE_SOLVE1: v ← v_half, q advanced to x_half.
+fn part_mid(w: u32) -> bool {
+    if (!solved(w) || !solve_ok(w)) {
+        return false;
     }
     take_solution(w, 2u);
+    integrate_world(w);
+    cenic_world[w].stage = STAGE_FORWARD1;
+    return true;
 }
 
-/// After the geometry and ICF build at x_half: checks x_half is finite,
-/// counts its contact overflow and warm-starts the second half step at v_full.
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn cenic_start_second_half(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let w = thread_index(gid, nwg);
-    if (w >= dims.nworld || cenic_world[w].trial == 0u) {
-        return;
+/// STAGE_FORWARD1: the geometry at x_half (the collision runs next).
+fn part_forward1(w: u32) -> bool {
+    forward_world(w);
+    cenic_world[w].stage = STAGE_BUILD1;
+    return true;
+}
+
+/// STAGE_BUILD1: the ICF problem at x_half.
+fn part_build1(w: u32) -> bool {
+    if (!build_problem(w)) {
+        return false;
     }
+    cenic_world[w].stage = STAGE_START2;
+    return true;
+}
+
+/// STAGE_START2: x_half must be finite; its contact overflow is counted and
+/// the second half step warm-started at v_full.
+fn part_start2(w: u32) -> bool {
     if (state_check(w) != 0u) {
         restore_start(w);
         fail(w, FAIL_HALF_STEP, 0.0);
-        return;
+        return false;
     }
     cenic_stats[w].contact_overflow += icf_world[w].overflow;
     for (var i = 0u; i < dims.nv; i++) {
         icf_vec[ivec_at(w, VEC_V, i)] = cenic_v[cv_at(w, 1u, i)];
     }
+    cenic_world[w].stage = STAGE_STEP2;
+    return true;
 }
 
-/// After the second half step's solve: v ← v_prop (integrate_q then gives q_prop).
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn cenic_after_second_half(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let w = thread_index(gid, nwg);
-    if (w >= dims.nworld || cenic_world[w].trial == 0u || !solve_ok(w)) {
-        return;
+/// STAGE_STEP2: the second half step's terms.
+fn part_step2(w: u32) -> bool {
+    icf_set_time_step_world(w);
+    cenic_world[w].stage = STAGE_SOLVE2;
+    return true;
+}
+
+/// STAGE_SOLVE2: v ← v_prop, q_prop; error estimate, then accept (clock,
+/// statistics, next step with hysteresis) or reject (back to x0 with a
+/// smaller step).
+fn part_finish(w: u32) -> bool {
+    if (!solved(w) || !solve_ok(w)) {
+        return false;
     }
     take_solution(w, 2u);
-}
-
-/// Error-controlled mode, after x_prop: error estimate, accept (clock,
-/// statistics, next step with hysteresis) or reject (back to x0 with a
-/// smaller step). One thread per world.
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn cenic_finish(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let w = thread_index(gid, nwg);
-    if (w >= dims.nworld || cenic_world[w].trial == 0u) {
-        return;
-    }
+    integrate_world(w);
     let p = cenic_params;
     let cw = cenic_world[w];
     let e = error_norm(w);
@@ -778,7 +832,7 @@ fn cenic_finish(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgrou
     if (err > 1.0 && at_min && p.accept_accuracy_misses == 0u) {
         restore_start(w);
         fail(w, FAIL_ACCURACY + e.at, e.error);
-        return;
+        return false;
     }
     if (err <= 1.0 || at_min) {
         if (err > 1.0) {
@@ -794,16 +848,65 @@ fn cenic_finish(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgrou
         restore_start(w);
     }
     end_trial(w);
+    return false;
 }
 
-/// Counts the running worlds into cenic_counter[0] (cleared by the host).
+/// Fails world w when this invocation ran out of the driver's loop budget
+/// (its results are not trustworthy; never silently).
+fn check_loop_budget(w: u32) {
+    if (!loop_budget_held_with(cenic_params.loop_check)) {
+        fail(w, FAIL_LOOP_BUDGET, 0.0);
+    }
+}
+
+/// The host counts iterations through the last launch of each: one thread adds one.
+fn end_iteration(w: u32) {
+    if (w == 0u) {
+        atomicAdd(&cenic_counter[COUNTER_ITERATION], 1u);
+    }
+}
+
+// ---------------------------------------------------------------- kernels
+//
+// The launches of parts (cenic_<first part>[_to_<last part>]) are generated
+// from src/gpu/cenic.rs PARTS and appended to this file at load time.
+
+/// Starts World::advance(dt) in every world that has not failed: t_end =
+/// t + dt. Statistics accumulate since the world's reset. One thread per world.
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn cenic_count_running(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+fn cenic_start_advance(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let w = thread_index(gid, nwg);
     if (w >= dims.nworld) {
         return;
     }
-    if (cenic_world[w].state == WORLD_RUNNING) {
-        atomicAdd(&cenic_counter[0], 1u);
+    end_trial(w);
+    if (cenic_world[w].state == WORLD_FAILED) {
+        return;
+    }
+    let t_end = ds_add2(cenic_world[w].time, cenic_params.advance_dt);
+    cenic_world[w].t_end = t_end;
+    cenic_world[w].first_trial = 1u;
+    if (remaining(w) > end_eps(w)) {
+        cenic_world[w].state = WORLD_RUNNING;
+    } else {
+        cenic_world[w].state = WORLD_DONE;
+    }
+}
+
+/// What the host reads after an advance: each world's clock, state and
+/// failure code into cenic_summary, and the running and failed worlds
+/// counted into cenic_counter (cleared by the host). One thread per world.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn cenic_summarize(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let w = thread_index(gid, nwg);
+    if (w >= dims.nworld) {
+        return;
+    }
+    let cw = cenic_world[w];
+    cenic_summary[w] = vec4u(bitcast<u32>(cw.time.x), bitcast<u32>(cw.time.y), cw.state, cw.reason);
+    if (cw.state == WORLD_RUNNING) {
+        atomicAdd(&cenic_counter[COUNTER_RUNNING], 1u);
+    } else if (cw.state == WORLD_FAILED) {
+        atomicAdd(&cenic_counter[COUNTER_FAILED], 1u);
     }
 }

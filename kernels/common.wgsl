@@ -27,6 +27,23 @@ fn thread_index(gid: vec3u, nwg: vec3u) -> u32 {
     return gid.x + gid.y * nwg.x * WORKGROUP_SIZE;
 }
 
+/// Whether the driver's loop budget held in this invocation. Mesa's llvmpipe
+/// (lavapipe) lets all loops of an invocation group run 65535 iterations in
+/// total and then silently exits every loop after its first iteration; a
+/// loop that must run twice detects that. `two` must be 2, read from a
+/// uniform (so that the loop cannot be unrolled). Other drivers have no
+/// such budget.
+fn loop_budget_held_with(two: u32) -> bool {
+    var k = 0u;
+    loop {
+        k += 1u;
+        if (k >= two) {
+            break;
+        }
+    }
+    return k == two;
+}
+
 // ---------------------------------------------------------------- packed storage types
 
 /// A vec3 without padding (12 bytes).

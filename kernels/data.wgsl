@@ -189,56 +189,14 @@ struct Contact {
 /// (nworld)
 @group(0) @binding(6) var<storage, read> world_params: array<WorldParams>;
 
-// ---------------------------------------------------------------- state
-
-/// Positions (nworld, nq).
-@group(0) @binding(16) var<storage, read_write> q: array<f32>;
-/// Velocities (nworld, nv).
-@group(0) @binding(17) var<storage, read_write> v: array<f32>;
-/// Step size of each world (nworld; s).
-@group(0) @binding(18) var<storage, read_write> h: array<f32>;
-
-// ---------------------------------------------------------------- kinematics
-
-/// Body frame origins (nworld, nbody; m).
-@group(0) @binding(20) var<storage, read_write> xpos: array<P3>;
-/// Body orientations (nworld, nbody).
-@group(0) @binding(21) var<storage, read_write> xquat: array<vec4f>;
-/// Body rotation matrices (nworld, nbody).
-@group(0) @binding(22) var<storage, read_write> xmat: array<P9>;
-/// Body centres of mass (nworld, nbody; m).
-@group(0) @binding(23) var<storage, read_write> xipos: array<P3>;
-/// Joint anchors (nworld, njnt; m).
-@group(0) @binding(24) var<storage, read_write> xanchor: array<P3>;
-/// Joint axes (nworld, njnt).
-@group(0) @binding(25) var<storage, read_write> xaxis: array<P3>;
-/// Geom positions (nworld, ngeom; m).
-@group(0) @binding(26) var<storage, read_write> geom_xpos: array<P3>;
-/// Geom rotation matrices (nworld, ngeom).
-@group(0) @binding(27) var<storage, read_write> geom_xmat: array<P9>;
-/// Site positions (nworld, nsite; m).
-@group(0) @binding(28) var<storage, read_write> site_xpos: array<P3>;
-/// Site orientations (nworld, nsite).
-@group(0) @binding(29) var<storage, read_write> site_xquat: array<vec4f>;
-/// Reference point of each body's spatial quantities: its tree root's origin (nworld, nbody; m).
-@group(0) @binding(30) var<storage, read_write> body_ref: array<P3>;
-/// Spatial inertia of each body about body_ref (nworld, nbody).
-@group(0) @binding(31) var<storage, read_write> cinert: array<PInertia>;
-/// Motion subspace of each dof (nworld, nv).
-@group(0) @binding(32) var<storage, read_write> cdof: array<PMotion>;
-/// Body spatial velocities (nworld, nbody).
-@group(0) @binding(33) var<storage, read_write> cvel: array<PMotion>;
-/// Time derivative of cdof (nworld, nv).
-@group(0) @binding(34) var<storage, read_write> cdof_dot: array<PMotion>;
-
-// ---------------------------------------------------------------- dynamics
-
-/// Joint-space mass matrix with armature, row-major (nworld, nv, nv).
-@group(0) @binding(40) var<storage, read_write> mass: array<f32>;
-/// Bias forces (nworld, nv).
-@group(0) @binding(41) var<storage, read_write> bias: array<f32>;
-/// Passive spring forces (nworld, nv).
-@group(0) @binding(42) var<storage, read_write> passive: array<f32>;
+// ---------------------------------------------------------------- per-world fields
+//
+// The state (q, v, h), kinematics and dynamics outputs and scratch of every
+// world (src/gpu/buffers.rs Field, twin of Data<f32>) live in one buffer,
+// world_data, except the dense mass matrix; their declarations, the element
+// index functions (body_at, dof_at, …) and the accessors of each field
+// (<name>_get, <name>_set, <name>_ix) are generated from the Field list and
+// composed right after this file.
 
 // ---------------------------------------------------------------- collision (bindings 60–79)
 
@@ -655,7 +613,9 @@ struct CenicParams {
     one: f32,
     /// Interval of the current advance, as a (hi, lo) pair of f32 (s).
     advance_dt: vec2f,
-    _pad2: vec2f,
+    /// Always 2: the bound of the loop that checks the driver's loop budget.
+    loop_check: u32,
+    _pad2: u32,
 }
 
 /// A geom pair that may collide (a < b) and its contact margin (m).
@@ -688,8 +648,8 @@ struct CenicWorld {
     detail: f32,
     /// 1 for the first trial of a step (overflow at x0 is counted once per step).
     first_trial: u32,
-    /// 1 when h_try < h (interval end or impact bound).
-    shortened: u32,
+    /// The part of the trial the world is at (STAGE_*).
+    stage: u32,
     /// 1 when h_try lands exactly on t_end.
     lands: u32,
     /// Contacts at the start of the step (step records).
@@ -745,7 +705,7 @@ struct StepRecord {
 // ICF problem and solver state
 /// (nworld)
 @group(0) @binding(88) var<storage, read_write> icf_world: array<IcfWorld>;
-/// Contact constraints (nworld, ncon).
+/// Contact constraints (nworld, ncon; con_at).
 @group(0) @binding(89) var<storage, read_write> icf_con: array<IcfContact>;
 /// Contact Jacobian entries (nworld, ncon, ndofc).
 @group(0) @binding(90) var<storage, read_write> icf_jac: array<JacEntry>;
@@ -781,8 +741,30 @@ struct StepRecord {
 @group(0) @binding(106) var<storage, read_write> cenic_v: array<f32>;
 /// Accepted steps (nworld, record_capacity).
 @group(0) @binding(107) var<storage, read_write> cenic_steps: array<StepRecord>;
-/// [0]: running worlds (counted by cenic_count_running).
+/// Counters, indexed by COUNTER_*.
 @group(0) @binding(108) var<storage, read_write> cenic_counter: array<atomic<u32>>;
+/// Per world: time (hi, lo) as bits, state, failure reason (cenic_summarize).
+@group(0) @binding(109) var<storage, read_write> cenic_summary: array<vec4u>;
+
+/// CenicWorld.state: reached the end of the advance (idle), stepping, failed and frozen.
+const WORLD_DONE: u32 = 0u;
+const WORLD_RUNNING: u32 = 1u;
+const WORLD_FAILED: u32 = 2u;
+
+/// cenic_counter entries: running and failed worlds (cenic_summarize), the
+/// iterations run (one added by the last launch of each), and the last
+/// iteration in which some world began a trial.
+const COUNTER_RUNNING: u32 = 0u;
+const COUNTER_FAILED: u32 = 1u;
+const COUNTER_ITERATION: u32 = 2u;
+const COUNTER_LAST_BUSY: u32 = 3u;
+
+// CenicWorld.stage: the part of a trial a world is at, STAGE_* (generated
+// from src/gpu/cenic.rs TRIAL_STAGES and composed after this file). Fixed
+// steps: BEGIN → FORWARD0 → (collision) → BUILD0 → CHOOSE0 → STEP0 →
+// (solve) → SOLVE0 → BEGIN. Step doubling goes on from SOLVE0: STEP1 →
+// (solve) → SOLVE1 → FORWARD1 → (collision) → BUILD1 → START2 → STEP2 →
+// (solve) → SOLVE2 → BEGIN.
 
 const ACT_MOTOR: u32 = 0u;
 const ACT_POSITION: u32 = 1u;
@@ -818,53 +800,32 @@ const VEC_V: u32 = 6u;
 const VEC_AV: u32 = 7u;
 const VEC_AW: u32 = 8u;
 
+// Indices of the per-world ICF arrays (layout as the fields', item_at).
 fn ivec_at(w: u32, row: u32, i: u32) -> u32 {
-    return (w * ICF_NVEC + row) * dims.nv + i;
+    return item_at(w, row * dims.nv + i, ICF_NVEC * dims.nv);
 }
 fn con_at(w: u32, c: u32) -> u32 {
-    return w * dims.ncon + c;
+    return item_at(w, c, dims.ncon);
 }
 fn jac_at(w: u32, c: u32, e: u32) -> u32 {
-    return (w * dims.ncon + c) * icf_dims.ndofc + e;
+    return item_at(w, c * icf_dims.ndofc + e, dims.ncon * icf_dims.ndofc);
 }
 fn rows_at(w: u32, i: u32, k: u32) -> u32 {
-    return (w * dims.nv + i) * (dims.ncon + 1u) + k;
+    return item_at(w, i * (dims.ncon + 1u) + k, dims.nv * (dims.ncon + 1u));
+}
+fn gain_at(w: u32, g: u32) -> u32 {
+    return item_at(w, g, icf_dims.ngain);
+}
+fn limit_at(w: u32, l: u32) -> u32 {
+    return item_at(w, l, icf_dims.nlimit);
+}
+/// icf_factor is world first whatever the layout (each world's Hessian a
+/// row-major nv × nv block, as the CPU's).
+fn fac_at(w: u32, i: u32, j: u32) -> u32 {
+    return (w * dims.nv + i) * dims.nv + j;
 }
 /// True for NaN and ±infinity, from the bits (immune to fast-math assumptions).
 fn non_finite(x: f32) -> bool {
     return (bitcast<u32>(x) & 0x7f800000u) == 0x7f800000u;
 }
 
-
-// ---------------------------------------------------------------- per-world scratch
-
-/// Composite inertias (nworld, nbody).
-@group(0) @binding(48) var<storage, read_write> crb: array<PInertia>;
-/// Body accelerations of the bias recursion (nworld, nbody).
-@group(0) @binding(49) var<storage, read_write> cacc: array<PMotion>;
-/// Body forces of the bias recursion (nworld, nbody).
-@group(0) @binding(50) var<storage, read_write> cfrc: array<PMotion>;
-
-// ---------------------------------------------------------------- indexing (world first)
-
-fn body_at(w: u32, b: u32) -> u32 {
-    return w * dims.nbody + b;
-}
-fn jnt_at(w: u32, j: u32) -> u32 {
-    return w * dims.njnt + j;
-}
-fn dof_at(w: u32, d: u32) -> u32 {
-    return w * dims.nv + d;
-}
-fn geom_at(w: u32, g: u32) -> u32 {
-    return w * dims.ngeom + g;
-}
-fn site_at(w: u32, s: u32) -> u32 {
-    return w * dims.nsite + s;
-}
-fn q_at(w: u32, i: u32) -> u32 {
-    return w * dims.nq + i;
-}
-fn mass_at(w: u32, i: u32, j: u32) -> u32 {
-    return (w * dims.nv + i) * dims.nv + j;
-}

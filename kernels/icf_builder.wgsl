@@ -13,15 +13,30 @@
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn icf_build(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let w = thread_index(gid, nwg);
-    if (w >= dims.nworld || icf_world[w].solving == 0u) {
-        return;
+    if (w < dims.nworld && icf_world[w].solving != 0u) {
+        icf_build_world(w);
     }
+}
+
+/// The whole problem of world w (IcfBuilder::build): icf_build_world, every
+/// contact constraint and the Jacobian rows, in one thread.
+fn icf_build_all(w: u32) {
+    icf_build_world(w);
+    let n = icf_world[w].ncon;
+    for (var c = 0u; c < n; c++) {
+        icf_build_contact(w, c);
+    }
+    icf_build_rows_world(w);
+}
+
+/// icf_build for world w.
+fn icf_build_world(w: u32) {
     let nv = dims.nv;
     for (var i = 0u; i < nv; i++) {
-        let vi = v[dof_at(w, i)];
+        let vi = v_get(dof_at(w, i));
         icf_vec[ivec_at(w, VEC_V0, i)] = vi;
         // Damping at v0 goes into k; A = M + hD makes it implicit.
-        icf_vec[ivec_at(w, VEC_FORCE, i)] = bias[dof_at(w, i)] - passive[dof_at(w, i)] + dofs[i].damping * vi;
+        icf_vec[ivec_at(w, VEC_FORCE, i)] = bias_get(dof_at(w, i)) - passive_get(dof_at(w, i)) + dofs[i].damping * vi;
     }
     for (var ai = 0u; ai < icf_dims.nu; ai++) {
         let a = actuators[ai];
@@ -35,11 +50,11 @@ fn icf_build(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups)
             }
             icf_vec[ivec_at(w, VEC_FORCE, a.dof)] -= a.gear * u;
         } else {
-            icf_gain[w * icf_dims.ngain + a.gain_slot] = IcfGain(
+            icf_gain[gain_at(w, a.gain_slot)] = IcfGain(
                 a.dof,
                 a.kp,
                 a.kd,
-                u - q[q_at(w, a.qpos_adr)],
+                u - q_get(q_at(w, a.qpos_adr)),
                 target_velocity[w * icf_dims.nu + ai],
                 a.effort_limit,
                 0.0,
@@ -49,7 +64,7 @@ fn icf_build(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups)
     }
     for (var li = 0u; li < icf_dims.nlimit; li++) {
         let d = icf_limit_defs[li];
-        let qv = q[q_at(w, d.qpos_adr)];
+        let qv = q_get(q_at(w, d.qpos_adr));
         // Written as on the CPU: q − lo for a lower limit, hi − q for an upper one.
         var g0 = qv - d.q_limit;
         if (d.sign < 0.0) {
@@ -57,7 +72,7 @@ fn icf_build(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups)
         }
         // The spring scales with the world's masses, so its time scale does not.
         let s = world_params[w].mass_scale * spring_law_at(d, -g0);
-        icf_limit[w * icf_dims.nlimit + li] = IcfLimit(d.dof, d.sign, g0, s.x, s.y, s.z, 0.0, 0.0);
+        icf_limit[limit_at(w, li)] = IcfLimit(d.dof, d.sign, g0, s.x, s.y, s.z, 0.0, 0.0);
     }
     let found = atomicLoad(&contact_count[w]);
     icf_world[w].ncon = min(found, dims.ncon);
@@ -116,9 +131,14 @@ fn icf_build_contacts(@builtin(global_invocation_id) gid: vec3u, @builtin(num_wo
     let w = t / dims.ncon;
     let slot = t % dims.ncon;
     // Reads the count itself: icf_build may run in the same pass, unordered with this kernel's threads.
-    if (icf_world[w].solving == 0u || slot >= min(atomicLoad(&contact_count[w]), dims.ncon)) {
-        return;
+    if (icf_world[w].solving != 0u && slot < min(atomicLoad(&contact_count[w]), dims.ncon)) {
+        icf_build_contact(w, slot);
     }
+}
+
+/// Contact constraint `slot` of world w (see icf_build_contacts).
+fn icf_build_contact(w: u32, slot: u32) {
+    let t = con_at(w, slot);
     let c = contacts[t];
     var n = 0u;
     for (var side = 0u; side < 2u; side++) {
@@ -128,13 +148,13 @@ fn icf_build_contacts(@builtin(global_invocation_id) gid: vec3u, @builtin(num_wo
             body = c.body.x;
             sign = -1.0;
         }
-        let r = c.pos - unpack3(body_ref[body_at(w, body)]);
+        let r = c.pos - unpack3(body_ref_get(body_at(w, body)));
         var d = icf_bodies[body].last_dof;
         loop {
             if (d == NONE) {
                 break;
             }
-            let cd = unpack_motion(cdof[dof_at(w, d)]);
+            let cd = unpack_motion(cdof_get(dof_at(w, d)));
             let col = (cd.lin + cross3(cd.ang, r)) * sign;
             var merged = false;
             for (var e = 0u; e < n; e++) {
@@ -155,7 +175,7 @@ fn icf_build_contacts(@builtin(global_invocation_id) gid: vec3u, @builtin(num_wo
     var vc0 = vec3f(0.0);
     for (var e = 0u; e < n; e++) {
         let j = icf_jac[jac_at(w, slot, e)];
-        vc0 += j.col * v[dof_at(w, j.dof)];
+        vc0 += j.col * v_get(dof_at(w, j.dof));
     }
     let p = world_params[w];
     // The Delassus estimate is of the world's masses, which mass_scale multiplies.
@@ -194,9 +214,13 @@ fn icf_build_contacts(@builtin(global_invocation_id) gid: vec3u, @builtin(num_wo
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn icf_build_rows(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let w = thread_index(gid, nwg);
-    if (w >= dims.nworld || icf_world[w].solving == 0u) {
-        return;
+    if (w < dims.nworld && icf_world[w].solving != 0u) {
+        icf_build_rows_world(w);
     }
+}
+
+/// icf_build_rows for world w.
+fn icf_build_rows_world(w: u32) {
     for (var i = 0u; i < dims.nv; i++) {
         icf_rows[rows_at(w, i, 0u)] = 0u;
     }
@@ -223,11 +247,15 @@ fn icf_sigmoid(x: f32) -> f32 {
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn icf_set_time_step(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let w = thread_index(gid, nwg);
-    if (w >= dims.nworld || icf_world[w].solving == 0u) {
-        return;
+    if (w < dims.nworld && icf_world[w].solving != 0u) {
+        icf_set_time_step_world(w);
     }
+}
+
+/// icf_set_time_step for world w.
+fn icf_set_time_step_world(w: u32) {
     let nv = dims.nv;
-    let hw = h[w];
+    let hw = h_get(world_at(w));
     icf_world[w].h = hw;
     icf_world[w].phase = NEWTON_START;
     for (var i = 0u; i < nv; i++) {
@@ -264,7 +292,7 @@ fn icf_set_time_step(@builtin(global_invocation_id) gid: vec3u, @builtin(num_wor
         icf_con[at] = c;
     }
     for (var gi = 0u; gi < icf_dims.ngain; gi++) {
-        let at = w * icf_dims.ngain + gi;
+        let at = gain_at(w, gi);
         let g = icf_gain[at];
         icf_gain[at].gain = hw * g.kp + g.kd;
         icf_gain[at].bias = g.kp * g.q_err + g.kd * g.v_ref;

@@ -107,7 +107,7 @@ fn contact_velocity(w: u32, ci: u32, row: u32) -> vec3f {
     let n = icf_con[con_at(w, ci)].jac_len;
     for (var e = 0u; e < n; e++) {
         let j = icf_jac[jac_at(w, ci, e)];
-        out += j.col * icf_vec[ivec_at(w, row, j.dof)];
+        out += j.col * ivec(w, row, j.dof);
     }
     return out;
 }
@@ -116,7 +116,7 @@ fn contact_velocity(w: u32, ci: u32, row: u32) -> vec3f {
 fn a_row_dot(w: u32, i: u32, src: u32) -> f32 {
     var s = 0.0;
     for (var j = 0u; j < dims.nv; j++) {
-        s += icf_a[mass_at(w, i, j)] * icf_vec[ivec_at(w, src, j)];
+        s += amat(w, i, j) * ivec(w, src, j);
     }
     return s;
 }
@@ -147,14 +147,14 @@ fn icf_eval(w: u32, lid: u32, ncon: u32, with_hess: bool) -> f32 {
     wg_sync();
     for (var i = lid; i < nv; i += SOLVER_THREADS) {
         let av = a_row_dot(w, i, VEC_V);
-        icf_vec[ivec_at(w, VEC_AV, i)] = av;
-        let vi = icf_vec[ivec_at(w, VEC_V, i)];
-        let ri = icf_vec[ivec_at(w, VEC_R, i)];
+        set_ivec(w, VEC_AV, i, av);
+        let vi = ivec(w, VEC_V, i);
+        let ri = ivec(w, VEC_R, i);
         part += 0.5 * vi * av - ri * vi;
         var g = av - ri;
         if (with_hess) {
             for (var j = 0u; j < nv; j++) {
-                icf_factor[mass_at(w, i, j)] = icf_a[mass_at(w, i, j)];
+                set_fac(w, i, j, amat(w, i, j));
             }
         }
         let nk = icf_rows[rows_at(w, i, 0u)];
@@ -168,33 +168,33 @@ fn icf_eval(w: u32, lid: u32, ncon: u32, with_hess: bool) -> f32 {
                 let gj = m3_mul_v(M3(c.g0, c.g1, c.g2), col);
                 for (var e2 = 0u; e2 < c.jac_len; e2++) {
                     let j2 = icf_jac[jac_at(w, ci, e2)];
-                    icf_factor[mass_at(w, i, j2.dof)] += dot3(gj, j2.col);
+                    set_fac(w, i, j2.dof, fac(w, i, j2.dof) + dot3(gj, j2.col));
                 }
             }
         }
         for (var gi = 0u; gi < icf_dims.ngain; gi++) {
-            let gn = icf_gain[w * icf_dims.ngain + gi];
+            let gn = icf_gain[gain_at(w, gi)];
             if (gn.dof == i) {
                 let gt = gain_terms(gn, hw, vi);
                 part += gt.x;
                 g -= gt.y;
                 if (with_hess) {
-                    icf_factor[mass_at(w, i, i)] += gt.z;
+                    set_fac(w, i, i, fac(w, i, i) + gt.z);
                 }
             }
         }
         for (var li = 0u; li < icf_dims.nlimit; li++) {
-            let l = icf_limit[w * icf_dims.nlimit + li];
+            let l = icf_limit[limit_at(w, li)];
             if (l.dof == i) {
                 let lt = limit_terms(l, hw, vi);
                 part += lt.x;
                 g -= l.sign * lt.y;
                 if (with_hess) {
-                    icf_factor[mass_at(w, i, i)] += lt.z;
+                    set_fac(w, i, i, fac(w, i, i) + lt.z);
                 }
             }
         }
-        icf_vec[ivec_at(w, VEC_GRAD, i)] = g;
+        set_ivec(w, VEC_GRAD, i, g);
     }
     let cost = wg_sum(lid, vec4f(part, 0.0, 0.0, 0.0)).x;
     wg_sync();
@@ -208,11 +208,11 @@ fn icf_prepare_line(w: u32, lid: u32, ncon: u32) -> vec3f {
     var q = vec3f(0.0);
     for (var i = lid; i < dims.nv; i += SOLVER_THREADS) {
         let aw = a_row_dot(w, i, VEC_W);
-        icf_vec[ivec_at(w, VEC_AW, i)] = aw;
-        let vi = icf_vec[ivec_at(w, VEC_V, i)];
-        let wi = icf_vec[ivec_at(w, VEC_W, i)];
-        let av = icf_vec[ivec_at(w, VEC_AV, i)];
-        let ri = icf_vec[ivec_at(w, VEC_R, i)];
+        set_ivec(w, VEC_AW, i, aw);
+        let vi = ivec(w, VEC_V, i);
+        let wi = ivec(w, VEC_W, i);
+        let av = ivec(w, VEC_AV, i);
+        let ri = ivec(w, VEC_R, i);
         q += vec3f(0.5 * vi * av - ri * vi, wi * (av - ri), wi * aw);
     }
     for (var ci = lid; ci < ncon; ci += SOLVER_THREADS) {
@@ -235,15 +235,15 @@ fn icf_line_eval(w: u32, lid: u32, ncon: u32, qc: vec3f, alpha: f32) -> vec3f {
     }
     // Gains and limits: one thread each, in turn.
     for (var gi = lid; gi < icf_dims.ngain; gi += SOLVER_THREADS) {
-        let g = icf_gain[w * icf_dims.ngain + gi];
-        let wd = icf_vec[ivec_at(w, VEC_W, g.dof)];
-        let gt = gain_terms(g, hw, icf_vec[ivec_at(w, VEC_V, g.dof)] + alpha * wd);
+        let g = icf_gain[gain_at(w, gi)];
+        let wd = ivec(w, VEC_W, g.dof);
+        let gt = gain_terms(g, hw, ivec(w, VEC_V, g.dof) + alpha * wd);
         part += vec3f(gt.x, -gt.y * wd, gt.z * wd * wd);
     }
     for (var li = lid; li < icf_dims.nlimit; li += SOLVER_THREADS) {
-        let l = icf_limit[w * icf_dims.nlimit + li];
-        let wd = icf_vec[ivec_at(w, VEC_W, l.dof)];
-        let lt = limit_terms(l, hw, icf_vec[ivec_at(w, VEC_V, l.dof)] + alpha * wd);
+        let l = icf_limit[limit_at(w, li)];
+        let wd = ivec(w, VEC_W, l.dof);
+        let lt = limit_terms(l, hw, ivec(w, VEC_V, l.dof) + alpha * wd);
         part += vec3f(lt.x, -l.sign * lt.y * wd, lt.z * wd * wd);
     }
     let s = wg_sum(lid, vec4f(part, 0.0)).xyz;
@@ -258,7 +258,9 @@ fn evaluate_world(w: u32, lid: u32) {
         return;
     }
     let ncon = wg_bcast_u32(lid, icf_world[w].ncon);
+    solver_load(w, lid, false);
     let cost = icf_eval(w, lid, ncon, true);
+    solver_store(w, lid, true);
     if (lid == 0u) {
         icf_world[w].cost = cost;
     }

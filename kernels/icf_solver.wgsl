@@ -19,7 +19,7 @@ const BIG: f32 = 3.0e38;
 fn scaled_norm(w: u32, lid: u32, row: u32) -> f32 {
     var s = 0.0;
     for (var i = lid; i < dims.nv; i += SOLVER_THREADS) {
-        let y = icf_vec[ivec_at(w, row, i)] * icf_vec[ivec_at(w, VEC_SCALE, i)];
+        let y = ivec(w, row, i) * ivec(w, VEC_SCALE, i);
         s += y * y;
     }
     return sqrt(wg_sum(lid, vec4f(s, 0.0, 0.0, 0.0)).x);
@@ -34,9 +34,9 @@ fn rounding_floor(w: u32, lid: u32) -> f32 {
     for (var i = lid; i < nv; i += SOLVER_THREADS) {
         var s = 0.0;
         for (var j = 0u; j < nv; j++) {
-            s += abs(icf_factor[mass_at(w, i, j)] * icf_vec[ivec_at(w, VEC_V, j)]);
+            s += abs(fac(w, i, j) * ivec(w, VEC_V, j));
         }
-        let y = s * icf_vec[ivec_at(w, VEC_SCALE, i)];
+        let y = s * ivec(w, VEC_SCALE, i);
         sum += y * y;
     }
     return F32_EPS * sqrt(wg_sum(lid, vec4f(sum, 0.0, 0.0, 0.0)).x);
@@ -51,34 +51,33 @@ fn cholesky_factor(w: u32, lid: u32) -> u32 {
     let nv = dims.nv;
     for (var j = 0u; j < nv; j++) {
         wg_sync();
-        let d = wg_bcast_f32(lid, icf_factor[mass_at(w, j, j)]);
+        let d = wg_bcast_f32(lid, fac(w, j, j));
         if (!(d > 0.0) || non_finite(d)) {
             return j;
         }
         let ds = sqrt(d);
         let inv = 1.0 / ds;
         if (lid == j % SOLVER_THREADS) {
-            icf_factor[mass_at(w, j, j)] = ds;
+            set_fac(w, j, j, ds);
         }
         // Owned rows below j, in increasing order.
         let first = j + 1u + (lid + SOLVER_THREADS - (j + 1u) % SOLVER_THREADS) % SOLVER_THREADS;
         for (var i = first; i < nv; i += SOLVER_THREADS) {
-            icf_factor[mass_at(w, i, j)] = icf_factor[mass_at(w, i, j)] * inv;
+            set_fac(w, i, j, fac(w, i, j) * inv);
         }
         wg_sync();
         for (var i = first; i < nv; i += SOLVER_THREADS) {
-            let lij = icf_factor[mass_at(w, i, j)];
-            let row = mass_at(w, i, 0u);
+            let lij = fac(w, i, j);
             var k = j + 1u;
             // Four entries per iteration (fewer loop iterations, same arithmetic).
             for (; k + 3u <= i; k += 4u) {
-                icf_factor[row + k] -= lij * icf_factor[mass_at(w, k, j)];
-                icf_factor[row + k + 1u] -= lij * icf_factor[mass_at(w, k + 1u, j)];
-                icf_factor[row + k + 2u] -= lij * icf_factor[mass_at(w, k + 2u, j)];
-                icf_factor[row + k + 3u] -= lij * icf_factor[mass_at(w, k + 3u, j)];
+                set_fac(w, i, k, fac(w, i, k) - lij * fac(w, k, j));
+                set_fac(w, i, k + 1u, fac(w, i, k + 1u) - lij * fac(w, k + 1u, j));
+                set_fac(w, i, k + 2u, fac(w, i, k + 2u) - lij * fac(w, k + 2u, j));
+                set_fac(w, i, k + 3u, fac(w, i, k + 3u) - lij * fac(w, k + 3u, j));
             }
             for (; k <= i; k++) {
-                icf_factor[row + k] -= lij * icf_factor[mass_at(w, k, j)];
+                set_fac(w, i, k, fac(w, i, k) - lij * fac(w, k, j));
             }
         }
     }
@@ -91,24 +90,24 @@ fn cholesky_solve(w: u32, lid: u32, row: u32) {
     let nv = dims.nv;
     for (var j = 0u; j < nv; j++) {
         wg_sync();
-        let y = wg_bcast_f32(lid, icf_vec[ivec_at(w, row, j)] / icf_factor[mass_at(w, j, j)]);
+        let y = wg_bcast_f32(lid, ivec(w, row, j) / fac(w, j, j));
         if (lid == j % SOLVER_THREADS) {
-            icf_vec[ivec_at(w, row, j)] = y;
+            set_ivec(w, row, j, y);
         }
         let first = j + 1u + (lid + SOLVER_THREADS - (j + 1u) % SOLVER_THREADS) % SOLVER_THREADS;
         for (var i = first; i < nv; i += SOLVER_THREADS) {
-            icf_vec[ivec_at(w, row, i)] -= icf_factor[mass_at(w, i, j)] * y;
+            set_ivec(w, row, i, ivec(w, row, i) - fac(w, i, j) * y);
         }
     }
     for (var jj = 0u; jj < nv; jj++) {
         let j = nv - 1u - jj;
         wg_sync();
-        let x = wg_bcast_f32(lid, icf_vec[ivec_at(w, row, j)] / icf_factor[mass_at(w, j, j)]);
+        let x = wg_bcast_f32(lid, ivec(w, row, j) / fac(w, j, j));
         if (lid == j % SOLVER_THREADS) {
-            icf_vec[ivec_at(w, row, j)] = x;
+            set_ivec(w, row, j, x);
         }
         for (var i = lid; i < j; i += SOLVER_THREADS) {
-            icf_vec[ivec_at(w, row, i)] -= icf_factor[mass_at(w, j, i)] * x;
+            set_ivec(w, row, i, ivec(w, row, i) - fac(w, j, i) * x);
         }
     }
     wg_sync();
@@ -132,8 +131,8 @@ fn icf_factorize(w: u32, lid: u32, ncon: u32, assembled: bool, spent: ptr<functi
         }
         if (shift > 0.0) {
             for (var i = lid; i < dims.nv; i += SOLVER_THREADS) {
-                let d = icf_factor[mass_at(w, i, i)];
-                icf_factor[mass_at(w, i, i)] = d + shift * max(abs(d), 1.0);
+                let d = fac(w, i, i);
+                set_fac(w, i, i, d + shift * max(abs(d), 1.0));
             }
         }
         pivot = cholesky_factor(w, lid);
@@ -303,6 +302,9 @@ fn solve_world(w: u32, lid: u32) {
     let prm = icf_params;
     let ncon = wg_bcast_u32(lid, icf_world[w].ncon);
     let reuse = prm.hessian_reuse != 0u;
+    // The dense state into the stage's own memory (src/gpu/icf.rs
+    // SolverState), with the factor when a reused one is kept.
+    solver_load(w, lid, reuse && wg_bcast_u32(lid, icf_world[w].factor_valid) != 0u);
     var iter = 0u;
     var tol0: f32;
     var tol: f32;
@@ -341,7 +343,9 @@ fn solve_world(w: u32, lid: u32) {
     var factorizations = 0u;
     let costs = solver_costs(w, lid, ncon);
     let budget = f32(prm.loop_budget);
-    var spent = 64.0 + 4.0 * f32((nv + SOLVER_THREADS - 1u) / SOLVER_THREADS) + 32.0;
+    let rows = f32((nv + SOLVER_THREADS - 1u) / SOLVER_THREADS);
+    // Setup, and loading and storing the dense state (2·(2 nv + ICF_NVEC) per row).
+    var spent = 64.0 + 4.0 * rows + 32.0 + 2.0 * rows * (2.0 * f32(nv) + f32(ICF_NVEC));
     let first = iter;
     for (; iter < prm.max_iterations; iter++) {
         // Pause before an iteration could exceed the budget (the first one
@@ -403,7 +407,7 @@ fn solve_world(w: u32, lid: u32) {
             factorizations++;
         }
         for (var i = lid; i < nv; i += SOLVER_THREADS) {
-            icf_vec[ivec_at(w, VEC_W, i)] = -icf_vec[ivec_at(w, VEC_GRAD, i)];
+            set_ivec(w, VEC_W, i, -ivec(w, VEC_GRAD, i));
         }
         cholesky_solve(w, lid, VEC_W);
         let ls = line_search(w, lid, ncon, prm.max_line_search_iterations);
@@ -411,9 +415,9 @@ fn solve_world(w: u32, lid: u32) {
         ls_total += u32(ls.y);
         var step2 = 0.0;
         for (var i = lid; i < nv; i += SOLVER_THREADS) {
-            let dv = alpha * icf_vec[ivec_at(w, VEC_W, i)];
-            icf_vec[ivec_at(w, VEC_V, i)] += dv;
-            let s = dv / icf_vec[ivec_at(w, VEC_SCALE, i)];
+            let dv = alpha * ivec(w, VEC_W, i);
+            set_ivec(w, VEC_V, i, ivec(w, VEC_V, i) + dv);
+            let s = dv / ivec(w, VEC_SCALE, i);
             step2 += s * s;
         }
         let step = sqrt(wg_sum(lid, vec4f(step2, 0.0, 0.0, 0.0)).x);
@@ -445,6 +449,7 @@ fn solve_world(w: u32, lid: u32) {
         }
         prev_step = step;
     }
+    solver_store(w, lid, reuse);
     // Sentinel: if llvmpipe's loop limiter cut this invocation short despite
     // the budget, this loop runs once instead of nv + 1 times; the solve is
     // then reported as not converged rather than returning a wrong v1.

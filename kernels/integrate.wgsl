@@ -2,13 +2,15 @@
 // src/dynamics/integrate.rs. Joints are independent, so one thread per
 // (world, joint); each world uses its own step h[w] (s).
 
-/// q ← q ⊗ exp(r) renormalised (the renormalisation only removes rounding).
-fn rotate_quat(a: u32, rot_body: vec3f) {
-    let qn = quat_normalize(quat_mul(vec4f(q[a], q[a + 1u], q[a + 2u], q[a + 3u]), quat_exp(rot_body)));
-    q[a] = qn.x;
-    q[a + 1u] = qn.y;
-    q[a + 2u] = qn.z;
-    q[a + 3u] = qn.w;
+/// q ← q ⊗ exp(r) renormalised (the renormalisation only removes rounding),
+/// for the quaternion at coordinates a .. a + 4 of world w.
+fn rotate_quat(w: u32, a: u32, rot_body: vec3f) {
+    let qw = vec4f(q_get(q_at(w, a)), q_get(q_at(w, a + 1u)), q_get(q_at(w, a + 2u)), q_get(q_at(w, a + 3u)));
+    let qn = quat_normalize(quat_mul(qw, quat_exp(rot_body)));
+    q_set(q_at(w, a), qn.x);
+    q_set(q_at(w, a + 1u), qn.y);
+    q_set(q_at(w, a + 2u), qn.z);
+    q_set(q_at(w, a + 3u), qn.w);
 }
 
 /// q ← q ⊕ h·N(q)·v: free-joint positions += h·v_lin; quaternions (free and
@@ -17,14 +19,24 @@ fn rotate_quat(a: u32, rot_body: vec3f) {
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn integrate_q(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let t = thread_index(gid, nwg);
-    if (t >= dims.nworld * dims.njnt) {
-        return;
+    if (t < dims.nworld * dims.njnt) {
+        integrate_joint(t / dims.njnt, t % dims.njnt);
     }
-    let w = t / dims.njnt;
-    let j = joints[t % dims.njnt];
-    let qa = q_at(w, j.qpos_adr);
-    let da = dof_at(w, j.dof_adr);
-    let hw = h[w];
+}
+
+/// integrate_q of every joint of world w.
+fn integrate_world(w: u32) {
+    for (var ji = 0u; ji < dims.njnt; ji++) {
+        integrate_joint(w, ji);
+    }
+}
+
+/// integrate_q of joint ji of world w.
+fn integrate_joint(w: u32, ji: u32) {
+    let j = joints[ji];
+    let qa = j.qpos_adr;
+    let da = j.dof_adr;
+    let hw = h_get(world_at(w));
     // A zero step leaves q bit-identical (idle worlds of a batch), without
     // the renormalisation's rounding.
     if (hw == 0.0) {
@@ -33,16 +45,16 @@ fn integrate_q(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroup
     switch j.kind {
         case JOINT_FREE: {
             for (var k = 0u; k < 3u; k++) {
-                q[qa + k] += hw * v[da + k];
+                world_data[q_ix(q_at(w, qa + k))] += hw * v_get(dof_at(w, da + k));
             }
-            rotate_quat(qa + 3u, vec3f(v[da + 3u], v[da + 4u], v[da + 5u]) * hw);
+            rotate_quat(w, qa + 3u, vec3f(v_get(dof_at(w, da + 3u)), v_get(dof_at(w, da + 4u)), v_get(dof_at(w, da + 5u))) * hw);
         }
         case JOINT_BALL: {
-            rotate_quat(qa, vec3f(v[da], v[da + 1u], v[da + 2u]) * hw);
+            rotate_quat(w, qa, vec3f(v_get(dof_at(w, da)), v_get(dof_at(w, da + 1u)), v_get(dof_at(w, da + 2u))) * hw);
         }
         default: {
             // JOINT_HINGE, JOINT_SLIDE
-            q[qa] += hw * v[da];
+            world_data[q_ix(q_at(w, qa))] += hw * v_get(dof_at(w, da));
         }
     }
 }

@@ -4,8 +4,9 @@
 // src/gpu/rl.rs (DeviceEvaluator). icf_cost.wgsl is composed in front for
 // contact_terms and limit_terms.
 //
-// Reads the batch's buffers as they stand after an advance (current layout
-// of data.wgsl): the state q, v; the kinematics and body velocities, which
+// Reads the batch's buffers as they stand after an advance (through the
+// generated field accessors and the *_at indices, in either Layout): the
+// state q, v; the kinematics and body velocities, which
 // the host re-runs at the final state before rl_observe; and, for the
 // forces, the last accepted solve of each world (icf_world, icf_con,
 // icf_jac, icf_limit, contacts), which idle worlds keep untouched.
@@ -102,7 +103,7 @@ fn rl_forces(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups)
         var vc = vec3f(0.0);
         for (var e = 0u; e < con.jac_len; e++) {
             let j = icf_jac[jac_at(w, c, e)];
-            vc += j.col * v[dof_at(w, j.dof)];
+            vc += j.col * v_get(dof_at(w, j.dof));
         }
         let impulse = contact_terms(con, hw, vc).impulse;
         for (var e = 0u; e < con.jac_len; e++) {
@@ -128,8 +129,8 @@ fn rl_forces(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups)
         }
     }
     for (var li = 0u; li < icf_dims.nlimit; li++) {
-        let l = icf_limit[w * icf_dims.nlimit + li];
-        let t = limit_terms(l, hw, v[dof_at(w, l.dof)]);
+        let l = icf_limit[limit_at(w, li)];
+        let t = limit_terms(l, hw, v_get(dof_at(w, l.dof)));
         rl_force[base + dims.nbody * 6u + l.dof] += l.sign * t.y / hw;
     }
 }
@@ -140,12 +141,12 @@ fn tree_com(w: u32, root: u32) -> vec3f {
     var hsum = vec3f(0.0);
     for (var b = 1u; b < dims.nbody; b++) {
         if (bodies[b].root == root) {
-            let ci = cinert[body_at(w, b)];
+            let ci = cinert_get(body_at(w, b));
             m += ci.m;
             hsum += unpack3(ci.h);
         }
     }
-    let origin = unpack3(body_ref[body_at(w, root)]);
+    let origin = unpack3(body_ref_get(body_at(w, root)));
     if (m > 0.0) {
         return origin + hsum / m;
     }
@@ -157,9 +158,9 @@ fn mass_center(w: u32) -> vec3f {
     var m = 0.0;
     var hsum = vec3f(0.0);
     for (var b = 1u; b < dims.nbody; b++) {
-        let mb = cinert[body_at(w, b)].m;
+        let mb = cinert_get(body_at(w, b)).m;
         m += mb;
-        hsum += unpack3(xipos[body_at(w, b)]) * mb;
+        hsum += unpack3(xipos_get(body_at(w, b))) * mb;
     }
     if (m > 0.0) {
         return hsum / m;
@@ -222,12 +223,12 @@ fn ctrl_cost(w: u32) -> f32 {
 
 fn state_finite(w: u32) -> bool {
     for (var i = 0u; i < dims.nq; i++) {
-        if (non_finite(q[q_at(w, i)])) {
+        if (non_finite(q_get(q_at(w, i)))) {
             return false;
         }
     }
     for (var i = 0u; i < dims.nv; i++) {
-        if (non_finite(v[dof_at(w, i)])) {
+        if (non_finite(v_get(dof_at(w, i)))) {
             return false;
         }
     }
@@ -250,7 +251,7 @@ fn qfrc_actuator(w: u32, d: u32) -> f32 {
             }
             f += a.gear * x;
         } else {
-            let tau = a.kp * (u - q[q_at(w, a.qpos_adr)]) - a.kd * v[dof_at(w, d)];
+            let tau = a.kp * (u - q_get(q_at(w, a.qpos_adr))) - a.kd * v_get(dof_at(w, d));
             f += clamp(tau, -a.effort_limit, a.effort_limit);
         }
     }
@@ -258,7 +259,7 @@ fn qfrc_actuator(w: u32, d: u32) -> f32 {
 }
 
 fn xpos_of(w: u32, b: u32) -> vec3f {
-    return unpack3(xpos[body_at(w, b)]);
+    return unpack3(xpos_get(body_at(w, b)));
 }
 
 /// Observation (rl::tasks::Builtin::observe).
@@ -269,10 +270,10 @@ fn observe(w: u32) {
     switch rl_params.kind {
         case TASK_ANT, TASK_HUMANOID: {
             for (var i = 2u; i < nq; i++) {
-                put(&o, q[q_at(w, i)]);
+                put(&o, q_get(q_at(w, i)));
             }
             for (var i = 0u; i < nv; i++) {
-                put(&o, v[dof_at(w, i)]);
+                put(&o, v_get(dof_at(w, i)));
             }
             if (rl_params.kind == TASK_HUMANOID) {
                 var root = 0xffffffffu;
@@ -283,9 +284,9 @@ fn observe(w: u32) {
                         com = tree_com(w, root);
                     }
                     // cinert about com (rl::mujoco::cinert).
-                    let ci = unpack_inertia(cinert[body_at(w, b)]);
-                    let c = unpack3(xipos[body_at(w, b)]);
-                    let dr = c - unpack3(body_ref[body_at(w, b)]);
+                    let ci = unpack_inertia(cinert_get(body_at(w, b)));
+                    let c = unpack3(xipos_get(body_at(w, b)));
+                    let dr = c - unpack3(body_ref_get(body_at(w, b)));
                     let e = c - com;
                     let shift = m3_add(m3_scale(m3_sub(m3_scale(m3_identity(), dot3(e, e)), m3_outer(e, e)), ci.m),
                         m3_scale(m3_sub(m3_outer(dr, dr), m3_scale(m3_identity(), dot3(dr, dr))), ci.m));
@@ -307,8 +308,8 @@ fn observe(w: u32) {
                         root = bodies[b].root;
                         com = tree_com(w, root);
                     }
-                    let cv = unpack_motion(cvel[body_at(w, b)]);
-                    let lin = cv.lin + cross3(cv.ang, com - unpack3(body_ref[body_at(w, b)]));
+                    let cv = unpack_motion(cvel_get(body_at(w, b)));
+                    let lin = cv.lin + cross3(cv.ang, com - unpack3(body_ref_get(body_at(w, b))));
                     put(&o, cv.ang.x);
                     put(&o, cv.ang.y);
                     put(&o, cv.ang.z);
@@ -324,40 +325,40 @@ fn observe(w: u32) {
         }
         case TASK_HALF_CHEETAH: {
             for (var i = 1u; i < nq; i++) {
-                put(&o, q[q_at(w, i)]);
+                put(&o, q_get(q_at(w, i)));
             }
             for (var i = 0u; i < nv; i++) {
-                put(&o, v[dof_at(w, i)]);
+                put(&o, v_get(dof_at(w, i)));
             }
         }
         case TASK_INVERTED_PENDULUM: {
             for (var i = 0u; i < nq; i++) {
-                put(&o, q[q_at(w, i)]);
+                put(&o, q_get(q_at(w, i)));
             }
             for (var i = 0u; i < nv; i++) {
-                put(&o, v[dof_at(w, i)]);
+                put(&o, v_get(dof_at(w, i)));
             }
         }
         case TASK_INVERTED_DOUBLE_PENDULUM: {
-            put(&o, q[q_at(w, 0u)]);
-            put(&o, sin(q[q_at(w, 1u)]));
-            put(&o, sin(q[q_at(w, 2u)]));
-            put(&o, cos(q[q_at(w, 1u)]));
-            put(&o, cos(q[q_at(w, 2u)]));
+            put(&o, q_get(q_at(w, 0u)));
+            put(&o, sin(q_get(q_at(w, 1u))));
+            put(&o, sin(q_get(q_at(w, 2u))));
+            put(&o, cos(q_get(q_at(w, 1u))));
+            put(&o, cos(q_get(q_at(w, 2u))));
             for (var i = 0u; i < 3u; i++) {
-                put(&o, clamp(v[dof_at(w, i)], -10.0, 10.0));
+                put(&o, clamp(v_get(dof_at(w, i)), -10.0, 10.0));
             }
             put(&o, clamp(rl_force[w * force_stride() + dims.nbody * 6u], -10.0, 10.0));
         }
         case TASK_REACHER: {
-            put(&o, cos(q[q_at(w, 0u)]));
-            put(&o, cos(q[q_at(w, 1u)]));
-            put(&o, sin(q[q_at(w, 0u)]));
-            put(&o, sin(q[q_at(w, 1u)]));
-            put(&o, q[q_at(w, 2u)]);
-            put(&o, q[q_at(w, 3u)]);
-            put(&o, v[dof_at(w, 0u)]);
-            put(&o, v[dof_at(w, 1u)]);
+            put(&o, cos(q_get(q_at(w, 0u))));
+            put(&o, cos(q_get(q_at(w, 1u))));
+            put(&o, sin(q_get(q_at(w, 0u))));
+            put(&o, sin(q_get(q_at(w, 1u))));
+            put(&o, q_get(q_at(w, 2u)));
+            put(&o, q_get(q_at(w, 3u)));
+            put(&o, v_get(dof_at(w, 0u)));
+            put(&o, v_get(dof_at(w, 1u)));
             let d = xpos_of(w, rl_params.body_a) - xpos_of(w, rl_params.body_b);
             put(&o, d.x);
             put(&o, d.y);
@@ -365,10 +366,10 @@ fn observe(w: u32) {
         default: {
             // TASK_PUSHER
             for (var i = 0u; i < 7u; i++) {
-                put(&o, q[q_at(w, i)]);
+                put(&o, q_get(q_at(w, i)));
             }
             for (var i = 0u; i < 7u; i++) {
-                put(&o, v[dof_at(w, i)]);
+                put(&o, v_get(dof_at(w, i)));
             }
             for (var j = 0u; j < 3u; j++) {
                 var b = rl_params.body_a;
@@ -393,7 +394,7 @@ fn carry_now(w: u32) -> vec2f {
             return xpos_of(w, rl_params.body_a).xy;
         }
         case TASK_HALF_CHEETAH: {
-            return vec2f(q[q_at(w, 0u)], 0.0);
+            return vec2f(q_get(q_at(w, 0u)), 0.0);
         }
         case TASK_HUMANOID: {
             return mass_center(w).xy;
@@ -415,7 +416,7 @@ fn reward(w: u32, carry: vec2f) {
     var o = ObsCursor(0u, 0u);
     switch rl_params.kind {
         case TASK_ANT, TASK_HUMANOID: {
-            let z = q[q_at(w, 2u)];
+            let z = q_get(q_at(w, 2u));
             var healthy: bool;
             var forward: f32;
             if (rl_params.kind == TASK_ANT) {
@@ -441,13 +442,13 @@ fn reward(w: u32, carry: vec2f) {
             nt = 4u;
         }
         case TASK_HALF_CHEETAH: {
-            let forward = rl_params.forward_reward_weight * (q[q_at(w, 0u)] - carry.x) / rl_params.dt;
+            let forward = rl_params.forward_reward_weight * (q_get(q_at(w, 0u)) - carry.x) / rl_params.dt;
             r = forward - cost;
             t = array<f32, 4>(forward, -cost, 0.0, 0.0);
             nt = 2u;
         }
         case TASK_INVERTED_PENDULUM: {
-            terminated = !state_finite(w) || abs(q[q_at(w, 1u)]) > 0.2;
+            terminated = !state_finite(w) || abs(q_get(q_at(w, 1u))) > 0.2;
             if (!terminated) {
                 r = 1.0;
             }
@@ -455,11 +456,11 @@ fn reward(w: u32, carry: vec2f) {
             nt = 1u;
         }
         case TASK_INVERTED_DOUBLE_PENDULUM: {
-            let tip = unpack3(site_xpos[site_at(w, rl_params.site)]);
+            let tip = unpack3(site_xpos_get(site_at(w, rl_params.site)));
             terminated = tip.z <= 1.0;
             let dist = 0.01 * tip.x * tip.x + (tip.z - 2.0) * (tip.z - 2.0);
-            let v1 = v[dof_at(w, 1u)];
-            let v2 = v[dof_at(w, 2u)];
+            let v1 = v_get(dof_at(w, 1u));
+            let v2 = v_get(dof_at(w, 2u));
             let vel = 1e-3 * v1 * v1 + 5e-3 * v2 * v2;
             var alive = 0.0;
             if (!terminated) {

@@ -9,7 +9,7 @@ use cenic::gpu::context::REQUIRED_STORAGE_BUFFERS_PER_STAGE;
 use cenic::gpu::icf::IcfBuffers;
 use cenic::gpu::model::struct_layouts;
 use cenic::gpu::shaders::{self, STAGES};
-use cenic::gpu::{Field, GpuCollision, GpuModel, WORKGROUP_SIZE};
+use cenic::gpu::{Field, GpuCollision, GpuData, GpuModel, WORKGROUP_SIZE};
 use naga::{Module, TypeInner};
 use std::collections::HashMap;
 
@@ -65,7 +65,7 @@ fn composed_stages_validate_and_bind_known_buffers() {
     let known: Vec<&str> = GpuModel::BUFFER_NAMES
         .iter()
         .copied()
-        .chain(Field::ALL.iter().map(|f| f.name()))
+        .chain(GpuData::BUFFER_NAMES)
         .chain(GpuCollision::BUFFER_NAMES)
         .chain(HostCollision::BUFFER_NAMES)
         .chain(IcfBuffers::BUFFER_NAMES)
@@ -86,6 +86,7 @@ fn composed_stages_validate_and_bind_known_buffers() {
         let info = shaders::reflect(name, &source).unwrap();
         for e in &info.entries {
             assert!(!e.bindings.is_empty(), "{name}::{} binds nothing", e.name);
+            eprintln!("{name}::{}: {} storage buffers", e.name, e.storage_buffers());
             assert!(
                 e.storage_buffers() <= REQUIRED_STORAGE_BUFFERS_PER_STAGE,
                 "{name}::{} binds {} storage buffers",
@@ -95,36 +96,45 @@ fn composed_stages_validate_and_bind_known_buffers() {
             for b in &e.bindings {
                 assert!(known.contains(&b.name.as_str()), "{name}::{} binds unknown '{}'", e.name, b.name);
             }
-            eprintln!("{name}::{}: {} storage buffers", e.name, e.storage_buffers());
         }
     }
 }
 
-/// The binding table alone (with the helpers) validates, declares every
-/// host buffer, and each per-world array's element is `width` floats.
+/// The binding table alone (with the helpers and the generated field
+/// declarations) validates, declares every host buffer, and every per-world
+/// field has accessors whose element is `width` floats (`mass`: a
+/// read-write array of f32).
 #[test]
 fn binding_table_matches_host_layout() {
     let module = validate("data.wgsl (composed)", &shaders::compose_source(""));
     let vars: HashMap<String, &naga::GlobalVariable> =
         module.global_variables.iter().filter_map(|(_, v)| Some((v.name.clone()?, v))).collect();
-    for name in GpuModel::BUFFER_NAMES.iter().chain(&GpuCollision::BUFFER_NAMES) {
+    for name in GpuModel::BUFFER_NAMES.iter().chain(&GpuCollision::BUFFER_NAMES).chain(&GpuData::BUFFER_NAMES) {
         assert!(vars.contains_key(*name), "data.wgsl lacks buffer '{name}'");
+    }
+    for name in ["world_data", "mass"] {
+        let var = vars[name];
+        let TypeInner::Array { stride, .. } = module.types[var.ty].inner else { panic!("'{name}' is not an array") };
+        assert_eq!(stride, 4, "element size of '{name}'");
+        assert!(
+            matches!(var.space, naga::AddressSpace::Storage { access } if access.contains(naga::StorageAccess::STORE)),
+            "'{name}' must be read_write"
+        );
     }
     // Any model with nv ≠ 1 tells matrix rows from scalars.
     let model = cenic::scenes::cube_toss();
-    for f in Field::ALL {
-        let var = vars.get(f.name()).unwrap_or_else(|| panic!("data.wgsl lacks field '{}'", f.name()));
-        let TypeInner::Array { stride, .. } = module.types[var.ty].inner else {
-            panic!("'{}' is not an array", f.name())
-        };
+    let functions: HashMap<String, &naga::Function> =
+        module.functions.iter().filter_map(|(_, f)| Some((f.name.clone()?, f))).collect();
+    let mut layouter = naga::proc::Layouter::default();
+    layouter.update(module.to_ctx()).unwrap();
+    for f in Field::ALL.into_iter().filter(|f| f.in_world_data()) {
+        let get = functions.get(&format!("{}_get", f.name())).unwrap_or_else(|| panic!("no {}_get", f.name()));
+        let ty = get.result.as_ref().unwrap_or_else(|| panic!("{}_get returns nothing", f.name())).ty;
         let (_, width) = f.shape(&model);
-        let floats = if f == Field::Mass { 1 } else { width };
-        assert_eq!(stride as usize, 4 * floats, "element size of '{}'", f.name());
-        assert!(
-            matches!(var.space, naga::AddressSpace::Storage { access } if access.contains(naga::StorageAccess::STORE)),
-            "'{}' must be read_write",
-            f.name()
-        );
+        assert_eq!(layouter[ty].size as usize, 4 * width, "element size of '{}'", f.name());
+        let set = functions.get(&format!("{}_set", f.name())).unwrap_or_else(|| panic!("no {}_set", f.name()));
+        assert_eq!(set.arguments.len(), 2, "{}_set", f.name());
+        assert_eq!(set.arguments[1].ty, ty, "{}_set takes what {}_get returns", f.name(), f.name());
     }
     // Packed model structs: same size and field offsets as the Rust side.
     let structs: HashMap<String, &TypeInner> =

@@ -14,7 +14,7 @@ use super::context::GpuContext;
 use crate::dynamics::Data;
 use crate::math::{Mat3, Motion, Real, SpatialInertia, Vec3};
 use crate::model::Model;
-use bytemuck::Pod;
+use bytemuck::{Pod, Zeroable};
 use std::marker::PhantomData;
 use std::sync::Mutex;
 
@@ -184,8 +184,73 @@ impl Readback {
         Self { staging: Mutex::new(staging), size }
     }
 
+    /// Staging size (bytes).
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Records `before` (e.g. a compute pass that gathers what is read),
+    /// copies every part's byte range into the staging buffer, submits once
+    /// and waits once: several buffers read back in one round trip. Each
+    /// part is (source, byte offset, destination), offsets and lengths
+    /// multiples of 4, together at most [`Self::size`] bytes.
+    pub fn read_parts(
+        &self,
+        ctx: &GpuContext,
+        label: &str,
+        before: impl FnOnce(&mut wgpu::CommandEncoder),
+        parts: &mut [(&wgpu::Buffer, u64, &mut [u8])],
+    ) -> Result<(), GpuError> {
+        let total: u64 = parts.iter().map(|p| p.2.len() as u64).sum();
+        if total > self.size {
+            return Err(GpuError::Readback(format!("{label}: {total} bytes exceed the {} byte staging buffer", self.size)));
+        }
+        let staging = self.staging.lock().unwrap_or_else(|p| p.into_inner());
+        let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
+        before(&mut encoder);
+        let mut at = 0u64;
+        for (src, offset, out) in parts.iter() {
+            let n = out.len() as u64;
+            if n > 0 {
+                encoder.copy_buffer_to_buffer(src, *offset, &staging, at, n);
+            }
+            at += n;
+        }
+        ctx.submit([encoder.finish()]);
+        if total == 0 {
+            return ctx.check_errors();
+        }
+        ctx.counter_cells().wait(total);
+        let (tx, rx) = std::sync::mpsc::channel();
+        staging.slice(..total).map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        ctx.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| GpuError::Readback(format!("waiting for the GPU: {e}")))?;
+        match rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(GpuError::Readback(e.to_string())),
+            Err(_) => return Err(GpuError::Readback("the map callback never ran".into())),
+        }
+        {
+            let view = staging
+                .slice(..total)
+                .get_mapped_range()
+                .map_err(|e| GpuError::Readback(format!("mapping the staging buffer: {e}")))?;
+            let mut at = 0usize;
+            for (_, _, out) in parts.iter_mut() {
+                out.copy_from_slice(&view[at..at + out.len()]);
+                at += out.len();
+            }
+        }
+        staging.unmap();
+        ctx.check_errors()
+    }
+
     /// Copies `out.len()` bytes of `src` from byte `src_offset` into `out`
-    /// (offset and length multiples of 4).
+    /// (offset and length multiples of 4), in chunks of at most [`Self::size`]
+    /// bytes (one wait each).
     pub fn read_into(
         &self,
         ctx: &GpuContext,
@@ -193,179 +258,208 @@ impl Readback {
         src_offset: u64,
         out: &mut [u8],
     ) -> Result<(), GpuError> {
-        let staging = self.staging.lock().unwrap_or_else(|p| p.into_inner());
-        let total = out.len() as u64;
-        let mut offset = 0u64;
-        while offset < total {
-            let n = (total - offset).min(self.size);
-            let mut encoder =
-                ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("readback") });
-            encoder.copy_buffer_to_buffer(src, src_offset + offset, &staging, 0, n);
-            ctx.queue.submit([encoder.finish()]);
-            let (tx, rx) = std::sync::mpsc::channel();
-            staging.slice(..n).map_async(wgpu::MapMode::Read, move |r| {
-                let _ = tx.send(r);
-            });
-            ctx.device
-                .poll(wgpu::PollType::wait_indefinitely())
-                .map_err(|e| GpuError::Readback(format!("waiting for the GPU: {e}")))?;
-            match rx.recv() {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => return Err(GpuError::Readback(e.to_string())),
-                Err(_) => return Err(GpuError::Readback("the map callback never ran".into())),
-            }
-            {
-                let view = staging
-                    .slice(..n)
-                    .get_mapped_range()
-                    .map_err(|e| GpuError::Readback(format!("mapping the staging buffer: {e}")))?;
-                out[offset as usize..(offset + n) as usize].copy_from_slice(&view);
-            }
-            staging.unmap();
-            offset += n;
+        for (k, chunk) in out.chunks_mut(self.size as usize).enumerate() {
+            let at = src_offset + k as u64 * self.size;
+            self.read_parts(ctx, "readback", |_| {}, &mut [(src, at, chunk)])?;
         }
         ctx.check_errors()
     }
 }
 
-/// A per-world `f32` array: state, kinematics and dynamics outputs, scratch.
-/// The WGSL variable of the same [`Field::name`] is declared in `kernels/data.wgsl`.
+/// What a per-world field has one element per (its `(n, width)` shape's `n`),
+/// and the WGSL function that indexes its elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Field {
+pub enum Items {
+    /// Position coordinates (nq; `q_at`).
+    Coordinates,
+    /// Degrees of freedom (nv; `dof_at`).
+    Dofs,
+    /// The world itself (1; `world_at`).
+    World,
+    /// Bodies, the world body included (nbody; `body_at`).
+    Bodies,
+    /// Joints (njnt; `jnt_at`).
+    Joints,
+    /// Geoms (ngeom; `geom_at`).
+    Geoms,
+    /// Sites (nsite; `site_at`).
+    Sites,
+    /// Entries of a dense nv × nv matrix, row-major (`mass_at`).
+    DofPairs,
+}
+
+impl Items {
+    /// Number of items in one world of `model`.
+    pub fn count(self, model: &Model) -> usize {
+        match self {
+            Items::Coordinates => model.nq,
+            Items::Dofs => model.nv,
+            Items::World => 1,
+            Items::Bodies => model.bodies.len(),
+            Items::Joints => model.joints.len(),
+            Items::Geoms => model.geoms.len(),
+            Items::Sites => model.sites.len(),
+            Items::DofPairs => model.nv * model.nv,
+        }
+    }
+
+    /// The WGSL expression of the number of items in one world.
+    pub fn wgsl_count(self) -> &'static str {
+        match self {
+            Items::Coordinates => "dims.nq",
+            Items::Dofs => "dims.nv",
+            Items::World => "1u",
+            Items::Bodies => "dims.nbody",
+            Items::Joints => "dims.njnt",
+            Items::Geoms => "dims.ngeom",
+            Items::Sites => "dims.nsite",
+            Items::DofPairs => "dims.nv * dims.nv",
+        }
+    }
+}
+
+/// Where the per-world arrays put world w's item k (a [`GpuData`] choice,
+/// passed to the kernels in the `field_layout` uniform, so one compiled
+/// kernel serves both).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// World first: each world's block laid out like its `Data<f32>` field
+    /// (element (w, k) at w·n + k, components interleaved). A thread per
+    /// world reading one item makes a warp touch 32 separate blocks.
+    WorldMajor,
+    /// Item first, world last, one plane per component (component c of
+    /// element (w, k) at (c·n + k)·nworld + w): a warp of 32 consecutive
+    /// worlds reading one component of one item reads 128 contiguous bytes
+    /// (one transaction). Also the ICF and CENIC per-world arrays put the
+    /// world index last.
+    #[default]
+    FieldMajor,
+}
+
+/// Where element `item` (of `n` per world), component `c` (of `width`), of
+/// world `w` (of `nworld`) sits in a field's region, in floats; the host twin
+/// of the generated WGSL `*_ix` functions.
+pub fn element_index(layout: Layout, nworld: usize, n: usize, width: usize, w: usize, item: usize, c: usize) -> usize {
+    match layout {
+        Layout::WorldMajor => (w * n + item) * width + c,
+        Layout::FieldMajor => (c * n + item) * nworld + w,
+    }
+}
+
+macro_rules! fields {
+    ($($(#[doc = $doc:literal])* $v:ident: $name:literal, $wgsl:literal, $width:literal, $items:ident;)*) => {
+        /// A per-world `f32` array: state, kinematics and dynamics outputs,
+        /// scratch. Declared once here (name, WGSL element type, width,
+        /// items): the WGSL accessors (`<name>_get`, `<name>_set`,
+        /// `<name>_ix`) and the field offsets of `world_data` are generated
+        /// from this list ([`Field::wgsl_declarations`]).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Field {
+            $($(#[doc = $doc])* $v,)*
+        }
+
+        impl Field {
+            /// Every field, in storage order.
+            pub const ALL: [Field; [$(Field::$v),*].len()] = [$(Field::$v),*];
+
+            /// The WGSL name (= the `Data` field name).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Field::$v => $name,)*
+                }
+            }
+
+            /// The WGSL type of one element (`f32`, `P3`, `P9`, `vec4f`, `PMotion`, `PInertia`).
+            pub fn wgsl_type(self) -> &'static str {
+                match self {
+                    $(Field::$v => $wgsl,)*
+                }
+            }
+
+            /// Floats per element.
+            pub fn width(self) -> usize {
+                match self {
+                    $(Field::$v => $width,)*
+                }
+            }
+
+            /// What the elements are per world.
+            pub fn items(self) -> Items {
+                match self {
+                    $(Field::$v => Items::$items,)*
+                }
+            }
+        }
+    };
+}
+
+fields! {
     /// Positions (nq).
-    Q,
+    Q: "q", "f32", 1, Coordinates;
     /// Velocities (nv).
-    V,
+    V: "v", "f32", 1, Dofs;
     /// Step size of each world (1; s).
-    H,
+    H: "h", "f32", 1, World;
     /// Body frame origins (nbody × 3; m).
-    Xpos,
+    Xpos: "xpos", "P3", 3, Bodies;
     /// Body orientations (nbody × 4; w, x, y, z).
-    Xquat,
+    Xquat: "xquat", "vec4f", 4, Bodies;
     /// Body rotation matrices (nbody × 9, row-major).
-    Xmat,
+    Xmat: "xmat", "P9", 9, Bodies;
     /// Body centres of mass (nbody × 3; m).
-    Xipos,
+    Xipos: "xipos", "P3", 3, Bodies;
     /// Joint anchors (njnt × 3; m).
-    Xanchor,
+    Xanchor: "xanchor", "P3", 3, Joints;
     /// Joint axes (njnt × 3).
-    Xaxis,
+    Xaxis: "xaxis", "P3", 3, Joints;
     /// Geom positions (ngeom × 3; m).
-    GeomXpos,
+    GeomXpos: "geom_xpos", "P3", 3, Geoms;
     /// Geom rotation matrices (ngeom × 9, row-major).
-    GeomXmat,
+    GeomXmat: "geom_xmat", "P9", 9, Geoms;
     /// Site positions (nsite × 3; m).
-    SiteXpos,
+    SiteXpos: "site_xpos", "P3", 3, Sites;
     /// Site orientations (nsite × 4; w, x, y, z).
-    SiteXquat,
+    SiteXquat: "site_xquat", "vec4f", 4, Sites;
     /// Reference point of each body's spatial quantities (nbody × 3; m).
-    BodyRef,
+    BodyRef: "body_ref", "P3", 3, Bodies;
     /// Spatial inertias about `body_ref` (nbody × 13: kg, kg·m, kg·m² row-major).
-    Cinert,
+    Cinert: "cinert", "PInertia", 13, Bodies;
     /// Motion subspaces (nv × 6: ang, lin).
-    Cdof,
+    Cdof: "cdof", "PMotion", 6, Dofs;
     /// Body spatial velocities (nbody × 6: rad/s, m/s).
-    Cvel,
+    Cvel: "cvel", "PMotion", 6, Bodies;
     /// Time derivatives of `cdof` (nv × 6).
-    CdofDot,
+    CdofDot: "cdof_dot", "PMotion", 6, Dofs;
     /// Mass matrix with armature (nv × nv, row-major; kg·m² / kg).
-    Mass,
+    Mass: "mass", "f32", 1, DofPairs;
     /// Bias forces (nv; N·m or N).
-    Bias,
+    Bias: "bias", "f32", 1, Dofs;
     /// Passive spring forces (nv; N·m or N).
-    Passive,
+    Passive: "passive", "f32", 1, Dofs;
     /// Scratch: composite inertias (nbody × 13).
-    Crb,
+    Crb: "crb", "PInertia", 13, Bodies;
     /// Scratch: bias-recursion accelerations (nbody × 6).
-    Cacc,
+    Cacc: "cacc", "PMotion", 6, Bodies;
     /// Scratch: bias-recursion forces (nbody × 6).
-    Cfrc,
+    Cfrc: "cfrc", "PMotion", 6, Bodies;
 }
 
 impl Field {
-    /// Every field, in `data.wgsl` order.
-    pub const ALL: [Field; 24] = [
-        Field::Q,
-        Field::V,
-        Field::H,
-        Field::Xpos,
-        Field::Xquat,
-        Field::Xmat,
-        Field::Xipos,
-        Field::Xanchor,
-        Field::Xaxis,
-        Field::GeomXpos,
-        Field::GeomXmat,
-        Field::SiteXpos,
-        Field::SiteXquat,
-        Field::BodyRef,
-        Field::Cinert,
-        Field::Cdof,
-        Field::Cvel,
-        Field::CdofDot,
-        Field::Mass,
-        Field::Bias,
-        Field::Passive,
-        Field::Crb,
-        Field::Cacc,
-        Field::Cfrc,
-    ];
-
     /// Inputs the host sets (everything else is computed by kernels).
     pub fn is_input(self) -> bool {
         matches!(self, Field::Q | Field::V | Field::H)
     }
 
-    /// The WGSL variable name (= the `Data` field name).
-    pub fn name(self) -> &'static str {
-        match self {
-            Field::Q => "q",
-            Field::V => "v",
-            Field::H => "h",
-            Field::Xpos => "xpos",
-            Field::Xquat => "xquat",
-            Field::Xmat => "xmat",
-            Field::Xipos => "xipos",
-            Field::Xanchor => "xanchor",
-            Field::Xaxis => "xaxis",
-            Field::GeomXpos => "geom_xpos",
-            Field::GeomXmat => "geom_xmat",
-            Field::SiteXpos => "site_xpos",
-            Field::SiteXquat => "site_xquat",
-            Field::BodyRef => "body_ref",
-            Field::Cinert => "cinert",
-            Field::Cdof => "cdof",
-            Field::Cvel => "cvel",
-            Field::CdofDot => "cdof_dot",
-            Field::Mass => "mass",
-            Field::Bias => "bias",
-            Field::Passive => "passive",
-            Field::Crb => "crb",
-            Field::Cacc => "cacc",
-            Field::Cfrc => "cfrc",
-        }
-    }
-
     /// (items, floats per item) of one world.
     pub fn shape(self, model: &Model) -> (usize, usize) {
-        let (nb, nj, nv) = (model.bodies.len(), model.joints.len(), model.nv);
-        match self {
-            Field::Q => (model.nq, 1),
-            Field::V | Field::Bias | Field::Passive => (nv, 1),
-            Field::H => (1, 1),
-            Field::Xpos | Field::Xipos | Field::BodyRef => (nb, 3),
-            Field::Xquat => (nb, 4),
-            Field::Xmat => (nb, 9),
-            Field::Xanchor | Field::Xaxis => (nj, 3),
-            Field::GeomXpos => (model.geoms.len(), 3),
-            Field::GeomXmat => (model.geoms.len(), 9),
-            Field::SiteXpos => (model.sites.len(), 3),
-            Field::SiteXquat => (model.sites.len(), 4),
-            Field::Cinert | Field::Crb => (nb, 13),
-            Field::Cdof | Field::CdofDot => (nv, 6),
-            Field::Cvel | Field::Cacc | Field::Cfrc => (nb, 6),
-            Field::Mass => (nv, nv),
-        }
+        (self.items().count(model), self.width())
+    }
+
+    /// Whether the field lives in `world_data` (all but [`Field::Mass`],
+    /// which keeps a buffer of its own: the dense nv × nv block would
+    /// dominate the shared one, and the solve reads it).
+    pub fn in_world_data(self) -> bool {
+        self != Field::Mass
     }
 
     /// Floats per world.
@@ -423,31 +517,316 @@ impl Field {
     }
 }
 
-/// Every [`Field`] of `nworld` worlds, one storage buffer each.
+/// The component paths of a WGSL element type, in storage order, and the
+/// constructor of an element from its components `e[k]`.
+/// A WGSL element type's component paths and the constructor from its components.
+type Components = (&'static [&'static str], fn(&[String]) -> String);
+
+fn wgsl_components(ty: &str) -> Components {
+    const P3: [&str; 3] = ["x", "y", "z"];
+    const V4: [&str; 4] = ["x", "y", "z", "w"];
+    const P9: [&str; 9] = ["r0.x", "r0.y", "r0.z", "r1.x", "r1.y", "r1.z", "r2.x", "r2.y", "r2.z"];
+    const PM: [&str; 6] = ["ang.x", "ang.y", "ang.z", "lin.x", "lin.y", "lin.z"];
+    const PI: [&str; 13] =
+        ["m", "h.x", "h.y", "h.z", "i.r0.x", "i.r0.y", "i.r0.z", "i.r1.x", "i.r1.y", "i.r1.z", "i.r2.x", "i.r2.y", "i.r2.z"];
+    fn p3(e: &[String]) -> String {
+        format!("P3({}, {}, {})", e[0], e[1], e[2])
+    }
+    fn p9(e: &[String]) -> String {
+        format!("P9({}, {}, {})", p3(&e[0..3]), p3(&e[3..6]), p3(&e[6..9]))
+    }
+    match ty {
+        "f32" => (&[""], |e| e[0].clone()),
+        "P3" => (&P3, p3),
+        "vec4f" => (&V4, |e| format!("vec4f({}, {}, {}, {})", e[0], e[1], e[2], e[3])),
+        "P9" => (&P9, p9),
+        "PMotion" => (&PM, |e| format!("PMotion({}, {})", p3(&e[0..3]), p3(&e[3..6]))),
+        "PInertia" => (&PI, |e| format!("PInertia({}, {}, {})", e[0], p3(&e[1..4]), p9(&e[4..13]))),
+        other => panic!("no WGSL element type {other}"),
+    }
+}
+
+impl Field {
+    /// The fields stored in `world_data`, in order.
+    pub fn in_world_data_order() -> impl Iterator<Item = Field> {
+        Field::ALL.into_iter().filter(|f| f.in_world_data())
+    }
+
+    /// The generated WGSL of the per-world fields, composed after
+    /// `kernels/data.wgsl`: the `field_layout` uniform, `world_data` and
+    /// `mass`, the element index functions (`body_at`, `dof_at`, …, for
+    /// either [`Layout`]), and per field in `world_data` its index
+    /// (`<name>_ix(element, component)`), getter and setter.
+    pub fn wgsl_declarations() -> String {
+        let nfield = Field::in_world_data_order().count();
+        let mut out = format!(
+            "// Per-world fields (generated from src/gpu/buffers.rs Field).
+
+/// Where per-world arrays put world w's element k (src/gpu/buffers.rs Layout).
+struct FieldLayout {{
+    /// 1: Layout::FieldMajor (element (w, k) at k·nworld + w, one plane per
+    /// component); 0: Layout::WorldMajor (at w·n + k, components interleaved).
+    field_major: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+    /// Offset (floats) in world_data of each field, by its F_* index.
+    offsets: array<vec4u, {}>,
+}}
+
+@group(0) @binding(15) var<uniform> field_layout: FieldLayout;
+/// Every per-world field but mass, each a region of nworld·n·width floats.
+@group(0) @binding(16) var<storage, read_write> world_data: array<f32>;
+/// Joint-space mass matrix with armature (nworld, nv, nv; mass_at).
+@group(0) @binding(40) var<storage, read_write> mass: array<f32>;
+
+/// Index of element k of the n elements of world w of a per-world array.
+fn item_at(w: u32, k: u32, n: u32) -> u32 {{
+    if (field_layout.field_major != 0u) {{
+        return k * dims.nworld + w;
+    }}
+    return w * n + k;
+}}
+
+/// Index in world_data of component c of element i of field f (`width`
+/// floats per element, n elements per world).
+fn field_ix(f: u32, n: u32, width: u32, i: u32, c: u32) -> u32 {{
+    let off = field_layout.offsets[f / 4u][f % 4u];
+    if (field_layout.field_major != 0u) {{
+        return off + c * n * dims.nworld + i;
+    }}
+    return off + i * width + c;
+}}
+
+fn q_at(w: u32, i: u32) -> u32 {{
+    return item_at(w, i, dims.nq);
+}}
+fn dof_at(w: u32, d: u32) -> u32 {{
+    return item_at(w, d, dims.nv);
+}}
+fn world_at(w: u32) -> u32 {{
+    return item_at(w, 0u, 1u);
+}}
+fn body_at(w: u32, b: u32) -> u32 {{
+    return item_at(w, b, dims.nbody);
+}}
+fn jnt_at(w: u32, j: u32) -> u32 {{
+    return item_at(w, j, dims.njnt);
+}}
+fn geom_at(w: u32, g: u32) -> u32 {{
+    return item_at(w, g, dims.ngeom);
+}}
+fn site_at(w: u32, s: u32) -> u32 {{
+    return item_at(w, s, dims.nsite);
+}}
+fn mass_at(w: u32, i: u32, j: u32) -> u32 {{
+    return item_at(w, i * dims.nv + j, dims.nv * dims.nv);
+}}
+",
+            nfield.div_ceil(4)
+        );
+        for (k, f) in Field::in_world_data_order().enumerate() {
+            let (name, ty, width) = (f.name(), f.wgsl_type(), f.width());
+            let upper = name.to_uppercase();
+            let (paths, make) = wgsl_components(ty);
+            // Scalar fields index elements only (compound assignments go through world_data[<name>_ix(i)]).
+            let ix = |c: usize| if width == 1 { format!("{name}_ix(i)") } else { format!("{name}_ix(i, {c}u)") };
+            let e: Vec<String> = (0..width).map(|c| format!("world_data[{}]", ix(c))).collect();
+            let sets: String = paths
+                .iter()
+                .enumerate()
+                .map(|(c, path)| {
+                    let dot = if path.is_empty() { String::new() } else { format!(".{path}") };
+                    format!("    world_data[{}] = x{dot};\n", ix(c))
+                })
+                .collect();
+            let ix_fn = if width == 1 {
+                format!("fn {name}_ix(i: u32) -> u32 {{\n    return field_ix(F_{upper}, {}, 1u, i, 0u);\n}}", f.items().wgsl_count())
+            } else {
+                format!(
+                    "fn {name}_ix(i: u32, c: u32) -> u32 {{\n    return field_ix(F_{upper}, {}, {width}u, i, c);\n}}",
+                    f.items().wgsl_count()
+                )
+            };
+            out += &format!(
+                "
+const F_{upper}: u32 = {k}u;
+{ix_fn}
+fn {name}_get(i: u32) -> {ty} {{
+    return {};
+}}
+fn {name}_set(i: u32, x: {ty}) {{
+{sets}}}
+",
+                make(&e)
+            );
+        }
+        out
+    }
+}
+
+/// The `field_layout` uniform (WGSL `FieldLayout`, generated).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+struct GpuFieldLayout {
+    field_major: u32,
+    _pad: [u32; 3],
+    offsets: [u32; 24],
+}
+
+/// Every [`Field`] of `nworld` worlds: one `world_data` buffer holding all
+/// but [`Field::Mass`] (a region each, in [`Field::in_world_data_order`]) in
+/// the chosen [`Layout`], `mass`, and the `field_layout` uniform that tells
+/// the kernels where things are. Host reads and writes are world first
+/// whatever the layout.
 pub struct GpuData {
-    buffers: Vec<StorageBuffer<f32>>,
+    world_data: StorageBuffer<f32>,
+    mass: StorageBuffer<f32>,
+    layout_buffer: wgpu::Buffer,
+    layout: Layout,
+    /// Per field (Field::ALL order): offset in its buffer, elements per world, width.
+    regions: Vec<(usize, usize, usize)>,
     nworld: usize,
 }
 
 impl std::fmt::Debug for GpuData {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "GpuData(nworld = {})", self.nworld)
+        write!(f, "GpuData(nworld = {}, {:?})", self.nworld, self.layout)
     }
 }
 
 impl GpuData {
-    /// Zeroed buffers for `nworld` worlds of `model`.
+    /// WGSL names of the buffers this provides.
+    pub const BUFFER_NAMES: [&'static str; 3] = ["world_data", "mass", "field_layout"];
+
+    /// Zeroed buffers for `nworld` worlds of `model` in the default [`Layout`].
     pub fn new(ctx: &GpuContext, model: &Model, nworld: usize) -> Result<Self, GpuError> {
-        let buffers = Field::ALL
-            .iter()
-            .map(|f| StorageBuffer::new(ctx, f.name(), nworld * f.per_world(model)))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self { buffers, nworld })
+        Self::with_layout(ctx, model, nworld, Layout::default())
     }
 
-    /// The buffer of `field` (nworld × per-world floats).
-    pub fn get(&self, field: Field) -> &StorageBuffer<f32> {
-        &self.buffers[Field::ALL.iter().position(|f| *f == field).expect("Field::ALL lists every field")]
+    /// Zeroed buffers for `nworld` worlds of `model` in `layout`.
+    pub fn with_layout(ctx: &GpuContext, model: &Model, nworld: usize, layout: Layout) -> Result<Self, GpuError> {
+        let mut regions = Vec::with_capacity(Field::ALL.len());
+        let mut offsets = [0u32; 24];
+        let mut total = 0usize;
+        let mut k = 0;
+        for f in Field::ALL {
+            let (n, width) = f.shape(model);
+            if f.in_world_data() {
+                regions.push((total, n, width));
+                offsets[k] = u32::try_from(total).map_err(|_| GpuError::Limits {
+                    adapter: ctx.adapter_name().into(),
+                    limit: "world_data offsets (u32)",
+                    required: total as u64,
+                    available: u32::MAX as u64,
+                })?;
+                k += 1;
+                // Regions start on 16-byte boundaries.
+                total += (nworld * n * width).next_multiple_of(4);
+            } else {
+                regions.push((0, n, width));
+            }
+        }
+        let uniform = GpuFieldLayout { field_major: (layout == Layout::FieldMajor) as u32, _pad: [0; 3], offsets };
+        let layout_buffer = super::icf::uniform_buffer(ctx, "field_layout", &uniform);
+        Ok(Self {
+            world_data: StorageBuffer::new(ctx, "world_data", total)?,
+            mass: StorageBuffer::new(ctx, "mass", nworld * Field::Mass.per_world(model))?,
+            layout_buffer,
+            layout,
+            regions,
+            nworld,
+        })
+    }
+
+    /// The layout of the per-world arrays.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    fn region(&self, field: Field) -> (&StorageBuffer<f32>, usize, usize, usize) {
+        let (off, n, width) = self.regions[Field::ALL.iter().position(|f| *f == field).expect("a field")];
+        (if field.in_world_data() { &self.world_data } else { &self.mass }, off, n, width)
+    }
+
+    /// Uploads a whole field, world first (nworld × n × width floats).
+    pub fn write(&self, ctx: &GpuContext, field: Field, values: &[f32]) -> Result<(), GpuError> {
+        let (buf, off, n, width) = self.region(field);
+        if values.len() != self.nworld * n * width {
+            return Err(GpuError::Length { what: field.name(), expected: self.nworld * n * width, got: values.len() });
+        }
+        let mut packed = vec![0.0f32; values.len()];
+        for w in 0..self.nworld {
+            for k in 0..n {
+                for c in 0..width {
+                    packed[element_index(self.layout, self.nworld, n, width, w, k, c)] = values[(w * n + k) * width + c];
+                }
+            }
+        }
+        buf.write_at(ctx, off, &packed)
+    }
+
+    /// Uploads world `w`'s block of a field (n × width floats).
+    pub fn write_world(&self, ctx: &GpuContext, field: Field, w: usize, values: &[f32]) -> Result<(), GpuError> {
+        let (buf, off, n, width) = self.region(field);
+        if values.len() != n * width {
+            return Err(GpuError::Length { what: field.name(), expected: n * width, got: values.len() });
+        }
+        match self.layout {
+            Layout::WorldMajor => buf.write_at(ctx, off + w * n * width, values),
+            Layout::FieldMajor => {
+                for (i, x) in values.iter().enumerate() {
+                    buf.write_at(ctx, off + element_index(self.layout, self.nworld, n, width, w, i / width, i % width), &[*x])?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Sets every element of a field to `value`.
+    pub fn fill(&self, ctx: &GpuContext, field: Field, value: f32) -> Result<(), GpuError> {
+        let (buf, off, n, width) = self.region(field);
+        buf.write_at(ctx, off, &vec![value; self.nworld * n * width])
+    }
+
+    /// Reads a whole field back, world first (waits for submitted work).
+    pub fn read(&self, ctx: &GpuContext, readback: &Readback, field: Field) -> Result<Vec<f32>, GpuError> {
+        let (buf, off, n, width) = self.region(field);
+        let raw = buf.read_range(ctx, readback, off, self.nworld * n * width)?;
+        Ok(self.unpack(field, &raw))
+    }
+
+    /// A field's region as stored (from [`Self::field_source`]) reordered world first.
+    pub fn unpack(&self, field: Field, raw: &[f32]) -> Vec<f32> {
+        let (_, _, n, width) = self.region(field);
+        if self.layout == Layout::WorldMajor {
+            return raw.to_vec();
+        }
+        let mut out = vec![0.0f32; raw.len()];
+        for w in 0..self.nworld {
+            for k in 0..n {
+                for c in 0..width {
+                    out[(w * n + k) * width + c] = raw[element_index(self.layout, self.nworld, n, width, w, k, c)];
+                }
+            }
+        }
+        out
+    }
+
+    /// The buffer holding `field`, and the byte range of its region (for
+    /// reading several fields back in one copy; [`Self::unpack`] reorders).
+    pub fn field_source(&self, field: Field) -> (&wgpu::Buffer, u64, u64) {
+        let (buf, off, n, width) = self.region(field);
+        (buf.buffer(), (off * 4) as u64, (self.nworld * n * width * 4) as u64)
+    }
+
+    /// Reads world `w`'s block of a field.
+    pub fn read_world(&self, ctx: &GpuContext, readback: &Readback, field: Field, w: usize) -> Result<Vec<f32>, GpuError> {
+        let (buf, off, n, width) = self.region(field);
+        if self.layout == Layout::WorldMajor {
+            return buf.read_range(ctx, readback, off + w * n * width, n * width);
+        }
+        Ok(self.read(ctx, readback, field)?[w * n * width..(w + 1) * n * width].to_vec())
     }
 
     /// Number of worlds.
@@ -458,6 +837,11 @@ impl GpuData {
 
 impl BufferSource for GpuData {
     fn buffer(&self, name: &str) -> Option<&wgpu::Buffer> {
-        Field::ALL.iter().position(|f| f.name() == name).map(|i| self.buffers[i].buffer())
+        match name {
+            "world_data" => Some(self.world_data.buffer()),
+            "mass" => Some(self.mass.buffer()),
+            "field_layout" => Some(&self.layout_buffer),
+            _ => None,
+        }
     }
 }

@@ -2,9 +2,16 @@
 //! (error control with step doubling, the error norm, the step-size rule,
 //! conservative advancement, a clock per world), and their buffers.
 //!
-//! The kernels are one thread per world. [`super::batch::GpuBatch`]
-//! encodes them around the multibody, collision and ICF stages as one
-//! trial per world per iteration (see the module docs of `cenic.wgsl`).
+//! The kernels are one thread per world. A trial (one fixed step, or a
+//! step-doubling attempt) is a sequence of [`PARTS`] (`part_*` in
+//! `cenic.wgsl`: the multibody stages, the ICF build, the step-size control
+//! and the position update of one world), between the collision and the
+//! Newton solves ([`FIXED_ITERATION`], [`STEP_DOUBLING_ITERATION`]). Each
+//! world records the stage it is at, so consecutive parts can run in one
+//! launch ([`step_entry_points`] generates an entry point for every run of
+//! consecutive parts, [`Fusion`] chooses them) and a launch skips the worlds
+//! that are elsewhere. [`super::batch::GpuBatch`] encodes whole iterations
+//! without reading anything back.
 
 use super::GpuError;
 use super::buffers::{BufferSource, Readback, StorageBuffer};
@@ -17,7 +24,6 @@ use crate::icf::SolveError;
 use crate::integrator::{Mode, StepError, WorldStats};
 use crate::model::Model;
 use bytemuck::{Pod, Zeroable};
-use core::mem::offset_of;
 
 /// Error-control settings (WGSL `CenicParams`, a uniform).
 #[repr(C)]
@@ -49,8 +55,10 @@ pub struct GpuCenicParams {
     pub one: f32,
     /// Interval of the current advance as (hi, lo) (s).
     pub advance_dt: [f32; 2],
+    /// Always 2: the bound of the loop that checks the driver's loop budget.
+    pub loop_check: u32,
     /// Padding.
-    pub _pad2: [f32; 2],
+    pub _pad2: u32,
 }
 
 /// A world's clock and step-size state (WGSL `CenicWorld`).
@@ -79,8 +87,8 @@ pub struct GpuCenicWorld {
     pub detail: f32,
     /// 1 for the first trial of a step.
     pub first_trial: u32,
-    /// 1 when the trial's step was cut.
-    pub shortened: u32,
+    /// The part of the trial the world is at (index into [`TRIAL_STAGES`]).
+    pub stage: u32,
     /// 1 when the trial lands on the interval end.
     pub lands: u32,
     /// Contacts at the start of the step.
@@ -102,6 +110,9 @@ mod fail {
     pub const Q: u32 = 1;
     pub const V: u32 = 2;
     pub const HALF_STEP: u32 = 3;
+    pub const LOOP_BUDGET: u32 = 4;
+    /// + the collision's `STATUS_*` bits.
+    pub const COLLISION: u32 = 8;
     pub const SOLVE: u32 = 16;
     /// + 2·dof + (1 when the velocity term drove the error).
     pub const ACCURACY: u32 = 4096;
@@ -113,7 +124,30 @@ impl GpuCenicWorld {
         self.time[0] as f64 + self.time[1] as f64
     }
 
-    /// The error that froze a failed world, as the CPU reports it.
+    /// Why a failed world froze, as the CPU reports it ([`StepError::describe`]
+    /// with `model`), or the GPU-only reasons (unreliable contacts, the
+    /// driver's loop budget); `None` while the world has not failed.
+    pub fn failure_reason(&self, model: &Model) -> Option<String> {
+        if self.state != world_state::FAILED {
+            return None;
+        }
+        let r = self.reason;
+        if r == fail::LOOP_BUDGET {
+            return Some("GPU: the driver's loop budget ran out (results not trustworthy)".into());
+        }
+        if (fail::COLLISION..fail::SOLVE).contains(&r) {
+            let what = if (r - fail::COLLISION) & super::collision::STATUS_LOOP_BUDGET != 0 {
+                "the driver's loop budget ran out"
+            } else {
+                "a recomputed manifold disagreed with its count"
+            };
+            return Some(format!("GPU collision: contacts unreliable ({what})"));
+        }
+        self.failure().map(|e| e.describe(model))
+    }
+
+    /// The error that froze a failed world, as the CPU reports it (a
+    /// GPU-only reason reads as a non-finite solve; see [`Self::failure_reason`]).
     pub fn failure(&self) -> Option<StepError> {
         if self.state != world_state::FAILED {
             return None;
@@ -227,13 +261,8 @@ pub struct GpuGeomPair {
 
 /// Sizes and field offsets of the CENIC structs, keyed by WGSL struct name.
 pub fn struct_layouts() -> Vec<StructLayout> {
-    macro_rules! layout {
-        ($wgsl:literal, $t:ty, [$($f:ident),* $(,)?]) => {
-            ($wgsl, size_of::<$t>(), vec![$((stringify!($f), offset_of!($t, $f))),*])
-        };
-    }
     vec![
-        layout!(
+        struct_layout!(
             "CenicParams",
             GpuCenicParams,
             [
@@ -249,10 +278,11 @@ pub fn struct_layouts() -> Vec<StructLayout> {
                 skin,
                 accept_accuracy_misses,
                 one,
-                advance_dt
+                advance_dt,
+                loop_check
             ]
         ),
-        layout!(
+        struct_layout!(
             "CenicWorld",
             GpuCenicWorld,
             [
@@ -267,12 +297,12 @@ pub fn struct_layouts() -> Vec<StructLayout> {
                 reason,
                 detail,
                 first_trial,
-                shortened,
+                stage,
                 lands,
                 ncontact0
             ]
         ),
-        layout!(
+        struct_layout!(
             "CenicStats",
             GpuCenicStats,
             [
@@ -289,8 +319,8 @@ pub fn struct_layouts() -> Vec<StructLayout> {
                 recorded
             ]
         ),
-        layout!("StepRecord", GpuStepRecord, [t, h, err, contacts]),
-        layout!("GeomPair", GpuGeomPair, [a, b, margin]),
+        struct_layout!("StepRecord", GpuStepRecord, [t, h, err, contacts]),
+        struct_layout!("GeomPair", GpuGeomPair, [a, b, margin]),
     ]
 }
 
@@ -326,7 +356,8 @@ pub fn params_for(mode: &Mode, npair: usize, record_capacity: usize) -> GpuCenic
         accept_accuracy_misses: 0,
         one: 1.0,
         advance_dt: [0.0; 2],
-        _pad2: [0.0; 2],
+        loop_check: 2,
+        _pad2: 0,
     };
     match mode {
         Mode::Fixed { dt } => p.fixed_dt = *dt as f32,
@@ -362,8 +393,24 @@ pub struct CenicBuffers {
     pub v: StorageBuffer<f32>,
     /// Step records (nworld, record capacity).
     pub steps: StorageBuffer<GpuStepRecord>,
-    /// Running-world counter.
+    /// Counters (`COUNTER_*` in `kernels/data.wgsl`, [`counter`]).
     pub counter: StorageBuffer<u32>,
+    /// Per world: time (hi, lo) as bits, state, failure code (`cenic_summarize`).
+    pub summary: StorageBuffer<[u32; 4]>,
+}
+
+/// Entries of `cenic_counter` (`COUNTER_*` in `kernels/data.wgsl`).
+pub mod counter {
+    /// Running worlds (`cenic_summarize`; cleared by the host before).
+    pub const RUNNING: usize = 0;
+    /// Failed worlds (`cenic_summarize`; cleared by the host before).
+    pub const FAILED: usize = 1;
+    /// Iterations run since creation (the last launch of each adds one).
+    pub const ITERATION: usize = 2;
+    /// The last iteration in which some world began a trial.
+    pub const LAST_BUSY: usize = 3;
+    /// Entries.
+    pub const LEN: usize = 4;
 }
 
 impl std::fmt::Debug for CenicBuffers {
@@ -374,7 +421,7 @@ impl std::fmt::Debug for CenicBuffers {
 
 impl CenicBuffers {
     /// WGSL names of the buffers this provides.
-    pub const BUFFER_NAMES: [&'static str; 9] = [
+    pub const BUFFER_NAMES: [&'static str; 10] = [
         "cenic_params",
         "cenic_weights",
         "cenic_pairs",
@@ -384,6 +431,7 @@ impl CenicBuffers {
         "cenic_v",
         "cenic_steps",
         "cenic_counter",
+        "cenic_summary",
     ];
 
     /// Buffers for `nworld` worlds of `model` advancing in `mode`, keeping
@@ -414,7 +462,8 @@ impl CenicBuffers {
             q: StorageBuffer::new(ctx, "cenic_q", nworld * 2 * model.nq)?,
             v: StorageBuffer::new(ctx, "cenic_v", nworld * 2 * model.nv)?,
             steps: StorageBuffer::new(ctx, "cenic_steps", nworld * record_capacity)?,
-            counter: StorageBuffer::new(ctx, "cenic_counter", 4)?,
+            counter: StorageBuffer::new(ctx, "cenic_counter", counter::LEN)?,
+            summary: StorageBuffer::new(ctx, "cenic_summary", nworld)?,
         })
     }
 
@@ -442,36 +491,230 @@ impl BufferSource for CenicBuffers {
             "cenic_v" => self.v.buffer(),
             "cenic_steps" => self.steps.buffer(),
             "cenic_counter" => self.counter.buffer(),
+            "cenic_summary" => self.summary.buffer(),
             _ => return None,
         })
     }
 }
 
-/// The CENIC kernels (one thread per world each).
+/// The stages a world goes through in a trial (`STAGE_*` in the generated
+/// WGSL prelude; [`GpuCenicWorld::stage`] is an index into this list).
+pub const TRIAL_STAGES: [&str; 13] = [
+    "BEGIN", "FORWARD0", "BUILD0", "CHOOSE0", "STEP0", "SOLVE0", "STEP1", "SOLVE1", "FORWARD1", "BUILD1", "START2",
+    "STEP2", "SOLVE2",
+];
+
+/// The value of stage `name` of [`TRIAL_STAGES`].
+pub fn trial_stage(name: &str) -> u32 {
+    TRIAL_STAGES.iter().position(|s| *s == name).expect("a trial stage") as u32
+}
+
+/// A part of a trial: the WGSL function `part_<name>` of `kernels/cenic.wgsl`,
+/// which runs on the worlds at `stage` and moves them on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Part {
+    /// Name (`part_<name>` in WGSL).
+    pub name: &'static str,
+    /// The stage it runs at (a [`TRIAL_STAGES`] entry).
+    pub stage: &'static str,
+}
+
+/// Every part of a trial, in order.
+pub const PARTS: [Part; 14] = [
+    Part { name: "begin", stage: "BEGIN" },
+    Part { name: "forward0", stage: "FORWARD0" },
+    Part { name: "build0", stage: "BUILD0" },
+    Part { name: "choose", stage: "CHOOSE0" },
+    Part { name: "step0", stage: "STEP0" },
+    Part { name: "finish_fixed", stage: "SOLVE0" },
+    Part { name: "half", stage: "SOLVE0" },
+    Part { name: "step1", stage: "STEP1" },
+    Part { name: "mid", stage: "SOLVE1" },
+    Part { name: "forward1", stage: "FORWARD1" },
+    Part { name: "build1", stage: "BUILD1" },
+    Part { name: "start2", stage: "START2" },
+    Part { name: "step2", stage: "STEP2" },
+    Part { name: "finish", stage: "SOLVE2" },
+];
+
+/// One step of an iteration: a run of consecutive [`PARTS`] (by name), the
+/// collision, or the Newton solve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IterationOp {
+    /// Parts, one thread per world, in as many launches as [`Fusion`] says.
+    Parts(&'static [&'static str]),
+    /// The contacts of the worlds at `BUILD0` or `BUILD1`.
+    Collide,
+    /// One Newton solve launch (a paused solve resumes in the next one).
+    Solve,
+}
+
+/// An iteration in fixed-step mode: one fixed step per running world.
+pub const FIXED_ITERATION: [IterationOp; 5] = [
+    IterationOp::Parts(&["begin", "forward0"]),
+    IterationOp::Collide,
+    IterationOp::Parts(&["build0", "choose", "step0"]),
+    IterationOp::Solve,
+    IterationOp::Parts(&["finish_fixed"]),
+];
+
+/// An iteration in error-controlled mode: one step-doubling trial per running world.
+pub const STEP_DOUBLING_ITERATION: [IterationOp; 11] = [
+    IterationOp::Parts(&["begin", "forward0"]),
+    IterationOp::Collide,
+    IterationOp::Parts(&["build0", "choose", "step0"]),
+    IterationOp::Solve,
+    IterationOp::Parts(&["half", "step1"]),
+    IterationOp::Solve,
+    IterationOp::Parts(&["mid", "forward1"]),
+    IterationOp::Collide,
+    IterationOp::Parts(&["build1", "start2", "step2"]),
+    IterationOp::Solve,
+    IterationOp::Parts(&["finish"]),
+];
+
+/// The WGSL entry point running `parts` (consecutive [`PARTS`]) in one launch.
+pub fn entry_name(parts: &[&str]) -> String {
+    match parts {
+        [one] => format!("cenic_{one}"),
+        [first, .., last] => format!("cenic_{first}_to_{last}"),
+        [] => String::new(),
+    }
+}
+
+/// `name` as a `&'static str` (kernels keep their entry point's name): the
+/// generated entry points are few, each interned once per process.
+pub fn entry_static(name: &str) -> &'static str {
+    static NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let mut names = NAMES.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(n) = names.iter().find(|n| **n == name) {
+        return n;
+    }
+    let n: &'static str = Box::leak(name.to_string().into_boxed_str());
+    names.push(n);
+    n
+}
+
+/// The generated WGSL of the stage constants and of one entry point per run
+/// of consecutive parts within an [`IterationOp::Parts`] of either iteration
+/// (composed after `kernels/cenic.wgsl`). A launch checks the stage of its
+/// first part; the part that ends an iteration also counts it.
+pub fn step_entry_points() -> String {
+    let mut out = String::from("// Launches of consecutive parts of a trial (src/gpu/cenic.rs PARTS).\n");
+    let mut done = std::collections::BTreeSet::new();
+    let last = |parts: &[&str]| matches!(parts.last(), Some(&"finish_fixed") | Some(&"finish"));
+    for op in FIXED_ITERATION.iter().chain(&STEP_DOUBLING_ITERATION) {
+        let IterationOp::Parts(seg) = op else { continue };
+        for a in 0..seg.len() {
+            for b in a + 1..=seg.len() {
+                let run = &seg[a..b];
+                let name = entry_name(run);
+                if !done.insert(name.clone()) {
+                    continue;
+                }
+                let stage = PARTS.iter().find(|p| p.name == run[0]).expect("a part").stage;
+                let calls: Vec<String> = run.iter().map(|p| format!("part_{p}(w)")).collect();
+                let body = match calls.split_last() {
+                    Some((tail, [])) => format!("        _ = {tail};\n"),
+                    Some((tail, head)) => format!("        if ({}) {{\n            _ = {tail};\n        }}\n", head.join(" && ")),
+                    None => String::new(),
+                };
+                let count = if last(run) { "    end_iteration(w);\n" } else { "" };
+                out += &format!(
+                    "\n/// Parts {}.\n@compute @workgroup_size(WORKGROUP_SIZE)\nfn {name}(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {{\n    let w = thread_index(gid, nwg);\n    if (w >= dims.nworld) {{\n        return;\n    }}\n{count}    if (at_stage(w, STAGE_{stage})) {{\n{body}        check_loop_budget(w);\n    }}\n}}\n",
+                    run.join(", ")
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The stage constants `STAGE_*` ([`TRIAL_STAGES`]) as WGSL.
+pub fn stage_constants() -> String {
+    let mut out = String::from("// Trial stages (src/gpu/cenic.rs TRIAL_STAGES).\n");
+    for (i, s) in TRIAL_STAGES.iter().enumerate() {
+        out += &format!("const STAGE_{s}: u32 = {i}u;\n");
+    }
+    out
+}
+
+/// How the parts of an [`IterationOp::Parts`] are grouped into launches.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Fusion {
+    /// All parts of a run in one launch, except where a software adapter's
+    /// loop budget calls for more launches ([`part_loops`]).
+    #[default]
+    Auto,
+    /// All parts of a run in one launch.
+    Full,
+    /// One launch per part.
+    None,
+}
+
+/// Loop budget a launch of parts may plan with on a software adapter
+/// (llvmpipe stops loops after 65535 iterations per invocation; the rest is
+/// margin for the estimate).
+pub const SOFTWARE_LAUNCH_LOOPS: f64 = 40_000.0;
+
+/// An upper estimate of the loop iterations (what llvmpipe counts) one
+/// world's thread runs in part `name`, for a model with these sizes and
+/// `ncon` contact slots, `ndofc` Jacobian entries per contact, `npair`
+/// conservative-advancement pairs (0 when off).
+pub fn part_loops(name: &str, model: &Model, ncon: usize, ndofc: usize, npair: usize) -> f64 {
+    let (nq, nv, nb, nj) = (model.nq as f64, model.nv as f64, model.bodies.len() as f64, model.joints.len() as f64);
+    let (ng, ns, nu) = (model.geoms.len() as f64, model.sites.len() as f64, model.nu() as f64);
+    let (nc, nd) = (ncon as f64, ndofc as f64);
+    let depth = nd; // dofs on a body's chain (at most ndofc)
+    let forward = nv * nv + nv * (depth + 1.0) + 10.0 * (nb + nj + nv + ng + ns);
+    let build = 3.0 * nv + nu + 2.0 * nj + nc * (nd * (nd + 2.0) + 2.0 * nd) + 8.0;
+    let time_step = 2.0 * nv * nv + 2.0 * nv + nc + 2.0 * nu;
+    let small = 4.0 * (nq + nv + nj) + 8.0;
+    match name {
+        "forward0" | "forward1" => forward,
+        "build0" | "build1" => build,
+        "choose" => nv + npair as f64 * (nc + 12.0) + 8.0,
+        "step0" | "step1" | "step2" => time_step,
+        _ => small,
+    }
+}
+
+/// The launches (runs of consecutive parts) that `fusion` makes of `parts`
+/// on an adapter that does (`software`) or does not cap loop iterations.
+pub fn group_parts(
+    parts: &'static [&'static str],
+    fusion: Fusion,
+    software: bool,
+    loops: impl Fn(&str) -> f64,
+) -> Vec<&'static [&'static str]> {
+    match fusion {
+        Fusion::Full => vec![parts],
+        Fusion::None => (0..parts.len()).map(|i| &parts[i..i + 1]).collect(),
+        Fusion::Auto if !software => vec![parts],
+        Fusion::Auto => {
+            let mut out = vec![];
+            let (mut start, mut sum) = (0, 0.0);
+            for (i, p) in parts.iter().enumerate() {
+                let l = loops(p);
+                if i > start && sum + l > SOFTWARE_LAUNCH_LOOPS {
+                    out.push(&parts[start..i]);
+                    (start, sum) = (i, 0.0);
+                }
+                sum += l;
+            }
+            out.push(&parts[start..]);
+            out
+        }
+    }
+}
+
+/// The CENIC kernels outside the launches of parts (one thread per world each).
 #[derive(Debug)]
 pub struct CenicKernels {
-    /// Starts an advance: t_end = t + dt, per-advance statistics reset.
+    /// Starts an advance: t_end = t + dt.
     pub start_advance: Kernel,
-    /// Starts a trial: finite-state check, saves x0.
-    pub begin: Kernel,
-    /// Chooses the trial's step after the geometry at x0.
-    pub choose_step: Kernel,
-    /// After the full (or fixed) step's solve.
-    pub after_full: Kernel,
-    /// Accepts a fixed step.
-    pub finish_fixed: Kernel,
-    /// Starts the first half step.
-    pub start_half: Kernel,
-    /// After the first half step's solve.
-    pub after_half: Kernel,
-    /// Starts the second half step (after the geometry at x_half).
-    pub start_second_half: Kernel,
-    /// After the second half step's solve.
-    pub after_second_half: Kernel,
-    /// Error estimate, accept or reject.
-    pub finish: Kernel,
-    /// Counts running worlds.
-    pub count_running: Kernel,
+    /// Each world's clock and state into `cenic_summary`, running and failed worlds counted.
+    pub summarize: Kernel,
 }
 
 impl CenicKernels {
@@ -481,18 +724,6 @@ impl CenicKernels {
     /// Creates the kernels for `nworld` worlds over `sources`.
     pub fn new(ctx: &GpuContext, nworld: usize, sources: &[&dyn BufferSource]) -> Result<Self, GpuError> {
         let k = |entry| Kernel::new(ctx, Self::STAGE, entry, nworld, sources);
-        Ok(Self {
-            start_advance: k("cenic_start_advance")?,
-            begin: k("cenic_begin")?,
-            choose_step: k("cenic_choose_step")?,
-            after_full: k("cenic_after_full")?,
-            finish_fixed: k("cenic_finish_fixed")?,
-            start_half: k("cenic_start_half")?,
-            after_half: k("cenic_after_half")?,
-            start_second_half: k("cenic_start_second_half")?,
-            after_second_half: k("cenic_after_second_half")?,
-            finish: k("cenic_finish")?,
-            count_running: k("cenic_count_running")?,
-        })
+        Ok(Self { start_advance: k("cenic_start_advance")?, summarize: k("cenic_summarize")? })
     }
 }

@@ -45,13 +45,13 @@
 //! `contacts` and `contact_count` by name from this [`BufferSource`]).
 
 use super::GpuError;
-use super::buffers::{BufferSource, Readback, StorageBuffer};
+use super::buffers::{BufferSource, Layout, Readback, StorageBuffer, element_index};
 use super::contact::GpuContact;
 use super::context::{GpuContext, run_pass};
 use super::dynamics::GpuDynamics;
 use super::model::{GpuDims, StructLayout};
 use super::shaders::Kernel;
-use crate::collision::{Contact, order_pair, pair_margin};
+use crate::collision::{Contact, MAX_MANIFOLD, PAIR_KINDS, order_pair, pair_kind, pair_margin};
 use crate::math::Vec3;
 use crate::model::{GeomKind, Material, Model};
 use bytemuck::{Pod, Zeroable};
@@ -169,33 +169,73 @@ pub const EPA_SCRATCH_BUDGET: usize = 128 << 20;
 /// manifold clipping buffers (64 points each).
 pub const EPA_SCRATCH_BYTES: usize = 68 * 32 + 136 * 32 + 136 * 4 + 204 * 8 + 136 * 4 + 64 * (16 + 4 + 16 + 4 + 48 + 4);
 
-/// Whether the narrow phase of kinds `a ≤ b` runs GJK/EPA (and needs EPA scratch):
-/// pairs with a cylinder, ellipsoid or mesh, except the closed-form plane pairs
-/// and sphere–cylinder.
+/// Whether the narrow phase of kinds `a ≤ b` runs GJK/EPA (and needs EPA
+/// scratch): [`PairKind::uses_epa`] of [`PAIR_KINDS`] (pairs with a
+/// cylinder, ellipsoid or mesh, except the closed-form plane pairs and
+/// sphere–cylinder).
 pub fn uses_epa(a: GeomKind, b: GeomKind) -> bool {
-    use GeomKind::*;
-    a != Plane && matches!(b, Cylinder | Ellipsoid | Mesh) && (a, b) != (Sphere, Cylinder)
+    pair_kind(a, b).uses_epa
+}
+
+/// The pair-kind code of the kernels (`kind(A) · 7 + kind(B)`).
+pub fn pair_code(a: GeomKind, b: GeomKind) -> u32 {
+    a as u32 * GeomKind::COUNT as u32 + b as u32
+}
+
+/// The generated WGSL of the geom kinds (`GEOM_*`), the manifold size and
+/// the pair-kind codes (`PAIR_<A>_<B>`), from [`GeomKind`] and
+/// [`PAIR_KINDS`] (composed into every stage).
+pub fn kind_constants() -> String {
+    let mut out = String::from("// Geom kinds and pair kinds (src/collision/narrowphase.rs PAIR_KINDS).\n");
+    for k in GeomKind::ALL {
+        out += &format!("const GEOM_{}: u32 = {}u;\n", k.name().to_uppercase(), k as u32);
+    }
+    out += &format!("const GEOM_KINDS: u32 = {}u;\n", GeomKind::COUNT);
+    out += &format!("/// Most points a single narrow-phase call may produce (collision::MAX_MANIFOLD).\nconst MAX_MANIFOLD: u32 = {MAX_MANIFOLD}u;\n");
+    for p in &PAIR_KINDS {
+        out += &format!("const PAIR_{}_{}: u32 = {}u;\n", p.a.name().to_uppercase(), p.b.name().to_uppercase(), pair_code(p.a, p.b));
+    }
+    out
+}
+
+/// The generated WGSL dispatch of the narrow phase (composed after
+/// `kernels/collision.wgsl`): `narrow_phase_fn` runs the routine of every
+/// [`PAIR_KINDS`] row without GJK/EPA (those run `convex_contact` in their
+/// own entry point, `narrow_phase_epa`).
+pub fn narrow_phase_dispatch() -> String {
+    let mut out = String::from(
+        "/// The dispatch table (PAIR_KINDS, generated): runs the routine of the
+/// pair's kinds (A, B) = (kinds / 7, kinds % 7) into the manifold.
+fn narrow_phase_fn(kinds: u32, a: Shape, b: Shape, margin: f32) {
+    switch kinds {
+",
+    );
+    for p in PAIR_KINDS.iter().filter(|p| !p.uses_epa && p.max_points > 0) {
+        out += &format!(
+            "        case PAIR_{}_{}: {{\n            {}(a, b, margin);\n        }}\n",
+            p.a.name().to_uppercase(),
+            p.b.name().to_uppercase(),
+            p.routine
+        );
+    }
+    out += "        default: {}\n    }\n}\n";
+    out
 }
 
 /// Sizes and field offsets of this module's `Gpu*` structs, keyed by WGSL
 /// struct name (checked against naga's layout by `tests/wgsl_validate.rs`).
 pub fn struct_layouts() -> Vec<StructLayout> {
-    macro_rules! layout {
-        ($wgsl:literal, $t:ty, [$($f:ident),* $(,)?]) => {
-            ($wgsl, size_of::<$t>(), vec![$((stringify!($f), offset_of!($t, $f))),*])
-        };
-    }
     vec![
-        layout!("CollisionInfo", GpuCollisionInfo, [npair, loop_check]),
-        layout!("CollisionPass", GpuCollisionPass, [start, count, write]),
-        layout!("CollisionPair", GpuCollisionPair, [geom, body, kinds, margin, material]),
-        layout!(
+        struct_layout!("CollisionInfo", GpuCollisionInfo, [npair, loop_check]),
+        struct_layout!("CollisionPass", GpuCollisionPass, [start, count, write]),
+        struct_layout!("CollisionPair", GpuCollisionPair, [geom, body, kinds, margin, material]),
+        struct_layout!(
             "CollisionGeom",
             GpuCollisionGeom,
             [margin, mesh_radius, vert_adr, vert_num, local_centre, poly_adr, local_half, poly_num]
         ),
-        layout!("MeshPolygon", GpuMeshPolygon, [normal, start, count]),
-        layout!("Aabb", GpuAabb, [lo, hi]),
+        struct_layout!("MeshPolygon", GpuMeshPolygon, [normal, start, count]),
+        struct_layout!("Aabb", GpuAabb, [lo, hi]),
     ]
 }
 
@@ -216,7 +256,7 @@ pub fn candidate_pairs(model: &Model) -> Vec<GpuCollisionPair> {
             out.push(GpuCollisionPair {
                 geom: [ga as u32, gb as u32],
                 body: [model.geoms[ga].body as u32, model.geoms[gb].body as u32],
-                kinds: model.geoms[ga].kind as u32 * GeomKind::COUNT as u32 + model.geoms[gb].kind as u32,
+                kinds: pair_code(model.geoms[ga].kind, model.geoms[gb].kind),
                 margin: pair_margin(model, ga, gb) as f32,
                 _pad: [0; 2],
                 material: [m.stiffness as f32, m.dissipation as f32, m.mu_static as f32, m.mu_dynamic as f32],
@@ -328,6 +368,7 @@ pub struct GpuCollision {
     ctx: Arc<GpuContext>,
     nworld: usize,
     capacity: usize,
+    layout: Layout,
     pairs: Vec<GpuCollisionPair>,
     buffers: CollisionBuffers,
     /// One uniform per pass (kept alive for the kernels' bind groups).
@@ -401,7 +442,20 @@ impl GpuCollision {
         capacity: usize,
         sources: &[&dyn BufferSource],
     ) -> Result<Self, GpuError> {
-        Self::with_scratch_budget(ctx, model, nworld, capacity, sources, EPA_SCRATCH_BUDGET)
+        Self::build(ctx, model, nworld, capacity, sources, EPA_SCRATCH_BUDGET, Layout::default())
+    }
+
+    /// [`Self::new`] for kernels whose [`super::GpuData`] is in `layout`
+    /// (where each world's contacts are stored).
+    pub fn with_layout(
+        ctx: Arc<GpuContext>,
+        model: &Model,
+        nworld: usize,
+        capacity: usize,
+        sources: &[&dyn BufferSource],
+        layout: Layout,
+    ) -> Result<Self, GpuError> {
+        Self::build(ctx, model, nworld, capacity, sources, EPA_SCRATCH_BUDGET, layout)
     }
 
     /// [`Self::new`] with at most `scratch_budget` bytes of GJK/EPA scratch
@@ -414,6 +468,18 @@ impl GpuCollision {
         capacity: usize,
         sources: &[&dyn BufferSource],
         scratch_budget: usize,
+    ) -> Result<Self, GpuError> {
+        Self::build(ctx, model, nworld, capacity, sources, scratch_budget, Layout::default())
+    }
+
+    fn build(
+        ctx: Arc<GpuContext>,
+        model: &Model,
+        nworld: usize,
+        capacity: usize,
+        sources: &[&dyn BufferSource],
+        scratch_budget: usize,
+        layout: Layout,
     ) -> Result<Self, GpuError> {
         if nworld == 0 {
             return Err(GpuError::Length { what: "nworld", expected: 1, got: 0 });
@@ -510,6 +576,7 @@ impl GpuCollision {
             ctx,
             nworld,
             capacity,
+            layout,
             pairs,
             buffers,
             _pass_uniforms: pass_uniforms,
@@ -522,12 +589,13 @@ impl GpuCollision {
 
     /// The stage for the worlds of `dynamics` (its model, state and sizes).
     pub fn for_dynamics(dynamics: &GpuDynamics, capacity: usize) -> Result<Self, GpuError> {
-        Self::new(
+        Self::with_layout(
             dynamics.context().clone(),
             dynamics.model(),
             dynamics.nworld(),
             capacity,
             &[dynamics.gpu_model(), dynamics.gpu_data()],
+            dynamics.gpu_data().layout(),
         )
     }
 
@@ -670,7 +738,8 @@ impl GpuCollision {
             .collect())
     }
 
-    /// The raw contact buffer (nworld × capacity records, stale beyond each world's count).
+    /// The raw contact buffer (nworld × capacity records in the batch's
+    /// [`Layout`], stale beyond each world's count).
     pub fn read_raw(&self) -> Result<Vec<GpuContact>, GpuError> {
         self.buffers.contacts.read(&self.ctx, &self.readback)
     }
@@ -684,7 +753,9 @@ impl GpuCollision {
         Ok((0..self.nworld)
             .map(|w| {
                 let n = (counts[w] as usize).min(self.capacity);
-                raw[w * self.capacity..w * self.capacity + n].iter().map(contact_from_gpu).collect()
+                (0..n)
+                    .map(|c| contact_from_gpu(&raw[element_index(self.layout, self.nworld, self.capacity, 1, w, c, 0)]))
+                    .collect()
             })
             .collect())
     }

@@ -5,12 +5,20 @@
 use super::GpuError;
 use super::shaders::{self, StageInfo};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// Storage buffers one kernel may bind. Phase-1 kernels use at most 12;
-/// the margin is for later phases. 16 is available on every desktop Vulkan,
-/// Metal and D3D12 adapter (wgpu's own default is 8).
-pub const REQUIRED_STORAGE_BUFFERS_PER_STAGE: u32 = 16;
+/// Storage buffers one kernel may bind. The fused launches of a CENIC
+/// trial (`kernels/cenic.wgsl`) read the model, the per-world fields, the
+/// contacts, the ICF problem and the clocks in one kernel: up to 31, what
+/// Metal offers per stage; Mesa's lavapipe offers 32, NVIDIA's, AMD's and
+/// Intel's desktop Vulkan drivers and D3D12 far more (wgpu's own default is 8).
+pub const REQUIRED_STORAGE_BUFFERS_PER_STAGE: u32 = 31;
+
+/// Buffers (storage and uniform) one kernel may bind: the storage ones plus
+/// the uniforms of the model sizes, the field layout, the ICF and the CENIC
+/// settings.
+pub const REQUIRED_BUFFERS_PER_STAGE: u32 = 36;
 
 /// A GPU device and queue with the kernels' limits, plus a cache of
 /// compiled stages and pipelines (created once, reused by every
@@ -27,6 +35,57 @@ pub struct GpuContext {
     uncaptured: Arc<Mutex<Option<String>>>,
     stages: Mutex<HashMap<&'static str, Arc<CompiledStage>>>,
     pipelines: Mutex<HashMap<(&'static str, String), Arc<wgpu::ComputePipeline>>>,
+    counters: Arc<Counters>,
+}
+
+/// What the host asked of the device since the context was created
+/// ([`GpuContext::counters`]): the instrumentation behind the wait and
+/// dispatch budgets of a step (`tests/gpu_batch.rs`, `examples/gpu_throughput.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GpuCounters {
+    /// Blocking waits for the device (each readback chunk, [`GpuContext::wait`]).
+    pub waits: u64,
+    /// Command buffers submitted.
+    pub submissions: u64,
+    /// Compute dispatches encoded (direct and indirect; launches with no
+    /// workgroups are skipped and not counted).
+    pub dispatches: u64,
+    /// Bytes copied back to the host.
+    pub bytes_read: u64,
+}
+
+impl std::ops::Sub for GpuCounters {
+    type Output = GpuCounters;
+    fn sub(self, o: GpuCounters) -> GpuCounters {
+        GpuCounters {
+            waits: self.waits - o.waits,
+            submissions: self.submissions - o.submissions,
+            dispatches: self.dispatches - o.dispatches,
+            bytes_read: self.bytes_read - o.bytes_read,
+        }
+    }
+}
+
+/// The shared cells behind [`GpuCounters`] (kernels keep a handle to count their launches).
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    waits: AtomicU64,
+    submissions: AtomicU64,
+    dispatches: AtomicU64,
+    bytes_read: AtomicU64,
+}
+
+impl Counters {
+    pub(crate) fn dispatch(&self) {
+        self.dispatches.fetch_add(1, Ordering::Relaxed);
+    }
+    pub(crate) fn submit(&self) {
+        self.submissions.fetch_add(1, Ordering::Relaxed);
+    }
+    pub(crate) fn wait(&self, bytes: u64) {
+        self.waits.fetch_add(1, Ordering::Relaxed);
+        self.bytes_read.fetch_add(bytes, Ordering::Relaxed);
+    }
 }
 
 /// A composed, validated and compiled kernel file.
@@ -74,19 +133,35 @@ impl GpuContext {
         let adapter = select_adapter(&instance, &options, backends).await?;
         let info = adapter.get_info();
         let available = adapter.limits();
-        if available.max_storage_buffers_per_shader_stage < REQUIRED_STORAGE_BUFFERS_PER_STAGE {
-            return Err(GpuError::Limits {
-                adapter: info.name.clone(),
-                limit: "max_storage_buffers_per_shader_stage",
-                required: REQUIRED_STORAGE_BUFFERS_PER_STAGE as u64,
-                available: available.max_storage_buffers_per_shader_stage as u64,
-            });
+        for (limit, have, need) in [
+            (
+                "max_storage_buffers_per_shader_stage",
+                available.max_storage_buffers_per_shader_stage,
+                REQUIRED_STORAGE_BUFFERS_PER_STAGE,
+            ),
+            (
+                "max_buffers_and_acceleration_structures_per_shader_stage",
+                available.max_buffers_and_acceleration_structures_per_shader_stage,
+                REQUIRED_BUFFERS_PER_STAGE,
+            ),
+        ] {
+            if have < need {
+                return Err(GpuError::Limits {
+                    adapter: info.name.clone(),
+                    limit,
+                    required: need as u64,
+                    available: have as u64,
+                });
+            }
         }
         // wgpu's most portable limits, raised where batched worlds need more:
         // storage bindings per kernel and buffer sizes (all the adapter
         // offers, as per-world arrays grow with the number of worlds).
         let required = wgpu::Limits {
             max_storage_buffers_per_shader_stage: available.max_storage_buffers_per_shader_stage,
+            max_uniform_buffers_per_shader_stage: available.max_uniform_buffers_per_shader_stage,
+            max_buffers_and_acceleration_structures_per_shader_stage: available
+                .max_buffers_and_acceleration_structures_per_shader_stage,
             max_storage_buffer_binding_size: available.max_storage_buffer_binding_size,
             max_buffer_size: available.max_buffer_size,
             max_compute_workgroups_per_dimension: available.max_compute_workgroups_per_dimension,
@@ -95,7 +170,8 @@ impl GpuContext {
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("cenic"),
-                required_features: wgpu::Features::empty(),
+                // Timestamps between dispatches, for profiling, where the adapter has them.
+                required_features: adapter.features() & Self::PROFILING_FEATURES,
                 required_limits: required,
                 ..Default::default()
             })
@@ -119,7 +195,40 @@ impl GpuContext {
             uncaptured,
             stages: Mutex::new(HashMap::new()),
             pipelines: Mutex::new(HashMap::new()),
+            counters: Arc::default(),
         })
+    }
+
+    /// Waits, submissions, dispatches and bytes read back since creation
+    /// (subtract two snapshots to count what one call did).
+    pub fn counters(&self) -> GpuCounters {
+        let c = &self.counters;
+        GpuCounters {
+            waits: c.waits.load(Ordering::Relaxed),
+            submissions: c.submissions.load(Ordering::Relaxed),
+            dispatches: c.dispatches.load(Ordering::Relaxed),
+            bytes_read: c.bytes_read.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The cells behind [`Self::counters`].
+    pub(crate) fn counter_cells(&self) -> &Arc<Counters> {
+        &self.counters
+    }
+
+    /// Submits `buffers`, counting the submission.
+    pub fn submit(&self, buffers: impl IntoIterator<Item = wgpu::CommandBuffer>) {
+        self.counters.submit();
+        self.queue.submit(buffers);
+    }
+
+    /// Features for timestamps between the dispatches of a compute pass.
+    pub const PROFILING_FEATURES: wgpu::Features =
+        wgpu::Features::TIMESTAMP_QUERY.union(wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES);
+
+    /// Whether timestamps can be written between dispatches (GPU time per launch).
+    pub fn supports_timestamps(&self) -> bool {
+        self.device.features().contains(Self::PROFILING_FEATURES)
     }
 
     /// Adapter name as the driver reports it (e.g. "llvmpipe (LLVM 15.0.6, 256 bits)"), for benchmark reports.
@@ -150,6 +259,7 @@ impl GpuContext {
 
     /// Blocks until all submitted work has finished.
     pub fn wait(&self) -> Result<(), GpuError> {
+        self.counters.wait(0);
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|e| GpuError::Device(format!("waiting for the GPU: {e}")))?;
@@ -172,9 +282,10 @@ impl GpuContext {
         if let Some(s) = cache.get(stage) {
             return Ok(s.clone());
         }
-        let source = shaders::compose(stage)
+        let composed = shaders::compose_module(stage)
             .ok_or_else(|| GpuError::Shader { stage: stage.into(), message: "no such kernel file".into() })?;
-        let info = shaders::reflect(stage, &source)?;
+        let info = shaders::reflect_module(stage, &composed)?;
+        let source = composed.text;
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some(stage),
@@ -273,6 +384,6 @@ pub fn run_pass(ctx: &GpuContext, label: &str, f: impl FnOnce(&mut wgpu::Compute
             encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(label), timestamp_writes: None });
         f(&mut pass);
     }
-    ctx.queue.submit([encoder.finish()]);
+    ctx.submit([encoder.finish()]);
     ctx.check_errors()
 }

@@ -3,7 +3,7 @@
 //! forces, position update) and readback. The future `GpuBatch` builds on it.
 
 use super::GpuError;
-use super::buffers::{BufferSource, Field, GpuData, Readback};
+use super::buffers::{BufferSource, Field, GpuData, Layout, Readback};
 use super::context::{GpuContext, run_pass};
 use super::integrate::IntegrateKernels;
 use super::kinematics::KinematicsKernels;
@@ -63,13 +63,18 @@ impl std::fmt::Debug for GpuDynamics {
 }
 
 impl GpuDynamics {
-    /// Uploads `model` and allocates `nworld` (≥ 1) worlds.
+    /// Uploads `model` and allocates `nworld` (≥ 1) worlds in the default [`Layout`].
     pub fn new(ctx: Arc<GpuContext>, model: Arc<Model>, nworld: usize) -> Result<Self, GpuError> {
+        Self::with_layout(ctx, model, nworld, Layout::default())
+    }
+
+    /// [`Self::new`] with the per-world arrays in `layout`.
+    pub fn with_layout(ctx: Arc<GpuContext>, model: Arc<Model>, nworld: usize, layout: Layout) -> Result<Self, GpuError> {
         if nworld == 0 {
             return Err(GpuError::Length { what: "nworld", expected: 1, got: 0 });
         }
         let gmodel = GpuModel::new(&ctx, &model, nworld)?;
-        let data = GpuData::new(&ctx, &model, nworld)?;
+        let data = GpuData::with_layout(&ctx, &model, nworld, layout)?;
         let sources: [&dyn BufferSource; 2] = [&gmodel, &data];
         let kinematics = KinematicsKernels::new(&ctx, &model, nworld, &sources)?;
         let rnea = RneaKernels::new(&ctx, nworld, &sources)?;
@@ -115,7 +120,7 @@ impl GpuDynamics {
         if values.len() != expected {
             return Err(GpuError::Length { what: field.name(), expected, got: values.len() });
         }
-        self.data.get(field).write(&self.ctx, values)
+        self.data.write(&self.ctx, field, values)
     }
 
     /// Uploads one world's block of a field ([`Field::per_world`] floats).
@@ -127,7 +132,7 @@ impl GpuDynamics {
         if values.len() != n {
             return Err(GpuError::Length { what: field.name(), expected: n, got: values.len() });
         }
-        self.data.get(field).write_at(&self.ctx, world * n, values)
+        self.data.write_world(&self.ctx, field, world, values)
     }
 
     /// Sets every world's positions (nworld × nq) and velocities (nworld × nv), as given (no normalisation).
@@ -150,7 +155,7 @@ impl GpuDynamics {
     /// with NaN, a value a kernel fails to write shows up in a parity test.
     pub fn fill_outputs(&self, value: f32) -> Result<(), GpuError> {
         for f in Field::ALL.into_iter().filter(|f| !f.is_input()) {
-            self.data.get(f).fill(&self.ctx, value)?;
+            self.data.fill(&self.ctx, f, value)?;
         }
         Ok(())
     }
@@ -181,15 +186,14 @@ impl GpuDynamics {
 
     /// Reads a whole field back (nworld × [`Field::per_world`] floats, world first).
     pub fn read(&self, field: Field) -> Result<Vec<f32>, GpuError> {
-        self.data.get(field).read(&self.ctx, &self.readback)
+        self.data.read(&self.ctx, &self.readback, field)
     }
 
     /// Reads one world's block of a field.
     pub fn read_world(&self, field: Field, world: usize) -> Result<Vec<f32>, GpuError> {
-        let n = field.per_world(&self.model);
         if world >= self.nworld {
             return Err(GpuError::Length { what: "world index", expected: self.nworld, got: world });
         }
-        self.data.get(field).read_range(&self.ctx, &self.readback, world * n, n)
+        self.data.read_world(&self.ctx, &self.readback, field, world)
     }
 }

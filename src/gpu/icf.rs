@@ -15,7 +15,7 @@
 //! world (`kernels/icf_solve_serial.wgsl`, small models) or one workgroup
 //! per world (`kernels/icf_solve_coop.wgsl`), see [`SolverVariant`].
 
-use super::buffers::{BufferSource, Readback, StorageBuffer};
+use super::buffers::{BufferSource, Layout, Readback, StorageBuffer, element_index};
 use super::context::{GpuContext, run_pass};
 use super::model::{NONE, StructLayout};
 use super::shaders::Kernel;
@@ -59,6 +59,187 @@ impl SolverVariant {
         match self {
             SolverVariant::Serial => 1,
             SolverVariant::Cooperative => SOLVER_THREADS,
+        }
+    }
+}
+
+/// Where a Newton solve keeps its dense state while it runs: the Hessian
+/// and its Cholesky factor (nv × nv, rewritten O(nv³) times per solve), and
+/// in the cooperative stage also A and the vectors of [`IcfVec`]. Each
+/// choice is a variant of the solver stage, compiled with the size `n`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SolverState {
+    /// In the storage buffers `icf_factor` (world first), `icf_a` and
+    /// `icf_vec`: every dense operation a global-memory access.
+    Storage,
+    /// Serial stage: the factor in a private array of n × n floats per
+    /// thread (registers and thread-local memory, which GPUs interleave
+    /// across a warp, so a warp's accesses coalesce); the vectors stay in
+    /// the (field-major) storage buffers. Written back only when Hessian
+    /// reuse keeps it.
+    Private(u32),
+    /// Cooperative stage: factor, A (n × n each) and the vectors (9 × n) in
+    /// workgroup memory shared by the world's threads, loaded once per solve
+    /// launch and written back at its end.
+    Workgroup(u32),
+}
+
+impl SolverState {
+    /// Bytes of workgroup memory [`SolverState::Workgroup`] takes for `n` dofs.
+    pub fn workgroup_bytes(n: usize) -> usize {
+        4 * (2 * n * n + IcfVec::COUNT * n)
+    }
+
+    /// The state for a solve of `nv` dofs in `variant` on `ctx`: private
+    /// for the serial stage, workgroup memory for the cooperative one when
+    /// it fits the device's limit (with room for the reductions), else the
+    /// storage buffers.
+    pub fn for_model(ctx: &GpuContext, nv: usize, variant: SolverVariant) -> Self {
+        match variant {
+            SolverVariant::Serial => SolverState::Private(nv.max(1) as u32),
+            SolverVariant::Cooperative => {
+                let limit = ctx.limits().max_compute_workgroup_storage_size as usize;
+                if Self::workgroup_bytes(nv) + 1024 <= limit {
+                    SolverState::Workgroup(nv.max(1) as u32)
+                } else {
+                    SolverState::Storage
+                }
+            }
+        }
+    }
+
+    /// The variant's key in a stage name (`icf_solve_serial#private12`).
+    pub fn key(self) -> String {
+        match self {
+            SolverState::Storage => "storage".into(),
+            SolverState::Private(n) => format!("private{n}"),
+            SolverState::Workgroup(n) => format!("workgroup{n}"),
+        }
+    }
+
+    /// The state named by [`Self::key`].
+    pub fn from_key(key: &str) -> Option<Self> {
+        if key.is_empty() || key == "storage" {
+            return Some(SolverState::Storage);
+        }
+        if let Some(n) = key.strip_prefix("private") {
+            return n.parse().ok().filter(|&n| n > 0).map(SolverState::Private);
+        }
+        key.strip_prefix("workgroup")?.parse().ok().filter(|&n| n > 0).map(SolverState::Workgroup)
+    }
+
+    /// The generated WGSL of the state's accessors (`fac`, `set_fac`,
+    /// `ivec`, `set_ivec`, `amat`) and of `solver_load` / `solver_store`,
+    /// composed into the solver stage. `solver_load(w, lid, factor)` brings
+    /// the state in (the factor too when `factor`), `solver_store(w, lid,
+    /// factor)` writes the vectors back (and the factor when `factor`).
+    pub fn wgsl(self) -> String {
+        let storage_vec = "fn ivec(w: u32, row: u32, i: u32) -> f32 {
+    return icf_vec[ivec_at(w, row, i)];
+}
+fn set_ivec(w: u32, row: u32, i: u32, x: f32) {
+    icf_vec[ivec_at(w, row, i)] = x;
+}
+fn amat(w: u32, i: u32, j: u32) -> f32 {
+    return icf_a[mass_at(w, i, j)];
+}
+";
+        match self {
+            SolverState::Storage => format!(
+                "// Solver state in the storage buffers (src/gpu/icf.rs SolverState::Storage).
+fn fac(w: u32, i: u32, j: u32) -> f32 {{
+    return icf_factor[fac_at(w, i, j)];
+}}
+fn set_fac(w: u32, i: u32, j: u32, x: f32) {{
+    icf_factor[fac_at(w, i, j)] = x;
+}}
+{storage_vec}fn solver_load(w: u32, lid: u32, factor: bool) {{}}
+fn solver_store(w: u32, lid: u32, factor: bool) {{}}
+"
+            ),
+            SolverState::Private(n) => format!(
+                "// Solver state: the factor in a private array (src/gpu/icf.rs SolverState::Private).
+const SOLVER_NV: u32 = {n}u;
+var<private> solver_fac: array<f32, {}>;
+fn fac(w: u32, i: u32, j: u32) -> f32 {{
+    return solver_fac[i * SOLVER_NV + j];
+}}
+fn set_fac(w: u32, i: u32, j: u32, x: f32) {{
+    solver_fac[i * SOLVER_NV + j] = x;
+}}
+{storage_vec}fn solver_load(w: u32, lid: u32, factor: bool) {{
+    if (factor) {{
+        for (var i = 0u; i < dims.nv; i++) {{
+            for (var j = 0u; j < dims.nv; j++) {{
+                solver_fac[i * SOLVER_NV + j] = icf_factor[fac_at(w, i, j)];
+            }}
+        }}
+    }}
+}}
+fn solver_store(w: u32, lid: u32, factor: bool) {{
+    if (factor) {{
+        for (var i = 0u; i < dims.nv; i++) {{
+            for (var j = 0u; j < dims.nv; j++) {{
+                icf_factor[fac_at(w, i, j)] = solver_fac[i * SOLVER_NV + j];
+            }}
+        }}
+    }}
+}}
+",
+                n * n
+            ),
+            SolverState::Workgroup(n) => format!(
+                "// Solver state in workgroup memory (src/gpu/icf.rs SolverState::Workgroup).
+const SOLVER_NV: u32 = {n}u;
+var<workgroup> solver_fac: array<f32, {nn}>;
+var<workgroup> solver_a: array<f32, {nn}>;
+var<workgroup> solver_vec: array<f32, {nvec}>;
+fn fac(w: u32, i: u32, j: u32) -> f32 {{
+    return solver_fac[i * SOLVER_NV + j];
+}}
+fn set_fac(w: u32, i: u32, j: u32, x: f32) {{
+    solver_fac[i * SOLVER_NV + j] = x;
+}}
+fn ivec(w: u32, row: u32, i: u32) -> f32 {{
+    return solver_vec[row * SOLVER_NV + i];
+}}
+fn set_ivec(w: u32, row: u32, i: u32, x: f32) {{
+    solver_vec[row * SOLVER_NV + i] = x;
+}}
+fn amat(w: u32, i: u32, j: u32) -> f32 {{
+    return solver_a[i * SOLVER_NV + j];
+}}
+fn solver_load(w: u32, lid: u32, factor: bool) {{
+    for (var i = lid; i < dims.nv; i += SOLVER_THREADS) {{
+        for (var j = 0u; j < dims.nv; j++) {{
+            solver_a[i * SOLVER_NV + j] = icf_a[mass_at(w, i, j)];
+            if (factor) {{
+                solver_fac[i * SOLVER_NV + j] = icf_factor[fac_at(w, i, j)];
+            }}
+        }}
+        for (var row = 0u; row < ICF_NVEC; row++) {{
+            solver_vec[row * SOLVER_NV + i] = icf_vec[ivec_at(w, row, i)];
+        }}
+    }}
+    workgroupBarrier();
+}}
+fn solver_store(w: u32, lid: u32, factor: bool) {{
+    workgroupBarrier();
+    for (var i = lid; i < dims.nv; i += SOLVER_THREADS) {{
+        for (var row = 0u; row < ICF_NVEC; row++) {{
+            icf_vec[ivec_at(w, row, i)] = solver_vec[row * SOLVER_NV + i];
+        }}
+        if (factor) {{
+            for (var j = 0u; j < dims.nv; j++) {{
+                icf_factor[fac_at(w, i, j)] = solver_fac[i * SOLVER_NV + j];
+            }}
+        }}
+    }}
+}}
+",
+                nn = n * n,
+                nvec = IcfVec::COUNT as u32 * n
+            ),
         }
     }
 }
@@ -157,7 +338,7 @@ pub fn software_solve_dispatches(
         + red
         + (params.max_line_search_iterations as f64 + 3.0) * (c + gl + red + 2.0);
     let iteration = ((eval + chol + solve + ls + r * (1.0 + nvf) + 6.0 * (r + red)) * 1.25 + 64.0) * 1.01 + 1.0;
-    let spent0 = 64.0 + 4.0 * r + 32.0;
+    let spent0 = 64.0 + 4.0 * r + 32.0 + 2.0 * r * (2.0 * nvf + IcfVec::COUNT as f64);
     let per_dispatch = (((SOFTWARE_LOOP_BUDGET as f64 - spent0) / iteration).floor() as usize).max(1);
     let n = params.max_iterations.div_ceil(per_dispatch).max(1);
     (n <= max_dispatches).then_some(n)
@@ -608,13 +789,8 @@ impl PackedIcf {
 
 /// Sizes and field offsets of the ICF structs, keyed by WGSL struct name.
 pub fn struct_layouts() -> Vec<StructLayout> {
-    macro_rules! layout {
-        ($wgsl:literal, $t:ty, [$($f:ident),* $(,)?]) => {
-            ($wgsl, size_of::<$t>(), vec![$((stringify!($f), offset_of!($t, $f))),*])
-        };
-    }
     // WGSL spells the rows of `g` as g0, g1, g2 (vec3f + pad each).
-    let mut contact = layout!(
+    let mut contact = struct_layout!(
         "IcfContact",
         GpuIcfContact,
         [
@@ -640,8 +816,8 @@ pub fn struct_layouts() -> Vec<StructLayout> {
     contact.2.extend([("g0", g), ("g1", g + 16), ("g2", g + 32)]);
     vec![
         contact,
-        layout!("IcfDims", GpuIcfDims, [ndofc, ngain, nlimit, nu, stiction_tolerance]),
-        layout!(
+        struct_layout!("IcfDims", GpuIcfDims, [ndofc, ngain, nlimit, nu, stiction_tolerance]),
+        struct_layout!(
             "IcfParams",
             GpuIcfParams,
             [
@@ -654,8 +830,8 @@ pub fn struct_layouts() -> Vec<StructLayout> {
                 loop_budget
             ]
         ),
-        layout!("IcfBody", GpuIcfBody, [last_dof, delassus]),
-        layout!(
+        struct_layout!("IcfBody", GpuIcfBody, [last_dof, delassus]),
+        struct_layout!(
             "Actuator",
             GpuActuator,
             [
@@ -675,15 +851,15 @@ pub fn struct_layouts() -> Vec<StructLayout> {
                 has_force_range
             ]
         ),
-        layout!(
+        struct_layout!(
             "IcfLimitDef",
             GpuIcfLimitDef,
             [dof, qpos_adr, sign, q_limit, mk, damp, imp_d0, imp_dmax, imp_width, imp_mid, imp_power]
         ),
-        layout!("JacEntry", GpuJacEntry, [col, dof]),
-        layout!("IcfGain", GpuIcfGain, [dof, kp, kd, q_err, v_ref, effort, gain, bias]),
-        layout!("IcfLimit", GpuIcfLimit, [dof, sign, g0, fe0, stiffness, damping]),
-        layout!(
+        struct_layout!("JacEntry", GpuJacEntry, [col, dof]),
+        struct_layout!("IcfGain", GpuIcfGain, [dof, kp, kd, q_err, v_ref, effort, gain, bias]),
+        struct_layout!("IcfLimit", GpuIcfLimit, [dof, sign, g0, fe0, stiffness, damping]),
+        struct_layout!(
             "IcfWorld",
             GpuIcfWorld,
             [
@@ -729,6 +905,8 @@ pub struct IcfBuffers {
     ncon: usize,
     nv: usize,
     layout: IcfLayout,
+    /// Where the per-world arrays put each world's items.
+    storage: Layout,
     dims: wgpu::Buffer,
     params: wgpu::Buffer,
     bodies: StorageBuffer<GpuIcfBody>,
@@ -798,8 +976,21 @@ impl IcfBuffers {
         "icf_counter",
     ];
 
-    /// Buffers for `nworld` worlds of `model` with `ncon` contacts per world.
+    /// Buffers for `nworld` worlds of `model` with `ncon` contacts per world,
+    /// in the default [`Layout`].
     pub fn new(ctx: &GpuContext, model: &Model, nworld: usize, ncon: usize) -> Result<Self, GpuError> {
+        Self::with_layout(ctx, model, nworld, ncon, Layout::default())
+    }
+
+    /// [`Self::new`] with the per-world arrays in `layout` (that of the
+    /// kernels' [`super::GpuData`]; the host reads and writes through it).
+    pub fn with_layout(
+        ctx: &GpuContext,
+        model: &Model,
+        nworld: usize,
+        ncon: usize,
+        layout_kind: Layout,
+    ) -> Result<Self, GpuError> {
         let packed = PackedIcf::new(model);
         let layout = IcfLayout::new(model);
         let nv = model.nv;
@@ -810,6 +1001,7 @@ impl IcfBuffers {
             ncon,
             nv,
             layout,
+            storage: layout_kind,
             dims: uniform_buffer(ctx, "icf_dims", &packed.dims),
             params: uniform_buffer(ctx, "icf_params", &params),
             bodies: StorageBuffer::from_slice(ctx, "icf_bodies", &packed.bodies)?,
@@ -885,12 +1077,25 @@ impl IcfBuffers {
         self.solve_dispatches
     }
 
+    /// Index of item `k` of the `n` per world of world `w` in a per-world array
+    /// (`item_at` in the kernels).
+    fn at(&self, n: usize, w: usize, k: usize) -> usize {
+        element_index(self.storage, self.nworld, n, 1, w, k, 0)
+    }
+
     /// Writes row `row` of world `world`'s vector block (nv values).
     pub fn write_vec(&self, ctx: &GpuContext, world: usize, row: IcfVec, values: &[f32]) -> Result<(), GpuError> {
         if values.len() != self.nv {
             return Err(GpuError::Length { what: "ICF vector", expected: self.nv, got: values.len() });
         }
-        self.vec.write_at(ctx, (world * IcfVec::COUNT + row as usize) * self.nv, values)
+        let n = IcfVec::COUNT * self.nv;
+        match self.storage {
+            Layout::WorldMajor => self.vec.write_at(ctx, self.at(n, world, row as usize * self.nv), values),
+            Layout::FieldMajor => values
+                .iter()
+                .enumerate()
+                .try_for_each(|(i, x)| self.vec.write_at(ctx, self.at(n, world, row as usize * self.nv + i), &[*x])),
+        }
     }
 
     /// Fills every problem and solver output with `value` (NaN in parity
@@ -949,24 +1154,25 @@ impl IcfBuffers {
         let a = self.a.read(ctx, readback)?;
         let vec = self.vec.read(ctx, readback)?;
         let row = |w: usize, r: IcfVec| -> Vec<f32> {
-            let s = (w * IcfVec::COUNT + r as usize) * nv;
-            vec[s..s + nv].to_vec()
+            (0..nv).map(|i| vec[self.at(IcfVec::COUNT * nv, w, r as usize * nv + i)]).collect()
         };
         let mut out = Vec::with_capacity(self.nworld);
         for (w, iw) in worlds.iter().enumerate() {
             let mut p = IcfProblem::<f32>::new(nv);
             p.h = iw.h;
-            p.a.copy_from_slice(&a[w * nv * nv..(w + 1) * nv * nv]);
+            for (k, x) in p.a.iter_mut().enumerate() {
+                *x = a[self.at(nv * nv, w, k)];
+            }
             p.r = row(w, IcfVec::R);
             p.scale = row(w, IcfVec::Scale);
             p.force = row(w, IcfVec::Force);
             p.v0 = row(w, IcfVec::V0);
             for ci in 0..(iw.ncon as usize).min(ncon) {
-                let c = &con[w * ncon + ci];
+                let c = &con[self.at(ncon, w, ci)];
                 let len = (c.jac_len as usize).min(l.ndofc);
                 let start = p.jac_dof.len();
                 for e in 0..len {
-                    let j = &jac[(w * ncon + ci) * l.ndofc + e];
+                    let j = &jac[self.at(ncon * l.ndofc, w, ci * l.ndofc + e)];
                     p.jac_dof.push(j.dof as usize);
                     p.jac_col.push(Vec3::from_array(j.col));
                 }
@@ -987,7 +1193,7 @@ impl IcfBuffers {
                     eps: c.eps,
                 });
             }
-            for g in &gain[w * l.ngain..(w + 1) * l.ngain] {
+            for g in (0..l.ngain).map(|k| &gain[self.at(l.ngain, w, k)]) {
                 p.gains.push(GainConstraint {
                     dof: g.dof as usize,
                     kp: g.kp,
@@ -999,7 +1205,7 @@ impl IcfBuffers {
                     bias: g.bias,
                 });
             }
-            for x in &limit[w * l.nlimit..(w + 1) * l.nlimit] {
+            for x in (0..l.nlimit).map(|k| &limit[self.at(l.nlimit, w, k)]) {
                 p.limits.push(LimitConstraint {
                     dof: x.dof as usize,
                     sign: x.sign,
@@ -1019,10 +1225,8 @@ impl IcfBuffers {
         let all = self.vec.read(ctx, readback)?;
         let nv = self.nv;
         Ok((0..self.nworld)
-            .flat_map(|w| {
-                let s = (w * IcfVec::COUNT + row as usize) * nv;
-                all[s..s + nv].to_vec()
-            })
+            .flat_map(|w| (0..nv).map(move |i| (w, i)))
+            .map(|(w, i)| all[self.at(IcfVec::COUNT * nv, w, row as usize * nv + i)])
             .collect())
     }
 }
@@ -1082,10 +1286,35 @@ impl IcfKernels {
         variant: SolverVariant,
         sources: &[&dyn BufferSource],
     ) -> Result<Self, GpuError> {
-        let (stage, evaluate, solve, threads) = match variant {
+        Self::with_state(ctx, nworld, ncon, variant, SolverState::Storage, sources)
+    }
+
+    /// [`Self::new`] with the solver's dense state in `state` (a variant of
+    /// the solver stage; the same arithmetic in the same order).
+    pub fn with_state(
+        ctx: &GpuContext,
+        nworld: usize,
+        ncon: usize,
+        variant: SolverVariant,
+        state: SolverState,
+        sources: &[&dyn BufferSource],
+    ) -> Result<Self, GpuError> {
+        let (base, evaluate, solve, threads) = match variant {
             SolverVariant::Serial => (Self::SERIAL, "icf_evaluate_serial", "icf_solve_serial", nworld),
             // One workgroup per world.
             SolverVariant::Cooperative => (Self::COOP, "icf_evaluate", "icf_solve", nworld * WORKGROUP_SIZE as usize),
+        };
+        let stage = match (state, variant) {
+            (SolverState::Storage, _) => base,
+            (SolverState::Private(_), SolverVariant::Serial) | (SolverState::Workgroup(_), SolverVariant::Cooperative) => {
+                super::cenic::entry_static(&format!("{base}#{}", state.key()))
+            }
+            _ => {
+                return Err(GpuError::Unsupported(format!(
+                    "solver state {state:?} in the {variant:?} stage (private arrays are per thread, workgroup \
+                     memory per world only in the cooperative stage)"
+                )));
+            }
         };
         Ok(Self {
             build: Kernel::new(ctx, Self::BUILDER, "icf_build", nworld, sources)?,
@@ -1145,16 +1374,18 @@ impl IcfKernels {
                 self.encode_solve(pass);
             }
         })?;
-        while !known {
+        if known {
+            return Ok(());
+        }
+        loop {
             buffers.counter.write_at(ctx, 0, &[0])?;
             run_pass(ctx, "icf_count_unfinished", |pass| self.count_unfinished.encode(pass))?;
             let mut unfinished = [0u32];
             buffers.counter.read_range_into(ctx, readback, 0, &mut unfinished)?;
             if unfinished[0] == 0 {
-                break;
+                return Ok(());
             }
             run_pass(ctx, "icf_solve (resumed)", |pass| self.encode_solve(pass))?;
         }
-        Ok(())
     }
 }

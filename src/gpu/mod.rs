@@ -6,31 +6,37 @@
 //! | [`kinematics`] | `kernels/kinematics.wgsl` | `src/dynamics/kinematics.rs` |
 //! | [`rnea`] | `kernels/rnea.wgsl` | `src/dynamics/rnea.rs` |
 //! | [`integrate`] | `kernels/integrate.wgsl` | `src/dynamics/integrate.rs` |
-//! | [`collision`] | `kernels/collision.wgsl` | `src/collision/` |
+//! | [`collision`] | `kernels/collision.wgsl`, composed after the libraries `collision_shapes.wgsl`, `collision_analytic.wgsl`, `collision_gjk.wgsl`, `collision_epa.wgsl`, `collision_manifold.wgsl` | `src/collision/` |
 //! | [`icf`] | `kernels/icf_builder.wgsl`, `icf_cost.wgsl`, `icf_solver.wgsl` (Cholesky, line search, Newton), composed into `icf_solve_serial.wgsl` (a thread per world) or `icf_solve_coop.wgsl` (a workgroup per world) | `src/icf/` |
-//! | [`cenic`] | `kernels/cenic.wgsl` | `src/integrator/cenic.rs` |
+//! | [`cenic`] | `kernels/cenic.wgsl` (the parts of a trial, composed after `kinematics.wgsl`, `rnea.wgsl`, `integrate.wgsl`, `icf_builder.wgsl`, and their launches generated from [`cenic::PARTS`]) | `src/integrator/cenic.rs` |
 //! | [`batch`] ([`GpuBatch`]) | all of the above | `src/batch/` ([`crate::batch::CpuBatch`]) |
 //!
-//! Every kernel file is composed at load time as `common.wgsl` (math
-//! helpers, the twin of `src/math`) + `data.wgsl` (the binding table, the
-//! twin of [`crate::dynamics::Data`]) + the stage file ([`shaders`]).
+//! Every kernel file is composed at load time ([`shaders::compose_module`])
+//! as `common.wgsl` (math helpers, the twin of `src/math`) + `data.wgsl`
+//! (the binding table, the twin of [`crate::dynamics::Data`]) + generated
+//! declarations (the per-world fields of [`Field`], the trial stages of
+//! [`cenic::TRIAL_STAGES`]) + the files it depends on
+//! ([`shaders::STAGE_DEPS`]) + the stage file (+ generated entry points).
 //! Buffers are bound to WGSL variables by name, using naga reflection of
 //! each entry point, so a stage only declares what it reads and writes.
 //!
 //! Layout: model constants ([`model`]) are uploaded once; per-world
-//! parameters and state ([`buffers`]) are flat `f32` arrays, world first
-//! (`(nworld, n, width)`), with each world's block laid out like the
-//! matching `Data<f32>` field. Nothing is allocated while stepping.
+//! parameters and state ([`buffers`]) are `f32` arrays in a [`Layout`]
+//! chosen per batch: by default field-major (item first, world last, one
+//! plane per component, so that the 32 worlds of a warp read 128
+//! contiguous bytes), or world-major (each world's block laid out like the
+//! matching `Data<f32>` field). All per-world fields but the mass matrix
+//! share one buffer (`world_data`), so that a kernel running a whole trial
+//! part binds few buffers. Host reads and writes are world first either
+//! way. Nothing is allocated while stepping.
 //!
-//! Launches: tree recursions run one thread per world; stages independent
-//! per item (geom/site poses, spatial inertias, `integrate_q`) run one thread
-//! per (world, item), whose flat index is the item's index in the
-//! `(nworld, n)` arrays. A later phase (collision, ICF, CENIC) adds a
-//! kernel file to [`shaders::STAGES`], its buffers to `data.wgsl` and to a
-//! [`BufferSource`] (fixed per-world capacities plus an overflow counter
-//! per world, allocated up front), and a wrapper whose kernels it encodes
-//! into the same compute pass as [`GpuDynamics::encode`].
-//!
+//! Launches: the parity stages run tree recursions one thread per world and
+//! stages independent per item (geom/site poses, spatial inertias,
+//! `integrate_q`) one thread per (world, item). The batch
+//! ([`GpuBatch`]) runs a CENIC trial as launches of its parts (one thread
+//! per world, several parts per launch: [`cenic::Fusion`]), the collision
+//! and the Newton solves, and reads back once per advance.
+
 //! Nothing here runs unless asked for: creating a [`GpuContext`] is the only
 //! way in, and it returns [`GpuError::NoAdapter`] (never panics) on machines
 //! without a usable adapter. The CPU path does not depend on this module.
@@ -45,6 +51,14 @@
 //! let mass = gpu.read(Field::Mass)?; // (nworld, nv, nv)
 //! # Ok::<(), cenic::gpu::GpuError>(())
 //! ```
+
+/// (WGSL struct name, size, [(field, offset)]) of a `#[repr(C)]` Rust twin
+/// ([`model::StructLayout`]), for comparing with naga's layout.
+macro_rules! struct_layout {
+    ($wgsl:literal, $t:ty, [$($f:ident),* $(,)?]) => {
+        ($wgsl, size_of::<$t>(), vec![$((stringify!($f), core::mem::offset_of!($t, $f))),*])
+    };
+}
 
 pub mod batch;
 pub mod buffers;
@@ -61,10 +75,11 @@ pub mod rl;
 pub mod rnea;
 pub mod shaders;
 
-pub use batch::{CollisionBackend, GpuBatch, GpuBatchOptions};
-pub use buffers::{BufferSource, Field, GpuData, Readback, StorageBuffer};
+pub use batch::{CollisionBackend, CollisionLaunch, GpuBatch, GpuBatchOptions, LaunchTime};
+pub use buffers::{BufferSource, Field, GpuData, Items, Layout, Readback, StorageBuffer};
+pub use cenic::Fusion;
 pub use collision::GpuCollision;
-pub use context::{GpuContext, GpuOptions};
+pub use context::{GpuContext, GpuCounters, GpuOptions};
 pub use dynamics::{GpuDynamics, Stage};
 pub use model::GpuModel;
 pub use shaders::Kernel;

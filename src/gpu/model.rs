@@ -14,7 +14,6 @@ use super::context::GpuContext;
 use crate::batch::WorldParams;
 use crate::model::{JointKind, Model};
 use bytemuck::{Pod, Zeroable};
-use core::mem::offset_of;
 
 /// "No index" marker (`NONE` in `kernels/common.wgsl`).
 pub const NONE: u32 = u32::MAX;
@@ -340,24 +339,19 @@ pub type StructLayout = (&'static str, usize, Vec<(&'static str, usize)>);
 /// Sizes and field offsets of the `Gpu*` structs, keyed by the WGSL struct
 /// name, for comparing with the WGSL layout.
 pub fn struct_layouts() -> Vec<StructLayout> {
-    macro_rules! layout {
-        ($wgsl:literal, $t:ty, [$($f:ident),* $(,)?]) => {
-            ($wgsl, size_of::<$t>(), vec![$((stringify!($f), offset_of!($t, $f))),*])
-        };
-    }
     vec![
-        layout!("Dims", GpuDims, [nworld, nbody, njnt, nv, nq, ngeom, nsite, ncon, gravity]),
-        layout!(
+        struct_layout!("Dims", GpuDims, [nworld, nbody, njnt, nv, nq, ngeom, nsite, ncon, gravity]),
+        struct_layout!(
             "Contact",
             super::contact::GpuContact,
             [pos, dist, normal, stiffness, dissipation, mu_static, mu_dynamic, geom, body, feature]
         ),
-        layout!(
+        struct_layout!(
             "Body",
             GpuBody,
             [parent, root, jnt_adr, jnt_num, dof_adr, dof_num, weld, pos, mass, quat, ipos, iquat, inertia]
         ),
-        layout!(
+        struct_layout!(
             "Joint",
             GpuJoint,
             [
@@ -365,10 +359,10 @@ pub fn struct_layouts() -> Vec<StructLayout> {
                 range
             ]
         ),
-        layout!("Dof", GpuDof, [body, joint, parent, armature, damping]),
-        layout!("Geom", GpuGeom, [body, kind, mesh, contype, conaffinity, pos, rbound, quat, size, margin, material]),
-        layout!("Site", GpuSite, [body, pos, quat]),
-        layout!("WorldParams", GpuWorldParams, [mass_scale, stiffness, dissipation, mu_static, mu_dynamic]),
+        struct_layout!("Dof", GpuDof, [body, joint, parent, armature, damping]),
+        struct_layout!("Geom", GpuGeom, [body, kind, mesh, contype, conaffinity, pos, rbound, quat, size, margin, material]),
+        struct_layout!("Site", GpuSite, [body, pos, quat]),
+        struct_layout!("WorldParams", GpuWorldParams, [mass_scale, stiffness, dissipation, mu_static, mu_dynamic]),
     ]
 }
 

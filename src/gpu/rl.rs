@@ -4,12 +4,14 @@
 //! after an advance, so only one (num_envs × (obs_dim + 2 + n_terms)) f32
 //! array is read back per environment step.
 //!
-//! One evaluation is one compute pass: `rl_forces` (contact wrenches and
+//! One evaluation is one compute pass, after the batch's advance has
+//! completed ([`GpuBatch::finish`]): `rl_forces` (contact wrenches and
 //! constraint forces of each world's last accepted solve, when the task
 //! observes them), the batch's kinematics and velocity stages at the final
 //! state ([`GpuBatch::encode_state_kinematics`]), `rl_observe`; then one
-//! readback. The batch's buffers are read through
-//! [`GpuBatch::state_sources`] in the layout of `kernels/data.wgsl` as it
+//! readback (an environment step costs two host waits: the advance's and
+//! this one). The batch's buffers are read through
+//! [`GpuBatch::with_state_sources`] in the layout of `kernels/data.wgsl` as it
 //! stands (the forces read the ICF problem buffers `icf_world`, `icf_con`,
 //! `icf_jac`, `icf_limit` and `contacts` directly: a change of that layout
 //! must be mirrored in `rl_forces`).
@@ -172,10 +174,13 @@ impl DeviceEvaluator {
             carry: StorageBuffer::new(&ctx, "rl_carry", n * spec.carry_dim.max(1))?,
             force: StorageBuffer::new(&ctx, "rl_force", n * (model.bodies.len() * 6 + model.nv))?,
         };
-        let [a, b, c, d] = batch.state_sources();
-        let sources: [&dyn BufferSource; 5] = [&buffers, a, b, c, d];
-        let forces = Kernel::new(&ctx, "rl", "rl_forces", n, &sources)?;
-        let observe = Kernel::new(&ctx, "rl", "rl_observe", n, &sources)?;
+        let (forces, observe) = batch.with_state_sources(|[a, b, c, d]| {
+            let sources: [&dyn BufferSource; 5] = [&buffers, a, b, c, d];
+            Ok::<_, GpuError>((
+                Kernel::new(&ctx, "rl", "rl_forces", n, &sources)?,
+                Kernel::new(&ctx, "rl", "rl_observe", n, &sources)?,
+            ))
+        })?;
         let readback = Readback::new(&ctx, (n * stride * 4) as u64);
         ctx.check_errors()?;
         Ok(Self {
@@ -192,6 +197,8 @@ impl DeviceEvaluator {
 
     /// Runs one evaluation on the device and reads the output back into the host copy.
     fn run(&mut self, batch: &GpuBatch, step: bool) -> Result<(), GpuError> {
+        // The advance's iterations all done (its one host wait), then this pass.
+        batch.finish()?;
         self.params.step = step as u32;
         self.ctx.queue.write_buffer(&self.buffers.params, 0, bytemuck::bytes_of(&self.params));
         let forces = self.params.forces == 1;

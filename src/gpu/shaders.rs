@@ -12,7 +12,7 @@
 //! [`Kernel`]s and encodes them in order.
 
 use super::buffers::BufferSource;
-use super::context::GpuContext;
+use super::context::{Counters, GpuContext};
 use super::{GpuError, WORKGROUP_SIZE};
 use std::sync::Arc;
 
@@ -40,33 +40,131 @@ pub const STAGES: &[(&str, &str)] = &[
 pub const LIBRARIES: &[(&str, &str)] = &[
     ("icf_cost", include_str!("../../kernels/icf_cost.wgsl")),
     ("icf_solver", include_str!("../../kernels/icf_solver.wgsl")),
+    ("collision_shapes", include_str!("../../kernels/collision_shapes.wgsl")),
+    ("collision_analytic", include_str!("../../kernels/collision_analytic.wgsl")),
+    ("collision_gjk", include_str!("../../kernels/collision_gjk.wgsl")),
+    ("collision_epa", include_str!("../../kernels/collision_epa.wgsl")),
+    ("collision_manifold", include_str!("../../kernels/collision_manifold.wgsl")),
 ];
 
-/// Library files composed in front of a stage (after `data.wgsl`):
-/// (stage, [libraries in order]).
+/// Files composed in front of a stage, after `common.wgsl`, `data.wgsl`
+/// and the generated declarations ([`generated_prelude`]): (stage,
+/// [libraries or stages, in order]). A stage listed here lends its functions
+/// (its entry points come along, unused).
 pub const STAGE_DEPS: &[(&str, &[&str])] = &[
     ("icf_solve_coop", &["icf_cost", "icf_solver"]),
     ("icf_solve_serial", &["icf_cost", "icf_solver"]),
     ("rl", &["icf_cost"]),
+    ("cenic", &["kinematics", "rnea", "integrate", "icf_builder"]),
+    (
+        "collision",
+        &["collision_shapes", "collision_analytic", "collision_gjk", "collision_epa", "collision_manifold"],
+    ),
 ];
+
+/// The generated WGSL composed after `data.wgsl` into every stage: the
+/// per-world field declarations ([`super::Field::wgsl_declarations`]), the
+/// trial stages ([`super::cenic::stage_constants`]) and the geom and pair
+/// kinds ([`super::collision::kind_constants`]).
+pub fn generated_prelude() -> String {
+    format!(
+        "{}\n{}\n{}",
+        super::Field::wgsl_declarations(),
+        super::cenic::stage_constants(),
+        super::collision::kind_constants()
+    )
+}
+
+/// Generated WGSL appended to stage `name` (the CENIC launches of parts,
+/// the narrow-phase dispatch, the solver state's accessors).
+fn generated_suffix(name: &str, variant: &str) -> Option<String> {
+    match name {
+        "cenic" => Some(super::cenic::step_entry_points()),
+        "collision" => Some(super::collision::narrow_phase_dispatch()),
+        "icf_solve_serial" | "icf_solve_coop" => Some(super::icf::SolverState::from_key(variant)?.wgsl()),
+        // rl.wgsl uses icf_cost.wgsl's per-row terms only; its dense helpers read storage.
+        "rl" if variant.is_empty() => Some(super::icf::SolverState::Storage.wgsl()),
+        _ => None,
+    }
+}
+
+/// A composed module and where each of its lines came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Composed {
+    /// The WGSL module as the runtime compiles it.
+    pub text: String,
+    /// (file, first line of the file's text in `text` (1-based), lines).
+    segments: Vec<(String, usize, usize)>,
+}
+
+impl Composed {
+    fn new() -> Self {
+        Self { text: String::new(), segments: vec![] }
+    }
+
+    /// Appends `source` under a `// ---- <file>` header.
+    fn push(&mut self, file: &str, source: &str) {
+        self.text += &format!("// ---- {file}\n");
+        let first = self.text.lines().count() + 1;
+        self.text += source;
+        if !source.ends_with('\n') {
+            self.text.push('\n');
+        }
+        self.segments.push((file.to_string(), first, source.lines().count()));
+    }
+
+    /// The file and line (1-based) of line `line` of [`Self::text`].
+    pub fn locate(&self, line: usize) -> Option<(&str, usize)> {
+        self.segments
+            .iter()
+            .find(|(_, first, n)| line >= *first && line < first + n)
+            .map(|(file, first, _)| (file.as_str(), line - first + 1))
+    }
+}
+
+/// The source of kernel file `name` (a stage or a library).
+fn source_of(name: &str) -> Option<&'static str> {
+    STAGES.iter().chain(LIBRARIES).find(|(n, _)| *n == name).map(|(_, s)| *s)
+}
+
+/// The full WGSL module of stage `full_name` (`stage` or `stage#variant`)
+/// exactly as the runtime compiles it, with the origin of each line, or
+/// `None` for an unknown stage or variant.
+pub fn compose_module(full_name: &str) -> Option<Composed> {
+    // `stage#variant`: a variant of the stage's generated part (a solver state).
+    let (name, variant) = full_name.split_once('#').unwrap_or((full_name, ""));
+    let src = STAGES.iter().find(|(n, _)| *n == name)?.1;
+    let deps = STAGE_DEPS.iter().find(|(n, _)| *n == name).map_or(&[][..], |(_, d)| *d);
+    let mut m = Composed::new();
+    m.push("kernels/common.wgsl", COMMON);
+    m.push("kernels/data.wgsl", DATA);
+    m.push("<generated: fields and stages>", &generated_prelude());
+    for d in deps {
+        m.push(&format!("kernels/{d}.wgsl"), source_of(d)?);
+    }
+    m.push(&format!("kernels/{name}.wgsl"), src);
+    match generated_suffix(name, variant) {
+        Some(g) => m.push(&format!("<generated: {full_name}>"), &g),
+        None if !variant.is_empty() => return None,
+        None => {}
+    }
+    Some(m)
+}
 
 /// The full WGSL module of stage `name` exactly as the runtime compiles it,
 /// or `None` for an unknown stage.
 pub fn compose(name: &str) -> Option<String> {
-    let (_, src) = STAGES.iter().find(|(n, _)| *n == name)?;
-    let deps = STAGE_DEPS.iter().find(|(n, _)| *n == name).map_or(&[][..], |(_, d)| *d);
-    let mut body = String::new();
-    for d in deps {
-        let (_, dep) = LIBRARIES.iter().find(|(n, _)| n == d)?;
-        body.push_str(&format!("// ---- kernels/{d}.wgsl\n{dep}\n"));
-    }
-    body.push_str(src);
-    Some(compose_source(&body))
+    compose_module(name).map(|m| m.text)
 }
 
-/// `common.wgsl + data.wgsl + stage`.
+/// `common.wgsl + data.wgsl +` the generated declarations `+ stage`.
 pub fn compose_source(stage_source: &str) -> String {
-    format!("// ---- kernels/common.wgsl\n{COMMON}\n// ---- kernels/data.wgsl\n{DATA}\n// ---- stage\n{stage_source}")
+    let mut m = Composed::new();
+    m.push("kernels/common.wgsl", COMMON);
+    m.push("kernels/data.wgsl", DATA);
+    m.push("<generated: fields and stages>", &generated_prelude());
+    m.push("stage", stage_source);
+    m.text
 }
 
 /// How a WGSL variable is bound.
@@ -123,12 +221,31 @@ pub struct StageInfo {
 /// Parses and validates the composed `source` of stage `stage` with naga
 /// (all validation flags) and lists each entry point's bindings.
 pub fn reflect(stage: &str, source: &str) -> Result<StageInfo, GpuError> {
+    reflect_located(stage, source, None)
+}
+
+/// [`reflect`] of a composed module: errors name the file and line (of
+/// the library or stage file itself) before naga's report.
+pub fn reflect_module(stage: &str, module: &Composed) -> Result<StageInfo, GpuError> {
+    reflect_located(stage, &module.text, Some(module))
+}
+
+fn reflect_located(stage: &str, source: &str, origin: Option<&Composed>) -> Result<StageInfo, GpuError> {
     let label = format!("{stage}.wgsl (composed)");
+    let err = |loc: Option<naga::SourceLocation>, report: String| {
+        let at = loc
+            .and_then(|l| origin?.locate(l.line_number as usize).map(|(f, line)| (f.to_string(), line, l.line_position)));
+        let message = match at {
+            Some((file, line, col)) => format!("at {file}:{line}:{col}:\n{report}"),
+            None => report,
+        };
+        GpuError::Shader { stage: stage.into(), message }
+    };
     let module = naga::front::wgsl::parse_str(source)
-        .map_err(|e| GpuError::Shader { stage: stage.into(), message: e.emit_to_string_with_path(source, &label) })?;
+        .map_err(|e| err(e.location(source), e.emit_to_string_with_path(source, &label)))?;
     let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::default())
         .validate(&module)
-        .map_err(|e| GpuError::Shader { stage: stage.into(), message: e.emit_to_string_with_path(source, &label) })?;
+        .map_err(|e| err(e.location(source), e.emit_to_string_with_path(source, &label)))?;
     let mut entries = Vec::new();
     for (i, ep) in module.entry_points.iter().enumerate() {
         if ep.stage != naga::ShaderStage::Compute {
@@ -179,6 +296,7 @@ pub struct Kernel {
     pipeline: Arc<wgpu::ComputePipeline>,
     bind_group: wgpu::BindGroup,
     workgroups: (u32, u32),
+    counters: Arc<Counters>,
 }
 
 impl std::fmt::Debug for Kernel {
@@ -246,7 +364,7 @@ impl Kernel {
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(GpuError::Shader { stage: stage.into(), message: format!("binding '{entry}': {e}") });
         }
-        Ok(Self { stage, entry, pipeline, bind_group, workgroups })
+        Ok(Self { stage, entry, pipeline, bind_group, workgroups, counters: ctx.counter_cells().clone() })
     }
 
     /// Records one launch into `pass` (nothing when there are no threads).
@@ -254,6 +372,7 @@ impl Kernel {
         if self.workgroups.0 == 0 {
             return;
         }
+        self.counters.dispatch();
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, &self.bind_group, &[]);
         pass.dispatch_workgroups(self.workgroups.0, self.workgroups.1, 1);
@@ -268,6 +387,55 @@ impl Kernel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn errors_name_the_file_and_line_they_are_in() {
+        let mut m = Composed::new();
+        m.push("kernels/common.wgsl", COMMON);
+        m.push("kernels/lib_a.wgsl", "fn a() -> u32 {\n    return 1u;\n}\n");
+        m.push("kernels/lib_b.wgsl", "fn b() -> u32 {\n    return 2u;\n}\n\nfn c() -> u32 {\n    return missing;\n}\n");
+        let Err(GpuError::Shader { message, .. }) = reflect_module("test", &m) else { panic!("no error") };
+        assert!(message.starts_with("at kernels/lib_b.wgsl:6:"), "{message}");
+        // A validation (not parse) error too.
+        let mut m = Composed::new();
+        m.push("kernels/lib_a.wgsl", "fn a() -> u32 {\n    return 1u;\n}\n");
+        m.push("kernels/lib_b.wgsl", "fn b() -> f32 {\n    let x: u32 = 1u;\n    return x;\n}\n");
+        let Err(GpuError::Shader { message, .. }) = reflect_module("test", &m) else { panic!("no error") };
+        assert!(message.contains("kernels/lib_b.wgsl:"), "{message}");
+    }
+
+    #[test]
+    fn solver_state_variants_validate() {
+        use crate::gpu::icf::SolverState;
+        for (base, state) in [
+            ("icf_solve_serial", SolverState::Storage),
+            ("icf_solve_serial", SolverState::Private(6)),
+            ("icf_solve_coop", SolverState::Storage),
+            ("icf_solve_coop", SolverState::Workgroup(14)),
+        ] {
+            let name = format!("{base}#{}", state.key());
+            let m = compose_module(&name).unwrap();
+            reflect_module(&name, &m).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        assert!(compose_module("icf_solve_serial#nonsense").is_none());
+    }
+
+    #[test]
+    fn every_stage_composes_and_locates_its_lines() {
+        for (name, src) in STAGES {
+            let m = compose_module(name).unwrap();
+            let last = m.text.lines().count();
+            let (file, line) = m.locate(last).unwrap();
+            let (file, line) = if file.starts_with("<generated") {
+                (file.to_string(), line)
+            } else {
+                assert_eq!(file, format!("kernels/{name}.wgsl"));
+                assert_eq!(line, src.lines().count());
+                (file.to_string(), line)
+            };
+            assert!(line > 0, "{name}: {file}");
+        }
+    }
 
     #[test]
     fn dispatch_size_splits_large_launches() {
