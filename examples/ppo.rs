@@ -165,15 +165,15 @@ struct Settings {
     minibatch: usize,
     lr: f64,
     seed: u64,
-    physics: Physics,
+    physics: String,
     minutes: f64,
     max_steps: usize,
     target: f64,
     out: PathBuf,
 }
 
-fn physics_arg() -> Physics {
-    let p = arg("--physics").unwrap_or_else(|| "cenic:1e-2".into());
+/// The physics named `p` (`fixed` or `cenic:ACCURACY`).
+fn physics_of(p: &str) -> Physics {
     if p == "fixed" {
         Physics::Fixed
     } else if let Some(a) = p.strip_prefix("cenic:") {
@@ -181,6 +181,13 @@ fn physics_arg() -> Physics {
     } else {
         panic!("--physics fixed|cenic:ACCURACY, got {p}")
     }
+}
+
+/// `--physics`, or `default`.
+fn physics_arg(default: &str) -> String {
+    let p = arg("--physics").unwrap_or_else(|| default.into());
+    physics_of(&p);
+    p
 }
 
 fn models_dir() -> PathBuf {
@@ -206,7 +213,7 @@ fn main() {
     let out: PathBuf = arg("--out").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("target/ppo"));
     if let Some(path) = arg("--eval") {
         let episodes = arg_or("--episodes", 10usize);
-        evaluate(&task, Path::new(&path), episodes, &physics_arg(), arg_or("--seed", 1000u64));
+        evaluate(&task, Path::new(&path), episodes, arg("--physics"), arg_or("--seed", 1000u64));
         return;
     }
     let s = Settings {
@@ -217,7 +224,7 @@ fn main() {
         minibatch: arg_or("--minibatch", 256),
         lr: arg_or("--lr", 3e-4),
         seed: arg_or("--seed", 1),
-        physics: physics_arg(),
+        physics: physics_arg("cenic:1e-2"),
         minutes: arg_or("--minutes", 30.0),
         max_steps: arg_or("--max-steps", usize::MAX),
         target: arg_or("--target", f64::INFINITY),
@@ -240,10 +247,10 @@ struct Point {
 fn train(s: &Settings) {
     let device = Device::flex().autodiff();
     let plain = Device::flex();
-    let mut env = make_env(&s.task, s.envs, &s.physics, Autoreset::SameStep);
+    let mut env = make_env(&s.task, s.envs, &physics_of(&s.physics), Autoreset::SameStep);
     let (n, od, ad) = (env.num_envs(), env.obs_dim(), env.act_dim());
     println!(
-        "PPO on {} ({} envs × {} steps per iteration, obs {od}, act {ad}, dt {} s, physics {:?}), {} rayon threads",
+        "PPO on {} ({} envs × {} steps per iteration, obs {od}, act {ad}, dt {} s, physics {}), {} rayon threads",
         s.task,
         n,
         s.horizon,
@@ -446,7 +453,7 @@ fn train(s: &Settings) {
     let stem = s.out.join(format!("{}_", s.task));
     let policy_path = PathBuf::from(format!("{}policy", stem.display()));
     agent.valid().save_file(policy_path.with_extension("bpk")).expect("save the policy");
-    let stats = serde_json::json!({"task": s.task, "obs": obs_stats.to_json(), "physics": format!("{:?}", s.physics)});
+    let stats = serde_json::json!({"task": s.task, "obs": obs_stats.to_json(), "physics": s.physics});
     std::fs::write(policy_path.with_extension("json"), stats.to_string()).expect("save the statistics");
     write_curve(&curve, &PathBuf::from(format!("{}curve.csv", stem.display())));
     if let Err(e) = plot(&curve, &s.task, &PathBuf::from(format!("{}curve.png", stem.display()))) {
@@ -505,12 +512,15 @@ fn plot(curve: &[Point], task: &str, path: &Path) -> Result<(), Box<dyn std::err
     Ok(())
 }
 
-fn evaluate(task: &str, path: &Path, episodes: usize, physics: &Physics, seed: u64) {
+/// Mean return over `episodes` episodes of the saved policy's mean action,
+/// on the physics it was trained on unless `physics` names another.
+fn evaluate(task: &str, path: &Path, episodes: usize, physics: Option<String>, seed: u64) {
     let plain = Device::flex();
     let stats_text = std::fs::read_to_string(path.with_extension("json")).expect("policy statistics (.json)");
     let stats: serde_json::Value = serde_json::from_str(&stats_text).expect("statistics JSON");
     let obs_stats = RunningStats::from_json(&stats["obs"]);
-    let mut env = make_env(task, episodes, physics, Autoreset::NextStep);
+    let physics = physics.unwrap_or_else(|| stats["physics"].as_str().unwrap_or("cenic:1e-2").to_string());
+    let mut env = make_env(task, episodes, &physics_of(&physics), Autoreset::NextStep);
     let (n, od, ad) = (env.num_envs(), env.obs_dim(), env.act_dim());
     let agent = Agent::new(od, ad, &plain).load_file(path.with_extension("bpk"));
     let mut obs = env.reset(Some(seed)).unwrap().to_vec();
@@ -532,7 +542,7 @@ fn evaluate(task: &str, path: &Path, episodes: usize, physics: &Physics, seed: u
     let mean = returns.iter().sum::<f64>() / n as f64;
     let std = (returns.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / n as f64).sqrt();
     println!(
-        "{task}: mean return over {n} episodes {mean:.2} (std {std:.2}; lengths {:?})",
+        "{task} ({physics}): mean return over {n} episodes {mean:.2} (std {std:.2}; lengths {:?})",
         done.iter().map(|d| d.unwrap().1).collect::<Vec<_>>()
     );
 }

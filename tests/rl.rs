@@ -1,7 +1,7 @@
 //! `cenic::rl`: gymnasium v5 parity of the built-in tasks (fixtures from
-//! `scripts/gym_fixtures.py`), determinism for a fixed seed, next-step and
-//! same-step autoreset, action clipping, and the contact and constraint
-//! forces the tasks observe.
+//! `scripts/gym_fixtures.py`), determinism for a fixed seed (and thread
+//! count), next-step and same-step autoreset, action clipping, the contact
+//! and constraint forces the tasks observe, and user tasks reading sensors.
 
 mod common;
 mod mujoco_fixture;
@@ -9,7 +9,7 @@ mod mujoco_fixture;
 use cenic::batch::{Batch, CpuBatch};
 use cenic::dynamics::{self, Data};
 use cenic::rl::tasks::{self, Builtin, Kind};
-use cenic::rl::{Autoreset, EnvConfig, EnvState, Physics, RlError, Task, VecEnv};
+use cenic::rl::{Autoreset, EnvConfig, EnvRng, EnvState, Needs, Physics, RlError, Task, TaskSpec, VecEnv};
 use mujoco_fixture::{f, u, vec};
 use std::sync::Arc;
 
@@ -27,7 +27,7 @@ fn eval(task: &Builtin, model: &cenic::Model, q: &[f64], v: &[f64], ctrl: &[f64]
     let spec = task.spec();
     let wrench = vec![0.0; model.bodies.len() * 6];
     let qfrc = vec![0.0; model.nv];
-    let s = EnvState { model, data: &d, ctrl, body_wrench: &wrench, qfrc_constraint: &qfrc, dt };
+    let s = EnvState { model, data: &d, ctrl, body_wrench: &wrench, qfrc_constraint: &qfrc, sensordata: &[], dt };
     let mut obs = vec![f64::NAN; spec.obs_dim];
     task.observe(&s, &mut obs);
     (d, obs)
@@ -67,7 +67,7 @@ fn gymnasium_v5_parity() {
             let (d0, _) = eval(&task, &model, &vec(&r["qpos0"]), &vec(&r["qvel0"]), &zero, dt);
             let wrench = vec![0.0; model.bodies.len() * 6];
             let qfrc = vec![0.0; model.nv];
-            let s0 = EnvState { model: &model, data: &d0, ctrl: &zero, body_wrench: &wrench, qfrc_constraint: &qfrc, dt };
+            let s0 = EnvState { model: &model, data: &d0, ctrl: &zero, body_wrench: &wrench, qfrc_constraint: &qfrc, sensordata: &[], dt };
             let mut carry = vec![0.0; spec.carry_dim];
             task.carry(&s0, &mut carry);
             let (d1, obs) = eval(&task, &model, &vec(&r["qpos"]), &vec(&r["qvel"]), &action, dt);
@@ -78,7 +78,7 @@ fn gymnasium_v5_parity() {
                 let tol = if dynamic.contains(&k) { 0.0 } else { 1e-6 };
                 assert!((a - b).abs() <= tol, "{id} transition {n}: obs[{k}] = {a}, gymnasium {b}");
             }
-            let s1 = EnvState { model: &model, data: &d1, ctrl: &action, body_wrench: &wrench, qfrc_constraint: &qfrc, dt };
+            let s1 = EnvState { model: &model, data: &d1, ctrl: &action, body_wrench: &wrench, qfrc_constraint: &qfrc, sensordata: &[], dt };
             let mut terms = vec![f64::NAN; spec.reward_terms.len()];
             let (reward, terminated) = task.reward(&s1, &carry, &mut terms);
             let want_terms = r["terms"].as_object().unwrap();
@@ -134,6 +134,10 @@ fn same_seed_same_rollout() {
     let Some(a) = rollout("Ant-v5", 3, 20, config.clone()) else { return };
     let b = rollout("Ant-v5", 3, 20, config.clone()).unwrap();
     assert_eq!(a, b, "same seed, same actions: bitwise the same observations, rewards and flags");
+    // Independent of the thread count (environments are evaluated and stepped in parallel).
+    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let d = one.install(|| rollout("Ant-v5", 3, 20, config.clone())).unwrap();
+    assert_eq!(a, d, "same seed on one thread: bitwise the same rollout");
     let c = rollout("Ant-v5", 4, 20, config).unwrap();
     assert_ne!(a[0], c[0], "another seed draws other initial states");
     // Different environments draw different initial states.
@@ -280,7 +284,7 @@ fn ant_contact_forces_carry_its_weight() {
     dynamics::kinematics(&model, &mut data);
     dynamics::velocities(&model, &mut data);
     let ctrl = vec![0.0; model.nu()];
-    let s = EnvState { model: &model, data: &data, ctrl: &ctrl, body_wrench: &wrench, qfrc_constraint: &qfrc, dt: 0.05 };
+    let s = EnvState { model: &model, data: &data, ctrl: &ctrl, body_wrench: &wrench, qfrc_constraint: &qfrc, sensordata: &[], dt: 0.05 };
     let mut obs = vec![0.0; task.spec().obs_dim];
     task.observe(&s, &mut obs);
     let contact = &obs[27..];
@@ -323,6 +327,7 @@ fn double_pendulum_rail_end_constraint_force() {
         ctrl: &[1.0],
         body_wrench: &wrench[nb * 6..],
         qfrc_constraint: &qfrc[3..],
+        sensordata: &[],
         dt: 0.05,
     };
     let mut obs = vec![0.0; 9];
@@ -363,4 +368,78 @@ fn simulator_failure_truncates_and_resets() {
     let s = env.step(&[0.0; 12]).unwrap();
     assert_eq!(s.truncated, &[false, false]);
     assert!(env.batch().status(0) == cenic::batch::WorldStatus::Ok);
+}
+
+/// A user task that observes the model's sensors: its observation is
+/// `sensordata`, its reward the shoulder's `jointpos` sensor, and its
+/// episodes last 3 steps.
+struct SensorTask(TaskSpec);
+
+impl Task for SensorTask {
+    fn spec(&self) -> &TaskSpec {
+        &self.0
+    }
+    fn reset(&self, rng: &mut EnvRng, qpos: &mut [f64], qvel: &mut [f64]) {
+        rng.add_uniform(&mut qpos[7..], 0.5);
+        rng.add_uniform(qvel, 0.5);
+    }
+    fn observe(&self, s: &EnvState, obs: &mut [f64]) {
+        obs.copy_from_slice(s.sensordata);
+    }
+    fn reward(&self, s: &EnvState, _carry: &[f64], _terms: &mut [f64]) -> (f64, bool) {
+        (s.sensordata[0], false)
+    }
+}
+
+/// Tasks read `sensordata` after steps and after (auto)resets: the
+/// observation is the batch's sensor values, and the `jointpos` /
+/// `jointvel` sensors equal the state's coordinates (not a stale episode's).
+#[test]
+fn tasks_observe_sensordata() {
+    let model = Arc::new(cenic::Model::from_mjcf_file(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/models/features/sensors.xml")).unwrap());
+    let ns = model.nsensordata;
+    let spec = TaskSpec {
+        name: "sensors".into(),
+        obs_dim: ns,
+        frame_skip: 10,
+        max_episode_steps: 3,
+        carry_dim: 0,
+        reward_terms: vec![],
+        needs: Needs { sensordata: true, ..Needs::default() },
+    };
+    let n = 2;
+    let batch = CpuBatch::<f64>::new(model.clone(), n, Physics::cenic(1e-3).mode(&model));
+    let mut env = VecEnv::new(batch, Arc::new(SensorTask(spec)), EnvConfig::default()).unwrap();
+    // qpos 7 is the shoulder hinge; dof 7 the elbow (jointpos shoulder, jointvel elbow come first).
+    let check = |env: &VecEnv<CpuBatch<f64>>, what: &str| {
+        let (mut q, mut v, mut sd) = (vec![0.0; n * model.nq], vec![0.0; n * model.nv], vec![0.0; n * ns]);
+        env.batch().qpos(&mut q);
+        env.batch().qvel(&mut v);
+        env.batch().sensordata(&mut sd).unwrap();
+        for i in 0..n {
+            let obs = &env.obs()[i * ns..(i + 1) * ns];
+            assert!((obs[0] as f64 - q[i * model.nq + 7]).abs() < 1e-6, "{what} env {i}: jointpos {} vs q {}", obs[0], q[i * model.nq + 7]);
+            assert!((obs[1] as f64 - v[i * model.nv + 7]).abs() < 1e-5, "{what} env {i}: jointvel {} vs v {}", obs[1], v[i * model.nv + 7]);
+            for (k, (a, b)) in obs.iter().zip(&sd[i * ns..(i + 1) * ns]).enumerate() {
+                // NaN in both for sensors cenic does not compute (the magnetometer).
+                assert_eq!(a.to_bits(), (*b as f32).to_bits(), "{what} env {i}: sensordata[{k}] {a} vs {b}");
+            }
+        }
+    };
+    env.reset(Some(9)).unwrap();
+    check(&env, "reset");
+    assert!(env.obs()[0].abs() > 1e-3, "the reset moved the shoulder");
+    let mut resets = 0;
+    for t in 0..8 {
+        let s = env.step(&[0.3, -0.5, 0.2, 0.1, 0.4, -0.2]).unwrap();
+        let reward = s.reward.to_vec();
+        let reset_step = t % 4 == 3;
+        resets += reset_step as usize;
+        check(&env, &format!("step {t}"));
+        for (i, r) in reward.iter().enumerate() {
+            let want = if reset_step { 0.0 } else { env.obs()[i * ns] };
+            assert_eq!(*r, want, "step {t} env {i}: reward");
+        }
+    }
+    assert_eq!(resets, 2);
 }

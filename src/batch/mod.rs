@@ -144,7 +144,7 @@ pub trait Batch {
         unsupported(self.model().na == 0, "actuator activations")
     }
     /// Writes all sensor values into `out` (nworld × nsensordata), as of
-    /// each world's last `advance` (see [`crate::integrator::Simulator::compute_sensors`]).
+    /// each world's last `advance` or `reset_world` (see [`crate::integrator::Simulator::compute_sensors`]).
     /// Batches that do not compute sensors report an error unless the model has none.
     fn sensordata(&self, out: &mut [f64]) -> Result<(), BatchError> {
         let _ = out;
@@ -348,7 +348,12 @@ impl<T: Real> Batch for CpuBatch<T> {
         // In place (no allocation: resets happen inside RL steps).
         self.worlds[world].restart();
         self.status[world] = WorldStatus::Ok;
-        self.worlds[world].sim.set_state(q, v);
+        let sim = &mut self.worlds[world].sim;
+        sim.set_state(q, v);
+        // Sensor values of the new state (zero controls, no contacts), as RL resets observe them.
+        if !self.model.sensors.is_empty() {
+            sim.compute_sensors();
+        }
         Ok(())
     }
     fn set_ctrl_all(&mut self, ctrl: &[f64]) -> Result<(), BatchError> {

@@ -115,8 +115,8 @@ struct Scratch {
 }
 
 /// Evaluates a task on the host (rayon over environments) from the
-/// batch's q, v and, when the task needs them, constraint forces. All
-/// storage is allocated at creation.
+/// batch's q, v and, when the task needs them, constraint forces and
+/// sensor values. All storage is allocated at creation.
 #[derive(Clone, Debug)]
 pub struct HostEvaluator {
     scratch: Vec<Scratch>,
@@ -124,6 +124,7 @@ pub struct HostEvaluator {
     qvel: Vec<f64>,
     wrench: Vec<f64>,
     qfrc: Vec<f64>,
+    sensordata: Vec<f64>,
     zeros_ctrl: Vec<f64>,
     zeros_wrench: Vec<f64>,
     zeros_qfrc: Vec<f64>,
@@ -149,6 +150,7 @@ impl HostEvaluator {
             qvel: vec![0.0; num_envs * nv],
             wrench: vec![0.0; num_envs * nb * 6],
             qfrc: vec![0.0; num_envs * nv],
+            sensordata: vec![0.0; if spec.needs.sensordata { num_envs * model.nsensordata } else { 0 }],
             zeros_ctrl: vec![0.0; nu],
             zeros_wrench: vec![0.0; nb * 6],
             zeros_qfrc: vec![0.0; nv],
@@ -176,6 +178,10 @@ impl<B: Batch> Evaluate<B> for HostEvaluator {
         if step && (needs.contact_forces || needs.constraint_forces) {
             batch.constraint_forces(&mut self.wrench, &mut self.qfrc);
         }
+        if needs.sensordata {
+            batch.sensordata(&mut self.sensordata)?;
+        }
+        let ns = if needs.sensordata { model.nsensordata } else { 0 };
         // The scratch is moved out so the closure can borrow the rest.
         let mut scratch = std::mem::take(&mut self.scratch);
         let this = &*self;
@@ -192,7 +198,8 @@ impl<B: Batch> Evaluate<B> for HostEvaluator {
             } else {
                 (&this.zeros_ctrl[..], &this.zeros_wrench[..], &this.zeros_qfrc[..])
             };
-            let s = EnvState { model, data: &sc.data, ctrl, body_wrench, qfrc_constraint, dt };
+            let sensordata = &this.sensordata[i * ns..(i + 1) * ns];
+            let s = EnvState { model, data: &sc.data, ctrl, body_wrench, qfrc_constraint, sensordata, dt };
             task.observe(&s, &mut sc.obs);
             if step {
                 let (r, t) = task.reward(&s, &sc.carry, &mut sc.terms);

@@ -118,6 +118,9 @@ pub struct Needs {
     pub contact_forces: bool,
     /// Generalized constraint forces ([`EnvState::qfrc_constraint`]).
     pub constraint_forces: bool,
+    /// The model's sensor values ([`EnvState::sensordata`]; the batch must
+    /// compute them, as [`CpuBatch`](crate::batch::CpuBatch) does).
+    pub sensordata: bool,
 }
 
 /// A task's sizes and defaults.
@@ -161,6 +164,12 @@ pub struct EnvState<'a> {
     pub body_wrench: &'a [f64],
     /// Generalized force of contacts and joint limits over the same step (nv; N or N·m).
     pub qfrc_constraint: &'a [f64],
+    /// The model's sensor values (nsensordata, MuJoCo's `sensordata`
+    /// layout, each sensor's units) at this state: after a step as the
+    /// batch computed them at its end ([`Batch::sensordata`](crate::batch::Batch::sensordata)),
+    /// after a reset at the reset state with zero controls and no contacts.
+    /// Empty unless the task asks for them ([`Needs::sensordata`]).
+    pub sensordata: &'a [f64],
     /// Duration of an environment step (s).
     pub dt: f64,
 }

@@ -223,7 +223,7 @@ impl Builtin {
                 need(free_root && nb >= 2, "needs a free joint at qpos[0..7] on body 1")?;
                 body_a = 1;
                 let t: &[&str] = &["reward_forward", "reward_ctrl", "reward_contact", "reward_survive"];
-                (nq - 2 + nv + 6 * c, 5, 1000, 2, t, Needs { contact_forces: true, constraint_forces: false })
+                (nq - 2 + nv + 6 * c, 5, 1000, 2, t, Needs { contact_forces: true, ..Needs::default() })
             }
             Kind::HalfCheetah => {
                 need(nq >= 1, "needs a root x coordinate")?;
@@ -233,7 +233,7 @@ impl Builtin {
                 need(free_root && nv >= 6, "needs a free joint at qpos[0..7]")?;
                 let t: &[&str] = &["reward_survive", "reward_forward", "reward_ctrl", "reward_contact"];
                 let n = nq - 2 + nv + 10 * c + 6 * c + (nv - 6) + 6 * c;
-                (n, 5, 1000, 2, t, Needs { contact_forces: true, constraint_forces: false })
+                (n, 5, 1000, 2, t, Needs { contact_forces: true, ..Needs::default() })
             }
             Kind::InvertedPendulum => {
                 need(nq == 2 && nv == 2, "needs a cart slide and a pole hinge (nq = nv = 2)")?;
@@ -243,7 +243,7 @@ impl Builtin {
                 need(nq == 3 && nv == 3, "needs a cart slide and two hinges (nq = nv = 3)")?;
                 site = model.site_id("tip").ok_or_else(|| task_err(kind, "no site 'tip'"))?;
                 let t: &[&str] = &["reward_survive", "distance_penalty", "velocity_penalty"];
-                (9, 5, 1000, 0, t, Needs { contact_forces: false, constraint_forces: true })
+                (9, 5, 1000, 0, t, Needs { constraint_forces: true, ..Needs::default() })
             }
             Kind::Reacher => {
                 need(nq == 4 && nv == 4 && nu == 2, "needs two arm joints and two target slides")?;

@@ -1,0 +1,207 @@
+//! RL throughput for BENCHMARKS.md (issue 14): environment steps per second
+//! of `cenic::rl::VecEnv` on the gymnasium v5 tasks against the number of
+//! environments, on the CPU batch and on the GPU batch (task evaluated on
+//! the device). The gymnasium + MuJoCo side comes from
+//! `scripts/rl_throughput.py`, which reads this example's CSV and prints
+//! both side by side:
+//!
+//! ```text
+//! cargo run --release --example rl_throughput -- --csv target/rl_throughput.csv && \
+//!     /work/venv/bin/python scripts/rl_throughput.py --cenic target/rl_throughput.csv
+//! ```
+//!
+//! Options: `--tasks Ant-v5,Humanoid-v5`, `--sizes 1,4,16,64,256,1024,4096`,
+//! `--backends cpu-fixed,cpu-cenic,gpu-fixed` (`cpu-f32-fixed` also
+//! exists), `--budget SECONDS` of timed stepping per measurement (2),
+//! `--max-step SECONDS`: a series (task, backend) stops growing once one
+//! environment step takes longer (10), `--csv PATH`.
+//!
+//! Every measurement builds a fresh environment, resets it with seed 0,
+//! takes one untimed step, then steps with uniform random actions within
+//! the control ranges (16 pregenerated batches, cycled) until the budget is
+//! spent (at least 3 steps). Autoresets (Ant and Humanoid terminate when
+//! the torso leaves its healthy height range) are part of the timing, as
+//! in an RL loop. `fixed`: the model's time step, `frame_skip` of them per
+//! environment step (gymnasium's physics step and interval); `cenic`: CENIC
+//! error control at accuracy 1e-2 with the environment step as the control
+//! interval (what `examples/ppo.rs` trains on).
+
+use cenic::batch::{Batch, CpuBatch};
+use cenic::gpu::rl::device_env;
+use cenic::gpu::{GpuBatch, GpuContext};
+use cenic::rl::{EnvConfig, Physics, VecEnv, tasks};
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// One measurement.
+struct Row {
+    task: String,
+    backend: &'static str,
+    physics: &'static str,
+    envs: usize,
+    steps: usize,
+    wall: f64,
+    ended: usize,
+    failures: u64,
+}
+
+impl Row {
+    fn rate(&self) -> f64 {
+        (self.steps * self.envs) as f64 / self.wall
+    }
+}
+
+/// Steps `env` with `actions` (cycled) for `budget` seconds (at least 3
+/// steps) after one untimed step: (steps, seconds, episodes ended).
+fn measure<B: Batch>(env: &mut VecEnv<B>, actions: &[Vec<f32>], budget: f64) -> (usize, f64, usize) {
+    env.reset(Some(0)).expect("reset");
+    env.step(&actions[0]).expect("step");
+    let (mut steps, mut ended) = (0, 0);
+    let start = Instant::now();
+    while steps < 3 || start.elapsed().as_secs_f64() < budget {
+        let s = env.step(&actions[(steps + 1) % actions.len()]).expect("step");
+        ended += s.terminated.iter().zip(s.truncated).filter(|(a, b)| **a || **b).count();
+        steps += 1;
+    }
+    (steps, start.elapsed().as_secs_f64(), ended)
+}
+
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let list = |name: &str, default: &str| -> Vec<String> {
+        arg(name).unwrap_or_else(|| default.into()).split(',').map(str::to_string).collect()
+    };
+    let task_names = list("--tasks", "Ant-v5,Humanoid-v5");
+    let sizes: Vec<usize> =
+        list("--sizes", "1,4,16,64,256,1024,4096").iter().map(|s| s.parse().expect("--sizes N,N,...")).collect();
+    let backends = list("--backends", "cpu-fixed,cpu-cenic,gpu-fixed");
+    let budget: f64 = arg("--budget").map_or(2.0, |s| s.parse().expect("--budget SECONDS"));
+    let max_step: f64 = arg("--max-step").map_or(10.0, |s| s.parse().expect("--max-step SECONDS"));
+    let csv = arg("--csv").unwrap_or_else(|| "target/rl_throughput.csv".into());
+    let dir = cenic::zoo::shared_dir()
+        .unwrap_or_else(|| {
+            eprintln!("shared folder not found (set CENIC_SHARED)");
+            std::process::exit(2)
+        })
+        .join("models/gymnasium");
+    let ctx = if backends.iter().any(|b| b.starts_with("gpu")) {
+        match GpuContext::new() {
+            Ok(c) => {
+                println!("GPU adapter: {}", c.describe());
+                Some(Arc::new(c))
+            }
+            Err(e) => {
+                eprintln!("no GPU rows: {e}");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    println!("CPU batch on {} rayon threads; load average at start: {}", rayon::current_num_threads(), load());
+    println!("budget {budget} s per measurement; a series stops after an environment step over {max_step} s\n");
+    println!("| task | backend | physics | envs | steps | wall [s] | env steps/s | episodes ended |");
+    println!("|---|---|---|---|---|---|---|---|");
+    let mut rows: Vec<Row> = vec![];
+    for name in &task_names {
+        let (model, task) = tasks::make(name, &dir).unwrap_or_else(|e| {
+            eprintln!("{e}");
+            std::process::exit(2)
+        });
+        let nu = model.nu();
+        let bounds: Vec<[f64; 2]> = model.actuators.iter().map(|a| a.ctrl_range.unwrap_or([-1.0, 1.0])).collect();
+        for backend in &backends {
+            let (backend, physics_name, physics): (&'static str, &'static str, Physics) = match backend.as_str() {
+                "cpu-fixed" => ("CPU f64", "fixed", Physics::Fixed),
+                "cpu-f32-fixed" => ("CPU f32", "fixed", Physics::Fixed),
+                "cpu-cenic" => ("CPU f64", "cenic 1e-2", Physics::cenic(1e-2)),
+                "gpu-fixed" => ("GPU", "fixed", Physics::Fixed),
+                "gpu-cenic" => ("GPU", "cenic 1e-2", Physics::cenic(1e-2)),
+                other => panic!("unknown backend {other}"),
+            };
+            if backend == "GPU" && ctx.is_none() {
+                continue;
+            }
+            let mode = physics.mode(&model);
+            for &n in &sizes {
+                let mut rng = Xoshiro256PlusPlus::seed_from_u64(n as u64);
+                let actions: Vec<Vec<f32>> = (0..16)
+                    .map(|_| (0..n * nu).map(|k| { let [lo, hi] = bounds[k % nu]; rng.random_range(lo..hi) as f32 }).collect())
+                    .collect();
+                let config = EnvConfig::default();
+                let (steps, wall, ended, failures) = match backend {
+                    "CPU f64" => {
+                        let mut env =
+                            VecEnv::new(CpuBatch::<f64>::new(model.clone(), n, mode.clone()), task.clone(), config).unwrap();
+                        let (s, w, e) = measure(&mut env, &actions, budget);
+                        (s, w, e, env.failures().0)
+                    }
+                    "CPU f32" => {
+                        let mut env =
+                            VecEnv::new(CpuBatch::<f32>::new(model.clone(), n, mode.clone()), task.clone(), config).unwrap();
+                        let (s, w, e) = measure(&mut env, &actions, budget);
+                        (s, w, e, env.failures().0)
+                    }
+                    _ => {
+                        let ctx = ctx.clone().unwrap();
+                        let batch = match GpuBatch::new(ctx, model.clone(), n, mode.clone()) {
+                            Ok(b) => b,
+                            Err(e) => {
+                                println!("|  | {backend} | {physics_name} | {n} | device refused: {e} | | | |");
+                                break;
+                            }
+                        };
+                        let mut env = device_env(batch, task.clone(), config).unwrap();
+                        let (s, w, e) = measure(&mut env, &actions, budget);
+                        (s, w, e, env.failures().0)
+                    }
+                };
+                let row = Row { task: name.clone(), backend, physics: physics_name, envs: n, steps, wall, ended, failures };
+                let gpu_note = if backend == "GPU" { " (lavapipe)" } else { "" };
+                let gpu_note = if ctx.as_ref().is_some_and(|c| !c.describe().contains("llvmpipe")) { "" } else { gpu_note };
+                println!(
+                    "| {} | {}{} | {} | {} | {} | {:.2} | {:.0} | {} |",
+                    row.task, row.backend, gpu_note, row.physics, n, steps, wall, row.rate(), ended
+                );
+                let slow = wall / steps as f64 > max_step;
+                rows.push(row);
+                if slow {
+                    println!("|  | {backend} | {physics_name} | series stops after {n} envs (step over {max_step} s) | | | | |");
+                    break;
+                }
+            }
+        }
+    }
+    let mut f = std::fs::File::create(&csv).expect("CSV file");
+    writeln!(f, "task,backend,physics,num_envs,env_steps,wall_s,env_steps_per_s,episodes_ended,failures,adapter").unwrap();
+    let adapter = ctx.as_ref().map(|c| c.describe().replace(',', ";")).unwrap_or_default();
+    for r in &rows {
+        let adapter = if r.backend == "GPU" { adapter.as_str() } else { "" };
+        writeln!(
+            f,
+            "{},{},{},{},{},{:.4},{:.1},{},{},{}",
+            r.task,
+            r.backend,
+            r.physics,
+            r.envs,
+            r.steps * r.envs,
+            r.wall,
+            r.rate(),
+            r.ended,
+            r.failures,
+            adapter
+        )
+        .unwrap();
+    }
+    println!("\nwrote {csv}; load average at end: {}", load());
+}
