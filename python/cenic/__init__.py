@@ -25,12 +25,19 @@ from ._cenic import (
     __version__,
     gpu_available,
     rollout_jacobians,
-    simulate,
     task_names,
 )
 from .gym import Env, VectorEnv, make, make_vec, register_tasks
 
 register_tasks()
+
+
+def simulate(model: Model, x0, controls=None, params=None, **kwargs):
+    """The forward map of :func:`rollout_jacobians` alone: same arguments
+    (the ``cfd_*`` settings have no effect), no Jacobians; returns the
+    trajectory (…, nsteps + 1, nq + nv). Use it for finite differences of
+    the gradients."""
+    return rollout_jacobians(model, x0, controls, params, jacobians=False, **kwargs).trajectory
 
 __all__ = [
     "Batch",

@@ -206,21 +206,7 @@ def rollout_jacobians(
     land_contact_events: bool = False,
     cfd_width: Optional[float] = None,
     cfd_strength: Optional[float] = None,
+    jacobians: bool = True,
 ) -> Rollout: ...
-def simulate(
-    model: Model,
-    x0: ArrayLike,
-    controls: Optional[ArrayLike] = None,
-    params: Optional[ArrayLike] = None,
-    *,
-    interval: float,
-    param_names: Sequence[str] = ...,
-    nsteps: Optional[int] = None,
-    accuracy: Optional[float] = None,
-    dt: Optional[float] = None,
-    control: str = "actuators",
-    velocity_time_scale: Optional[float] = None,
-    land_contact_events: bool = False,
-) -> F64: ...
 def task_names() -> list[str]: ...
 def gpu_available() -> Optional[str]: ...

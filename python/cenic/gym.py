@@ -37,20 +37,26 @@ def _spaces(native: _cenic.VecEnv) -> tuple[spaces.Box, spaces.Box]:
     return obs, act
 
 
-def _check_seed(seed: Any) -> None:
+def _seeded_reset(env: Any, base: type, seed: Any, options: dict[str, Any] | None) -> np.ndarray:
+    """Resets the native environment of ``env`` (an Env or VectorEnv, whose
+    gymnasium class ``base`` keeps ``np_random``) and returns the
+    observations. The Rust streams get ``seed``; on the first unseeded
+    reset a draw from ``np_random`` (gymnasium: unseeded means random);
+    afterwards they continue."""
+    if options:
+        raise ValueError(f"cenic environments take no reset options, got {sorted(options)}")
     if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0):
         raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
-
-
-def _rust_seed(env: Any, seed: int | None, seeded: bool) -> int | None:
-    """The seed for the Rust streams: the given one; a draw from the
-    environment's ``np_random`` on the first unseeded reset (gymnasium:
-    unseeded means random); None (continue the streams) afterwards."""
+    base.reset(env, seed=seed)
     if seed is not None:
-        return int(seed)
-    if not seeded:
-        return int(env.np_random.integers(0, 2**63 - 1))
-    return None
+        rust_seed = int(seed)
+    elif not env._seeded:
+        rust_seed = int(env.np_random.integers(0, 2**63 - 1))
+    else:
+        rust_seed = None
+    obs = env.native.reset(rust_seed)
+    env._seeded = True
+    return obs
 
 
 def _autoreset_mode(mode: AutoresetMode | str) -> AutoresetMode:
@@ -80,8 +86,9 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     float64, terminations and truncations bool, and infos holding each
     reward term (e.g. ``reward_forward``) with its ``_name`` mask, as
     gymnasium's vector environments do. Truncation also marks an episode
-    whose world the simulator failed (``infos["simulator_failures"]``
-    counts them). With ``SAME_STEP`` the final observations of ended
+    whose world the simulator failed: a step in which that happens carries
+    ``infos["simulator_failures"]``, the count so far (the last reason is
+    in ``native.failures()``). With ``SAME_STEP`` the final observations of ended
     episodes are in ``infos["final_obs"]`` (object array) with
     ``infos["_final_obs"]``, and their terms in ``infos["final_info"]``.
     Every returned array is new (one copy out of Rust per step).
@@ -146,12 +153,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         """Resets every environment; environment i draws its initial state
         from its own stream of ``seed`` (an int; later resets continue the
         streams). ``options`` is not supported beyond an empty dict."""
-        if options:
-            raise ValueError(f"cenic environments take no reset options, got {sorted(options)}")
-        _check_seed(seed)
-        super().reset(seed=seed)
-        obs = self.native.reset(_rust_seed(self, seed, self._seeded))
-        self._seeded = True
+        obs = _seeded_reset(self, gymnasium.vector.VectorEnv, seed, options)
         self._ended[:] = False
         return obs, {}
 
@@ -197,40 +199,18 @@ class VectorEnv(gymnasium.vector.VectorEnv):
 
 class Env(gymnasium.Env):
     """One built-in task as a :class:`gymnasium.Env` (same keywords as
-    :class:`VectorEnv`, without ``num_envs`` and ``autoreset_mode``).
+    :class:`VectorEnv`, without ``num_envs`` and ``autoreset_mode``;
+    ``render_mode`` must be None).
     Episodes end with ``terminated`` (the task's rule) or ``truncated``
     (``max_episode_steps``, or the simulator failed the world); call
     ``reset`` then. ``info`` holds the reward terms as floats."""
 
     metadata = {"render_modes": []}
 
-    def __init__(
-        self,
-        task: str,
-        *,
-        accuracy: float | None = None,
-        dt: float | None = None,
-        device: str = "cpu",
-        precision: str | None = None,
-        frame_skip: int | None = None,
-        max_episode_steps: int | None = None,
-        models_dir: str | None = None,
-        render_mode: str | None = None,
-    ) -> None:
+    def __init__(self, task: str, *, render_mode: str | None = None, **kwargs: Any) -> None:
         if render_mode is not None:
             raise ValueError(f"cenic environments do not render (render_mode={render_mode!r})")
-        self._native = _cenic.VecEnv(
-            task,
-            1,
-            accuracy=accuracy,
-            dt=dt,
-            device=device,
-            precision=precision,
-            frame_skip=frame_skip,
-            max_episode_steps=max_episode_steps,
-            autoreset="next_step",
-            models_dir=models_dir,
-        )
+        self._native = _cenic.VecEnv(task, 1, autoreset="next_step", **kwargs)
         self.observation_space, self.action_space = _spaces(self._native)
         self._terms = list(self._native.reward_term_names)
         self._seeded = False
@@ -248,13 +228,7 @@ class Env(gymnasium.Env):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        if options:
-            raise ValueError(f"cenic environments take no reset options, got {sorted(options)}")
-        _check_seed(seed)
-        super().reset(seed=seed)
-        obs = self._native.reset(_rust_seed(self, seed, self._seeded))
-        self._seeded = True
-        return obs[0], {}
+        return _seeded_reset(self, gymnasium.Env, seed, options)[0], {}
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         a = np.asarray(action, dtype=np.float32)

@@ -1,6 +1,7 @@
 //! Gradients: `cenic.rollout_jacobians` (trajectory and interval Jacobians
-//! of `cenic::diff::DiffRollout`), their vector–Jacobian product, and
-//! `cenic.simulate` (the same map without Jacobians, for finite differences).
+//! of `cenic::diff::DiffRollout`) and their vector–Jacobian product; with
+//! `jacobians=False` the same map alone (`cenic.simulate`, for finite
+//! differences).
 
 use crate::batch::{mode, positive};
 use crate::model::Model;
@@ -45,26 +46,174 @@ fn parse_param(model: &cenic::Model, name: &str) -> PyResult<Param> {
     Ok(p)
 }
 
-/// Arguments shared by `rollout_jacobians` and `simulate`, checked and flattened.
-struct Inputs {
-    rollout: DiffRollout,
-    x0: Vec<f64>,
-    u: Vec<f64>,
-    theta: Vec<f64>,
-    nworld: usize,
-    nsteps: usize,
+/// A differentiable rollout: the trajectory and the interval Jacobians.
+///
+/// Shapes (a leading ``nworld`` axis when ``x0`` was 2-D):
+/// ``trajectory`` (nsteps + 1, nx) with nx = nq + nv, x_0 first;
+/// ``d_x`` (nsteps, nx, nx) = ∂x_{k+1}/∂x_k; ``d_u`` (nsteps, nx, nc) =
+/// ∂x_{k+1}/∂u_k; ``d_theta`` (nsteps, nx, nθ) = ∂x_{k+1}/∂θ. Each
+/// attribute access returns a new float64 array (the per-world blocks are
+/// gathered into it: bind it once).
+#[pyclass(module = "cenic", frozen)]
+pub struct Rollout {
+    worlds: Mutex<Vec<Linearization>>,
+    /// False for a forward simulation only (`jacobians=False`).
+    jacobians: bool,
     batched: bool,
+    nsteps: usize,
+    nx: usize,
+    nc: usize,
+    np: usize,
 }
 
+impl Rollout {
+    fn need_jacobians(&self) -> PyResult<()> {
+        if self.jacobians {
+            Ok(())
+        } else {
+            Err(PyValueError::new_err("this rollout was run with jacobians=False"))
+        }
+    }
+
+    fn gather<'py>(
+        &self,
+        py: Python<'py>,
+        f: impl Fn(&Linearization) -> &[f64],
+        tail: &[usize],
+    ) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+        let w = lock(&self.worlds, "rollout")?;
+        let data: Vec<f64> = w.iter().flat_map(|l| f(l).iter().copied()).collect();
+        let shape: Vec<usize> =
+            if self.batched { std::iter::once(w.len()).chain(tail.iter().copied()).collect() } else { tail.to_vec() };
+        Ok(to_numpy(py, data, &shape))
+    }
+}
+
+#[pymethods]
+impl Rollout {
+    /// States x_0 … x_nsteps, (…, nsteps + 1, nq + nv).
+    #[getter]
+    fn trajectory<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+        self.gather(py, |l| &l.trajectory, &[self.nsteps + 1, self.nx])
+    }
+    /// ∂x_{k+1}/∂x_k per interval, (…, nsteps, nx, nx).
+    #[getter]
+    fn d_x<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+        self.need_jacobians()?;
+        self.gather(py, |l| &l.d_x, &[self.nsteps, self.nx, self.nx])
+    }
+    /// ∂x_{k+1}/∂u_k per interval, (…, nsteps, nx, nc).
+    #[getter]
+    fn d_u<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+        self.need_jacobians()?;
+        self.gather(py, |l| &l.d_u, &[self.nsteps, self.nx, self.nc])
+    }
+    /// ∂x_{k+1}/∂θ per interval, (…, nsteps, nx, nθ).
+    #[getter]
+    fn d_theta<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+        self.need_jacobians()?;
+        self.gather(py, |l| &l.d_theta, &[self.nsteps, self.nx, self.np])
+    }
+    /// Number of control intervals.
+    #[getter]
+    fn nsteps(&self) -> usize {
+        self.nsteps
+    }
+
+    /// Vector–Jacobian product: given ``g`` = ∂L/∂trajectory (the
+    /// trajectory's shape), returns ``(∂L/∂x0, ∂L/∂controls, ∂L/∂params)``
+    /// shaped like the inputs (…, nx), (…, nsteps, nc), (…, nθ) by a
+    /// backward sweep through the interval Jacobians (releases the GIL).
+    fn vjp<'py>(
+        &self,
+        py: Python<'py>,
+        g: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyArrayDyn<f64>>, Bound<'py, PyArrayDyn<f64>>, Bound<'py, PyArrayDyn<f64>>)> {
+        self.need_jacobians()?;
+        let worlds = lock(&self.worlds, "rollout")?;
+        let nw = worlds.len();
+        let ga = ArrayIn::<f64>::new(g, "g")?;
+        let tail = [self.nsteps + 1, self.nx];
+        let full: Vec<usize> = if self.batched { vec![nw, tail[0], tail[1]] } else { tail.to_vec() };
+        ga.expect_shape(&[&full])?;
+        ga.check_finite(self.nx)?;
+        let per = tail[0] * tail[1];
+        let gs = ga.slice();
+        let lins: &[Linearization] = &worlds;
+        let parts: Vec<(Vec<f64>, Vec<f64>, Vec<f64>)> =
+            py.detach(|| lins.par_iter().enumerate().map(|(w, l)| l.vjp(&gs[w * per..(w + 1) * per])).collect());
+        let lead: &[usize] = if self.batched { &[nw] } else { &[] };
+        let shape = |tail: &[usize]| -> Vec<usize> { lead.iter().chain(tail).copied().collect() };
+        let cat = |f: fn(&(Vec<f64>, Vec<f64>, Vec<f64>)) -> &Vec<f64>| -> Vec<f64> {
+            parts.iter().flat_map(|p| f(p).iter().copied()).collect()
+        };
+        Ok((
+            to_numpy(py, cat(|p| &p.0), &shape(&[self.nx])),
+            to_numpy(py, cat(|p| &p.1), &shape(&[self.nsteps, self.nc])),
+            to_numpy(py, cat(|p| &p.2), &shape(&[self.np])),
+        ))
+    }
+
+    /// Counts and timings summed over worlds: solves, accepted, rejected,
+    /// phantom_pairs, forward_seconds, jacobian_seconds.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let worlds = lock(&self.worlds, "rollout")?;
+        let d = PyDict::new(py);
+        let sum = |f: fn(&Linearization) -> f64| worlds.iter().map(f).sum::<f64>();
+        d.set_item("solves", sum(|l| l.stats.solves as f64) as u64)?;
+        d.set_item("accepted", sum(|l| l.stats.world.accepted as f64) as u64)?;
+        d.set_item("rejected", sum(|l| l.stats.world.rejected as f64) as u64)?;
+        d.set_item("phantom_pairs", sum(|l| l.stats.phantom_pairs as f64) as u64)?;
+        d.set_item("forward_seconds", sum(|l| l.stats.forward_seconds))?;
+        d.set_item("jacobian_seconds", sum(|l| l.stats.jacobian_seconds))?;
+        Ok(d)
+    }
+
+    fn __repr__(&self) -> String {
+        let w = self.worlds.lock().map(|w| w.len()).unwrap_or(0);
+        format!("Rollout(nworld={w}, nsteps={}, nx={}, nc={}, ntheta={})", self.nsteps, self.nx, self.nc, self.np)
+    }
+}
+
+/// Rolls ``model`` out from ``x0`` under ``controls`` with parameter
+/// multipliers ``params`` in f64 and returns the trajectory with its
+/// interval Jacobians (a ``Rollout``), exact derivatives of the discrete
+/// map by the implicit function theorem at every contact solve.
+///
+/// - ``x0``: (nq + nv,) or (nworld, nq + nv): positions then velocities.
+/// - ``controls``: (nsteps, nc) or (nworld, nsteps, nc), held over each
+///   interval of ``interval`` seconds; nc = nu for ``control="actuators"``
+///   (motor inputs or servo targets), nv for ``control="applied"``
+///   (generalized forces, N or N·m). None: zeros for ``nsteps`` intervals.
+/// - ``params``: (nθ,) or (nworld, nθ) multipliers (1 = as modelled) on
+///   ``param_names``: ``mass_scale``, ``stiffness``, ``dissipation``,
+///   ``mu_static``, ``mu_dynamic``, ``friction`` (both μ), and
+///   ``geom_size:<geom name or index>``. None: all 1.
+/// - ``accuracy=`` CENIC error control, or ``dt=`` fixed steps (s); with
+///   CENIC ``velocity_time_scale`` (s) weighs velocity errors and
+///   ``land_contact_events`` lands steps on touch-downs and lift-offs.
+/// - ``cfd_width`` (m) and ``cfd_strength`` (N): contacts from distance
+///   in the Jacobians only (the trajectory is unchanged).
+/// - ``jacobians=False``: the forward simulation only (no tape, no
+///   Jacobians; ``cenic.simulate`` returns its trajectory).
+///
+/// Raises ValueError for bad shapes, names or values, and
+/// ``SimulationError`` when the forward simulation or the Jacobian pass
+/// fails (the message names world, interval and time).
+#[pyfunction]
+#[pyo3(signature = (model, x0, controls=None, params=None, *, interval, param_names=vec![], nsteps=None,
+                    accuracy=None, dt=None, control="actuators", velocity_time_scale=None,
+                    land_contact_events=false, cfd_width=None, cfd_strength=None, jacobians=true))]
 #[allow(clippy::too_many_arguments)]
-fn inputs(
+pub fn rollout_jacobians(
+    py: Python<'_>,
     model: &Model,
     x0: &Bound<'_, PyAny>,
     controls: Option<&Bound<'_, PyAny>>,
     params: Option<&Bound<'_, PyAny>>,
-    nsteps: Option<usize>,
     interval: f64,
     param_names: Vec<String>,
+    nsteps: Option<usize>,
     accuracy: Option<f64>,
     dt: Option<f64>,
     control: &str,
@@ -72,7 +221,8 @@ fn inputs(
     land_contact_events: bool,
     cfd_width: Option<f64>,
     cfd_strength: Option<f64>,
-) -> PyResult<Inputs> {
+    jacobians: bool,
+) -> PyResult<Rollout> {
     let m = model.inner.clone();
     let control = match control {
         "actuators" => ControlKind::Actuators,
@@ -144,256 +294,40 @@ fn inputs(
         }
         None => vec![1.0; nworld * np],
     };
-    Ok(Inputs { rollout, x0: xa.slice().to_vec(), u, theta, nworld, nsteps, batched })
-}
-
-/// A differentiable rollout: the trajectory and the interval Jacobians.
-///
-/// Shapes (a leading ``nworld`` axis when ``x0`` was 2-D):
-/// ``trajectory`` (nsteps + 1, nx) with nx = nq + nv, x_0 first;
-/// ``d_x`` (nsteps, nx, nx) = ∂x_{k+1}/∂x_k; ``d_u`` (nsteps, nx, nc) =
-/// ∂x_{k+1}/∂u_k; ``d_theta`` (nsteps, nx, nθ) = ∂x_{k+1}/∂θ. Each
-/// attribute access returns a new float64 array (the per-world blocks are
-/// gathered into it: bind it once).
-#[pyclass(module = "cenic", frozen)]
-pub struct Rollout {
-    worlds: Mutex<Vec<Linearization>>,
-    batched: bool,
-    nsteps: usize,
-    nx: usize,
-    nc: usize,
-    np: usize,
-}
-
-impl Rollout {
-    fn gather<'py>(
-        &self,
-        py: Python<'py>,
-        f: impl Fn(&Linearization) -> &[f64],
-        tail: &[usize],
-    ) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
-        let w = lock(&self.worlds, "rollout")?;
-        let data: Vec<f64> = w.iter().flat_map(|l| f(l).iter().copied()).collect();
-        let shape: Vec<usize> =
-            if self.batched { std::iter::once(w.len()).chain(tail.iter().copied()).collect() } else { tail.to_vec() };
-        Ok(to_numpy(py, data, &shape))
-    }
-}
-
-#[pymethods]
-impl Rollout {
-    /// States x_0 … x_nsteps, (…, nsteps + 1, nq + nv).
-    #[getter]
-    fn trajectory<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
-        self.gather(py, |l| &l.trajectory, &[self.nsteps + 1, self.nx])
-    }
-    /// ∂x_{k+1}/∂x_k per interval, (…, nsteps, nx, nx).
-    #[getter]
-    fn d_x<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
-        self.gather(py, |l| &l.d_x, &[self.nsteps, self.nx, self.nx])
-    }
-    /// ∂x_{k+1}/∂u_k per interval, (…, nsteps, nx, nc).
-    #[getter]
-    fn d_u<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
-        self.gather(py, |l| &l.d_u, &[self.nsteps, self.nx, self.nc])
-    }
-    /// ∂x_{k+1}/∂θ per interval, (…, nsteps, nx, nθ).
-    #[getter]
-    fn d_theta<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
-        self.gather(py, |l| &l.d_theta, &[self.nsteps, self.nx, self.np])
-    }
-    /// Number of control intervals.
-    #[getter]
-    fn nsteps(&self) -> usize {
-        self.nsteps
-    }
-
-    /// Vector–Jacobian product: given ``g`` = ∂L/∂trajectory (the
-    /// trajectory's shape), returns ``(∂L/∂x0, ∂L/∂controls, ∂L/∂params)``
-    /// shaped like the inputs (…, nx), (…, nsteps, nc), (…, nθ) by a
-    /// backward sweep through the interval Jacobians (releases the GIL).
-    fn vjp<'py>(
-        &self,
-        py: Python<'py>,
-        g: &Bound<'py, PyAny>,
-    ) -> PyResult<(Bound<'py, PyArrayDyn<f64>>, Bound<'py, PyArrayDyn<f64>>, Bound<'py, PyArrayDyn<f64>>)> {
-        let worlds = lock(&self.worlds, "rollout")?;
-        let nw = worlds.len();
-        let ga = ArrayIn::<f64>::new(g, "g")?;
-        let tail = [self.nsteps + 1, self.nx];
-        let full: Vec<usize> = if self.batched { vec![nw, tail[0], tail[1]] } else { tail.to_vec() };
-        ga.expect_shape(&[&full])?;
-        ga.check_finite(self.nx)?;
-        let per = tail[0] * tail[1];
-        let gs = ga.slice();
-        let lins: &[Linearization] = &worlds;
-        let parts: Vec<(Vec<f64>, Vec<f64>, Vec<f64>)> =
-            py.detach(|| lins.par_iter().enumerate().map(|(w, l)| l.vjp(&gs[w * per..(w + 1) * per])).collect());
-        let lead: &[usize] = if self.batched { &[nw] } else { &[] };
-        let shape = |tail: &[usize]| -> Vec<usize> { lead.iter().chain(tail).copied().collect() };
-        let cat = |f: fn(&(Vec<f64>, Vec<f64>, Vec<f64>)) -> &Vec<f64>| -> Vec<f64> {
-            parts.iter().flat_map(|p| f(p).iter().copied()).collect()
-        };
-        Ok((
-            to_numpy(py, cat(|p| &p.0), &shape(&[self.nx])),
-            to_numpy(py, cat(|p| &p.1), &shape(&[self.nsteps, self.nc])),
-            to_numpy(py, cat(|p| &p.2), &shape(&[self.np])),
-        ))
-    }
-
-    /// Counts and timings summed over worlds: solves, accepted, rejected,
-    /// phantom_pairs, forward_seconds, jacobian_seconds.
-    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let worlds = lock(&self.worlds, "rollout")?;
-        let d = PyDict::new(py);
-        let sum = |f: fn(&Linearization) -> f64| worlds.iter().map(f).sum::<f64>();
-        d.set_item("solves", sum(|l| l.stats.solves as f64) as u64)?;
-        d.set_item("accepted", sum(|l| l.stats.world.accepted as f64) as u64)?;
-        d.set_item("rejected", sum(|l| l.stats.world.rejected as f64) as u64)?;
-        d.set_item("phantom_pairs", sum(|l| l.stats.phantom_pairs as f64) as u64)?;
-        d.set_item("forward_seconds", sum(|l| l.stats.forward_seconds))?;
-        d.set_item("jacobian_seconds", sum(|l| l.stats.jacobian_seconds))?;
-        Ok(d)
-    }
-
-    fn __repr__(&self) -> String {
-        let w = self.worlds.lock().map(|w| w.len()).unwrap_or(0);
-        format!("Rollout(nworld={w}, nsteps={}, nx={}, nc={}, ntheta={})", self.nsteps, self.nx, self.nc, self.np)
-    }
-}
-
-/// Rolls ``model`` out from ``x0`` under ``controls`` with parameter
-/// multipliers ``params`` in f64 and returns the trajectory with its
-/// interval Jacobians (a ``Rollout``), exact derivatives of the discrete
-/// map by the implicit function theorem at every contact solve.
-///
-/// - ``x0``: (nq + nv,) or (nworld, nq + nv): positions then velocities.
-/// - ``controls``: (nsteps, nc) or (nworld, nsteps, nc), held over each
-///   interval of ``interval`` seconds; nc = nu for ``control="actuators"``
-///   (motor inputs or servo targets), nv for ``control="applied"``
-///   (generalized forces, N or N·m). None: zeros for ``nsteps`` intervals.
-/// - ``params``: (nθ,) or (nworld, nθ) multipliers (1 = as modelled) on
-///   ``param_names``: ``mass_scale``, ``stiffness``, ``dissipation``,
-///   ``mu_static``, ``mu_dynamic``, ``friction`` (both μ), and
-///   ``geom_size:<geom name or index>``. None: all 1.
-/// - ``accuracy=`` CENIC error control, or ``dt=`` fixed steps (s); with
-///   CENIC ``velocity_time_scale`` (s) weighs velocity errors and
-///   ``land_contact_events`` lands steps on touch-downs and lift-offs.
-/// - ``cfd_width`` (m) and ``cfd_strength`` (N): contacts from distance
-///   in the Jacobians only (the trajectory is unchanged).
-///
-/// Raises ValueError for bad shapes, names or values, and
-/// ``SimulationError`` when the forward simulation or the Jacobian pass
-/// fails (the message names world, interval and time).
-#[pyfunction]
-#[pyo3(signature = (model, x0, controls=None, params=None, *, interval, param_names=vec![], nsteps=None,
-                    accuracy=None, dt=None, control="actuators", velocity_time_scale=None,
-                    land_contact_events=false, cfd_width=None, cfd_strength=None))]
-#[allow(clippy::too_many_arguments)]
-pub fn rollout_jacobians(
-    py: Python<'_>,
-    model: &Model,
-    x0: &Bound<'_, PyAny>,
-    controls: Option<&Bound<'_, PyAny>>,
-    params: Option<&Bound<'_, PyAny>>,
-    interval: f64,
-    param_names: Vec<String>,
-    nsteps: Option<usize>,
-    accuracy: Option<f64>,
-    dt: Option<f64>,
-    control: &str,
-    velocity_time_scale: Option<f64>,
-    land_contact_events: bool,
-    cfd_width: Option<f64>,
-    cfd_strength: Option<f64>,
-) -> PyResult<Rollout> {
-    let i = inputs(
-        model,
-        x0,
-        controls,
-        params,
-        nsteps,
-        interval,
-        param_names,
-        accuracy,
-        dt,
-        control,
-        velocity_time_scale,
-        land_contact_events,
-        cfd_width,
-        cfd_strength,
-    )?;
+    let x0 = xa.slice().to_vec();
+    let n = nsteps;
     let lins = py
-        .detach(|| i.rollout.linearize_batch(&i.x0, &i.u, &i.theta, i.nworld, i.nsteps))
-        .map_err(diff_err)?;
-    Ok(Rollout {
-        worlds: Mutex::new(lins),
-        batched: i.batched,
-        nsteps: i.nsteps,
-        nx: i.rollout.nx(),
-        nc: i.rollout.nc(),
-        np: i.rollout.np(),
-    })
-}
-
-/// The forward map of ``rollout_jacobians`` alone (same arguments, no
-/// Jacobians): returns the trajectory (…, nsteps + 1, nq + nv). Use it for
-/// finite differences of the gradients.
-#[pyfunction]
-#[pyo3(signature = (model, x0, controls=None, params=None, *, interval, param_names=vec![], nsteps=None,
-                    accuracy=None, dt=None, control="actuators", velocity_time_scale=None,
-                    land_contact_events=false))]
-#[allow(clippy::too_many_arguments)]
-pub fn simulate<'py>(
-    py: Python<'py>,
-    model: &Model,
-    x0: &Bound<'py, PyAny>,
-    controls: Option<&Bound<'py, PyAny>>,
-    params: Option<&Bound<'py, PyAny>>,
-    interval: f64,
-    param_names: Vec<String>,
-    nsteps: Option<usize>,
-    accuracy: Option<f64>,
-    dt: Option<f64>,
-    control: &str,
-    velocity_time_scale: Option<f64>,
-    land_contact_events: bool,
-) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
-    let i = inputs(
-        model,
-        x0,
-        controls,
-        params,
-        nsteps,
-        interval,
-        param_names,
-        accuracy,
-        dt,
-        control,
-        velocity_time_scale,
-        land_contact_events,
-        None,
-        None,
-    )?;
-    let (nx, nc, np, n) = (i.rollout.nx(), i.rollout.nc(), i.rollout.np(), i.nsteps);
-    let trajs = py
         .detach(|| {
-            (0..i.nworld)
+            if jacobians {
+                return rollout.linearize_batch(&x0, &u, &theta, nworld, n);
+            }
+            (0..nworld)
                 .into_par_iter()
                 .map(|w| {
-                    let x = &i.x0[w * nx..(w + 1) * nx];
-                    let u = &i.u[w * n * nc..(w + 1) * n * nc];
-                    let th = &i.theta[w * np..(w + 1) * np];
-                    i.rollout.simulate(x, u, th, n).map_err(|e| match e {
+                    let x = &x0[w * nx..(w + 1) * nx];
+                    let uw = &u[w * n * nc..(w + 1) * n * nc];
+                    let th = &theta[w * np..(w + 1) * np];
+                    let trajectory = rollout.simulate(x, uw, th, n).map_err(|e| match e {
                         DiffError::Step { interval, time, source, .. } => {
                             DiffError::Step { world: w, interval, time, source }
                         }
                         e => e,
+                    })?;
+                    let none = vec![];
+                    Ok(Linearization {
+                        nsteps: n,
+                        nx,
+                        nc,
+                        np,
+                        trajectory,
+                        d_x: none.clone(),
+                        d_u: none.clone(),
+                        d_theta: none,
+                        stats: Default::default(),
                     })
                 })
-                .collect::<Result<Vec<_>, _>>()
+                .collect()
         })
         .map_err(diff_err)?;
-    let shape: Vec<usize> = if i.batched { vec![i.nworld, n + 1, nx] } else { vec![n + 1, nx] };
-    Ok(to_numpy(py, trajs.concat(), &shape))
+    Ok(Rollout { worlds: Mutex::new(lins), batched, nsteps: n, nx, nc, np, jacobians })
 }

@@ -146,7 +146,6 @@ fn _cenic(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<env::VecEnv>()?;
     m.add_class::<diff::Rollout>()?;
     m.add_function(wrap_pyfunction!(diff::rollout_jacobians, m)?)?;
-    m.add_function(wrap_pyfunction!(diff::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(env::task_names, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_available, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
