@@ -16,6 +16,8 @@ if [ ! -x "$VENV/bin/python" ]; then
         exit 1
     }
 fi
+# maturin's build hook runs the `maturin` found on PATH.
+export PATH="$VENV/bin:$PATH"
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
     "maturin==1.16.0" "numpy>=1.21" "gymnasium>=1.0,<2" "pytest>=7"
 # The extension shares the main crate's target directory (and release profile).
