@@ -1,0 +1,60 @@
+"""cenic: error-controlled convex contact simulation for robots, from Python.
+
+- :class:`Model` — MJCF models (``Model.from_mjcf(path)``, ``summary()``, sizes).
+- :class:`Batch` — many worlds stepped in parallel on the CPU (f64/f32) or
+  the GPU, NumPy state in and out, per-world parameters, statistics and status.
+- :func:`make_vec` / :func:`make` — gymnasium ``VectorEnv`` / ``Env`` of the
+  gymnasium v5 MuJoCo tasks simulated by cenic.
+- :func:`rollout_jacobians` — a trajectory with its interval Jacobians
+  (D_x, D_u, D_θ) and a vector–Jacobian product; :func:`simulate` — the same
+  forward map alone.
+
+Errors are raised as :class:`CenicError` subclasses (:class:`ModelError`,
+:class:`SimulationError`, :class:`GpuError`) or ``ValueError`` /
+``TypeError`` / ``IndexError`` for bad arguments, with the Rust message.
+"""
+
+from ._cenic import (
+    Batch,
+    CenicError,
+    GpuError,
+    Model,
+    ModelError,
+    Rollout,
+    SimulationError,
+    __version__,
+    gpu_available,
+    rollout_jacobians,
+    task_names,
+)
+from .gym import Env, VectorEnv, make, make_vec, register_tasks
+
+register_tasks()
+
+
+def simulate(model: Model, x0, controls=None, params=None, **kwargs):
+    """The forward map of :func:`rollout_jacobians` alone: same arguments
+    (the ``cfd_*`` settings have no effect), no Jacobians; returns the
+    trajectory (…, nsteps + 1, nq + nv). Use it for finite differences of
+    the gradients."""
+    return rollout_jacobians(model, x0, controls, params, jacobians=False, **kwargs).trajectory
+
+__all__ = [
+    "Batch",
+    "CenicError",
+    "Env",
+    "GpuError",
+    "Model",
+    "ModelError",
+    "Rollout",
+    "SimulationError",
+    "VectorEnv",
+    "__version__",
+    "gpu_available",
+    "make",
+    "make_vec",
+    "register_tasks",
+    "rollout_jacobians",
+    "simulate",
+    "task_names",
+]

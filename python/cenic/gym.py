@@ -1,0 +1,265 @@
+"""Gymnasium interfaces to cenic's built-in tasks.
+
+:class:`VectorEnv` is a :class:`gymnasium.vector.VectorEnv` over ``num_envs``
+worlds stepped together in Rust (one call per step, no per-environment
+Python); :class:`Env` is a single :class:`gymnasium.Env`. The tasks are
+gymnasium's v5 MuJoCo tasks (``Ant``, ``HalfCheetah``, ``Humanoid``,
+``InvertedPendulum``, ``InvertedDoublePendulum``, ``Reacher``, ``Pusher``)
+with gymnasium's observations, rewards, terminations, reset noise, frame
+skip and episode lengths, simulated by cenic (see ``cenic::rl`` in the
+Rust docs for where the numbers differ from MuJoCo's, e.g. contact forces).
+
+Physics: by default fixed steps of the model's ``timestep``, ``frame_skip``
+per environment step, as gymnasium does; ``accuracy=`` uses CENIC error
+control over each environment step, ``dt=`` another fixed step (s).
+``device="gpu"`` runs every world and the task on the GPU.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+
+from . import _cenic
+
+__all__ = ["Env", "VectorEnv", "make", "make_vec"]
+
+
+def _spaces(native: _cenic.VecEnv) -> tuple[spaces.Box, spaces.Box]:
+    obs = spaces.Box(-np.inf, np.inf, shape=(native.obs_dim,), dtype=np.float32)
+    bounds = native.action_bounds.astype(np.float32)
+    act = spaces.Box(low=bounds[:, 0], high=bounds[:, 1], dtype=np.float32)
+    return obs, act
+
+
+def _seeded_reset(env: Any, base: type, seed: Any, options: dict[str, Any] | None) -> np.ndarray:
+    """Resets the native environment of ``env`` (an Env or VectorEnv, whose
+    gymnasium class ``base`` keeps ``np_random``) and returns the
+    observations. The Rust streams get ``seed``; on the first unseeded
+    reset a draw from ``np_random`` (gymnasium: unseeded means random);
+    afterwards they continue."""
+    if options:
+        raise ValueError(f"cenic environments take no reset options, got {sorted(options)}")
+    if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
+    base.reset(env, seed=seed)
+    if seed is not None:
+        rust_seed = int(seed)
+    elif not env._seeded:
+        rust_seed = int(env.np_random.integers(0, 2**63 - 1))
+    else:
+        rust_seed = None
+    obs = env.native.reset(rust_seed)
+    env._seeded = True
+    return obs
+
+
+def _autoreset_mode(mode: AutoresetMode | str) -> AutoresetMode:
+    """An AutoresetMode from the enum or a name: "NextStep", "next_step", "SAME_STEP", …"""
+    if isinstance(mode, AutoresetMode):
+        return mode
+    key = str(mode).replace("_", "").lower()
+    for m in AutoresetMode:
+        if m.value.lower() == key:
+            return m
+    raise ValueError(f"unknown autoreset_mode {mode!r} (NEXT_STEP or SAME_STEP)")
+
+
+class VectorEnv(gymnasium.vector.VectorEnv):
+    """``num_envs`` copies of a built-in task as a gymnasium vector environment.
+
+    Arguments: ``task`` (``"Ant"``, ``"Ant-v5"`` or ``"ant"``; see
+    :func:`cenic.task_names`), ``num_envs``, and keywords ``accuracy`` |
+    ``dt`` (physics, see the module docs), ``device`` (``"cpu"`` |
+    ``"gpu"``), ``precision`` (``"f64"`` | ``"f32"``, CPU), ``frame_skip``,
+    ``max_episode_steps``, ``autoreset_mode`` (``AutoresetMode.NEXT_STEP``,
+    gymnasium's default, or ``SAME_STEP``; also as strings) and
+    ``models_dir`` (the folder of the gymnasium MJCF models; default
+    ``$CENIC_SHARED/models/gymnasium``).
+
+    ``step`` returns observations (num_envs, obs_dim) float32, rewards
+    float64, terminations and truncations bool, and infos holding each
+    reward term (e.g. ``reward_forward``) with its ``_name`` mask, as
+    gymnasium's vector environments do. Truncation also marks an episode
+    whose world the simulator failed: a step in which that happens carries
+    ``infos["simulator_failures"]``, the count so far (the last reason is
+    in ``native.failures()``). With ``SAME_STEP`` the final observations of ended
+    episodes are in ``infos["final_obs"]`` (object array) with
+    ``infos["_final_obs"]``, and their terms in ``infos["final_info"]``.
+    Every returned array is new (one copy out of Rust per step).
+    """
+
+    def __init__(
+        self,
+        task: str,
+        num_envs: int,
+        *,
+        accuracy: float | None = None,
+        dt: float | None = None,
+        device: str = "cpu",
+        precision: str | None = None,
+        frame_skip: int | None = None,
+        max_episode_steps: int | None = None,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        models_dir: str | None = None,
+    ) -> None:
+        mode = _autoreset_mode(autoreset_mode)
+        if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
+            raise ValueError(f"autoreset_mode must be NEXT_STEP or SAME_STEP, got {mode}")
+        self._native = _cenic.VecEnv(
+            task,
+            num_envs,
+            accuracy=accuracy,
+            dt=dt,
+            device=device,
+            precision=precision,
+            frame_skip=frame_skip,
+            max_episode_steps=max_episode_steps,
+            autoreset="next_step" if mode == AutoresetMode.NEXT_STEP else "same_step",
+            models_dir=models_dir,
+        )
+        self.num_envs = num_envs
+        self.autoreset_mode = mode
+        self.metadata = {"autoreset_mode": mode, "render_modes": []}
+        self.render_mode = None
+        self.single_observation_space, self.single_action_space = _spaces(self._native)
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+        self._terms = list(self._native.reward_term_names)
+        self._ended = np.zeros(num_envs, dtype=bool)
+        self._failures = 0
+        self._seeded = False
+
+    @property
+    def native(self) -> _cenic.VecEnv:
+        """The Rust environment (state, statistics, ``reset_env_to``)."""
+        if self._native is None:
+            raise gymnasium.error.ClosedEnvironmentError("the environment is closed")
+        return self._native
+
+    @property
+    def dt(self) -> float:
+        """Duration of one environment step (s)."""
+        return self.native.dt
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Resets every environment; environment i draws its initial state
+        from its own stream of ``seed`` (an int; later resets continue the
+        streams). ``options`` is not supported beyond an empty dict."""
+        obs = _seeded_reset(self, gymnasium.vector.VectorEnv, seed, options)
+        self._ended[:] = False
+        return obs, {}
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Steps every environment with ``actions`` (num_envs, act_dim),
+        clipped to the action space (NaN or inf raise ValueError)."""
+        native = self.native
+        obs, rewards, terminated, truncated = native.step(actions)
+        infos: dict[str, Any] = {}
+        terms = native.reward_terms()
+        # Environments reset by this step (next-step autoreset) report no terms.
+        valid = ~self._ended if self.autoreset_mode == AutoresetMode.NEXT_STEP else np.ones(self.num_envs, bool)
+        for k, name in enumerate(self._terms):
+            infos[name] = terms[:, k].astype(np.float64)
+            infos["_" + name] = valid.copy()
+        failures, _ = native.failures()
+        if failures != self._failures:
+            infos["simulator_failures"] = failures
+            self._failures = failures
+        ended = terminated | truncated
+        if self.autoreset_mode == AutoresetMode.SAME_STEP and ended.any():
+            final, has = native.final_obs()
+            final_obs = np.full(self.num_envs, None, dtype=object)
+            for i in np.flatnonzero(has):
+                final_obs[i] = final[i]
+            infos["final_obs"] = final_obs
+            infos["_final_obs"] = has
+            final_info: dict[str, Any] = {}
+            for k, name in enumerate(self._terms):
+                final_info[name] = terms[:, k].astype(np.float64)
+                final_info["_" + name] = has.copy()
+            infos["final_info"] = final_info
+            infos["_final_info"] = has.copy()
+        self._ended = ended
+        return obs, rewards, terminated, truncated, infos
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self._native = None
+
+    def __repr__(self) -> str:
+        return f"cenic.VectorEnv({self._native!r})" if self._native is not None else "cenic.VectorEnv(closed)"
+
+
+class Env(gymnasium.Env):
+    """One built-in task as a :class:`gymnasium.Env` (same keywords as
+    :class:`VectorEnv`, without ``num_envs`` and ``autoreset_mode``;
+    ``render_mode`` must be None).
+    Episodes end with ``terminated`` (the task's rule) or ``truncated``
+    (``max_episode_steps``, or the simulator failed the world); call
+    ``reset`` then. ``info`` holds the reward terms as floats."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, task: str, *, render_mode: str | None = None, **kwargs: Any) -> None:
+        if render_mode is not None:
+            raise ValueError(f"cenic environments do not render (render_mode={render_mode!r})")
+        self._native = _cenic.VecEnv(task, 1, autoreset="next_step", **kwargs)
+        self.observation_space, self.action_space = _spaces(self._native)
+        self._terms = list(self._native.reward_term_names)
+        self._seeded = False
+
+    @property
+    def native(self) -> _cenic.VecEnv:
+        """The Rust environment (one world)."""
+        return self._native
+
+    @property
+    def dt(self) -> float:
+        """Duration of one environment step (s)."""
+        return self._native.dt
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        return _seeded_reset(self, gymnasium.Env, seed, options)[0], {}
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        a = np.asarray(action, dtype=np.float32)
+        if a.shape != self.action_space.shape:
+            raise ValueError(f"action: expected shape {self.action_space.shape}, got {a.shape}")
+        obs, reward, terminated, truncated = self._native.step(a[None, :])
+        terms = self._native.reward_terms()[0]
+        info = {name: float(terms[k]) for k, name in enumerate(self._terms)}
+        return obs[0], float(reward[0]), bool(terminated[0]), bool(truncated[0]), info
+
+
+def make_vec(task: str, num_envs: int, **kwargs: Any) -> VectorEnv:
+    """A :class:`VectorEnv` of ``num_envs`` copies of ``task`` (keywords as there)."""
+    return VectorEnv(task, num_envs, **kwargs)
+
+
+def make(task: str, **kwargs: Any) -> Env:
+    """A single :class:`Env` of ``task`` (keywords as :class:`VectorEnv`'s)."""
+    return Env(task, **kwargs)
+
+
+def register_tasks() -> None:
+    """Registers ``cenic/<task>`` ids (e.g. ``cenic/Ant-v5``) with
+    gymnasium, so ``gymnasium.make("cenic/Ant-v5")`` and
+    ``gymnasium.make_vec("cenic/Ant-v5", n, vectorization_mode="vector_entry_point")`` work."""
+    for name in _cenic.task_names():
+        env_id = f"cenic/{name}"
+        if env_id not in gymnasium.registry:
+            gymnasium.register(
+                id=env_id,
+                entry_point="cenic.gym:Env",
+                vector_entry_point="cenic.gym:VectorEnv",
+                kwargs={"task": name},
+            )

@@ -1,0 +1,403 @@
+//! `cenic._cenic.VecEnv`: cenic's vectorized gymnasium tasks
+//! (`cenic::rl::VecEnv`) with NumPy in and out. The gymnasium classes in
+//! `cenic/gym.py` wrap it.
+
+use crate::batch::{Backend, make_gpu_batch, positive};
+use crate::{ArrayIn, CenicError, ModelError, lock, to_numpy};
+use cenic::batch::CpuBatch;
+use cenic::integrator::Mode;
+use cenic::rl::tasks::{self, Builtin, Kind};
+use cenic::rl::{Autoreset, EnvConfig, Physics, RlError, Step};
+use numpy::PyArrayDyn;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+pub(crate) fn rl_err(e: RlError) -> PyErr {
+    match e {
+        RlError::Batch(b) => crate::batch_err(b),
+        RlError::Model(m) => ModelError::new_err(m.to_string()),
+        RlError::NotReset => CenicError::new_err(e.to_string()),
+        _ => PyValueError::new_err(e.to_string()),
+    }
+}
+
+/// What the Python layer needs from a `cenic::rl::VecEnv<B>` of any backend.
+trait AnyEnv: Send {
+    fn reset(&mut self, seed: Option<u64>) -> Result<&[f32], RlError>;
+    fn step(&mut self, actions: &[f32]) -> Result<Step<'_>, RlError>;
+    fn obs(&self) -> &[f32];
+    fn reward_terms(&self) -> &[f32];
+    fn final_obs(&self) -> &[f32];
+    fn has_final_obs(&self) -> &[bool];
+    fn episode_returns(&self) -> &[f64];
+    fn episode_lengths(&self) -> &[usize];
+    fn failures(&self) -> (u64, Option<&str>);
+    fn batch(&self) -> &dyn cenic::batch::Batch;
+    fn reset_env_to(&mut self, env: usize, q: &[f64], v: &[f64]) -> Result<(), RlError>;
+}
+
+impl<B: cenic::batch::Batch + Send + 'static> AnyEnv for cenic::rl::VecEnv<B> {
+    fn reset(&mut self, seed: Option<u64>) -> Result<&[f32], RlError> {
+        cenic::rl::VecEnv::reset(self, seed)
+    }
+    fn step(&mut self, actions: &[f32]) -> Result<Step<'_>, RlError> {
+        cenic::rl::VecEnv::step(self, actions)
+    }
+    fn obs(&self) -> &[f32] {
+        cenic::rl::VecEnv::obs(self)
+    }
+    fn reward_terms(&self) -> &[f32] {
+        cenic::rl::VecEnv::reward_terms(self)
+    }
+    fn final_obs(&self) -> &[f32] {
+        cenic::rl::VecEnv::final_obs(self)
+    }
+    fn has_final_obs(&self) -> &[bool] {
+        cenic::rl::VecEnv::has_final_obs(self)
+    }
+    fn episode_returns(&self) -> &[f64] {
+        cenic::rl::VecEnv::episode_returns(self)
+    }
+    fn episode_lengths(&self) -> &[usize] {
+        cenic::rl::VecEnv::episode_lengths(self)
+    }
+    fn failures(&self) -> (u64, Option<&str>) {
+        cenic::rl::VecEnv::failures(self)
+    }
+    fn batch(&self) -> &dyn cenic::batch::Batch {
+        cenic::rl::VecEnv::<B>::batch(self)
+    }
+    fn reset_env_to(&mut self, env: usize, q: &[f64], v: &[f64]) -> Result<(), RlError> {
+        cenic::rl::VecEnv::reset_env_to(self, env, q, v)
+    }
+}
+
+/// The gymnasium ids of the built-in tasks.
+#[pyfunction]
+pub fn task_names() -> Vec<&'static str> {
+    tasks::NAMES.to_vec()
+}
+
+/// The task of a gymnasium id (`Ant-v5`), a name without version (`Ant`) or a short name (`half_cheetah`).
+fn parse_task(name: &str) -> PyResult<Kind> {
+    Kind::parse(name)
+        .or_else(|e| if name.contains('-') { Err(e) } else { Kind::parse(&format!("{name}-v5")) })
+        .map_err(rl_err)
+}
+
+/// The folder of the shared gymnasium models: `models_dir`, else
+/// `$CENIC_SHARED/models/gymnasium`, else `../shared` next to the cenic sources.
+fn find_models_dir(given: Option<PathBuf>) -> PyResult<PathBuf> {
+    if let Some(d) = given {
+        return if d.is_dir() {
+            Ok(d)
+        } else {
+            Err(ModelError::new_err(format!("models_dir {} is not a folder", d.display())))
+        };
+    }
+    cenic::zoo::shared_dir().map(|s| s.join("models/gymnasium")).filter(|d| d.is_dir()).ok_or_else(|| {
+        ModelError::new_err(
+            "the gymnasium models were not found: pass models_dir= (the folder with ant.xml, …) or set CENIC_SHARED",
+        )
+    })
+}
+
+/// A vectorized environment of a built-in gymnasium v5 task (native part:
+/// use ``cenic.make_vec`` for the gymnasium ``VectorEnv``).
+#[pyclass(module = "cenic._cenic", frozen)]
+pub struct VecEnv {
+    inner: Mutex<Box<dyn AnyEnv>>,
+    model: Arc<cenic::Model>,
+    task: String,
+    n: usize,
+    obs_dim: usize,
+    act_dim: usize,
+    bounds: Vec<f64>,
+    dt: f64,
+    max_steps: usize,
+    terms: Vec<&'static str>,
+    backend: Backend,
+    physics: String,
+}
+
+impl VecEnv {
+    fn lock(&self) -> PyResult<std::sync::MutexGuard<'_, Box<dyn AnyEnv>>> {
+        lock(&self.inner, "environment")
+    }
+}
+
+#[pymethods]
+impl VecEnv {
+    #[new]
+    #[pyo3(signature = (task, num_envs, *, accuracy=None, dt=None, device="cpu", precision=None,
+                        frame_skip=None, max_episode_steps=None, autoreset="next_step", models_dir=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        task: &str,
+        num_envs: usize,
+        accuracy: Option<f64>,
+        dt: Option<f64>,
+        device: &str,
+        precision: Option<&str>,
+        frame_skip: Option<usize>,
+        max_episode_steps: Option<usize>,
+        autoreset: &str,
+        models_dir: Option<PathBuf>,
+    ) -> PyResult<Self> {
+        if num_envs == 0 {
+            return Err(PyValueError::new_err("num_envs must be at least 1"));
+        }
+        let backend = Backend::parse(device, precision)?;
+        let kind = parse_task(task)?;
+        let autoreset = match autoreset {
+            "next_step" => Autoreset::NextStep,
+            "same_step" => Autoreset::SameStep,
+            a => return Err(PyValueError::new_err(format!("autoreset must be 'next_step' or 'same_step', got '{a}'"))),
+        };
+        let physics = match (accuracy, dt) {
+            (Some(_), Some(_)) => return Err(PyValueError::new_err("give accuracy= or dt=, not both")),
+            (Some(a), None) => Physics::cenic(positive("accuracy", a)?),
+            (None, Some(h)) => Physics::FixedStep(positive("dt", h)?),
+            (None, None) => Physics::Fixed,
+        };
+        let dir = find_models_dir(models_dir)?;
+        let model = Arc::new(tasks::load_model(kind, &dir).map_err(rl_err)?);
+        let builtin = Arc::new(Builtin::new(kind, &model).map_err(rl_err)?);
+        let config = EnvConfig { frame_skip, max_episode_steps, autoreset };
+        let mode = physics.mode(&model);
+        let env: Box<dyn AnyEnv> = match backend {
+            Backend::CpuF64 => {
+                let b = CpuBatch::<f64>::new(model.clone(), num_envs, mode.clone());
+                Box::new(cenic::rl::VecEnv::new(b, builtin.clone(), config).map_err(rl_err)?)
+            }
+            Backend::CpuF32 => {
+                let b = CpuBatch::<f32>::new(model.clone(), num_envs, mode.clone());
+                Box::new(cenic::rl::VecEnv::new(b, builtin.clone(), config).map_err(rl_err)?)
+            }
+            Backend::Gpu => {
+                let b = make_gpu_batch(py, &model, num_envs, &mode, None)?;
+                Box::new(cenic::gpu::rl::device_env(b, builtin.clone(), config.clone()).map_err(rl_err)?)
+            }
+        };
+        let spec = cenic::rl::Task::spec(builtin.as_ref());
+        let fs = frame_skip.unwrap_or(spec.frame_skip);
+        let bounds = model
+            .actuators
+            .iter()
+            .flat_map(|a| a.ctrl_range.unwrap_or([f64::NEG_INFINITY, f64::INFINITY]))
+            .collect();
+        let physics = match &mode {
+            Mode::Fixed { dt } => format!("fixed steps of {dt} s"),
+            Mode::ErrorControlled(p) => format!("CENIC, accuracy {}", p.accuracy),
+        };
+        Ok(Self {
+            inner: Mutex::new(env),
+            task: kind.id().to_string(),
+            n: num_envs,
+            obs_dim: spec.obs_dim,
+            act_dim: model.nu(),
+            bounds,
+            dt: fs as f64 * model.options.timestep,
+            max_steps: max_episode_steps.unwrap_or(spec.max_episode_steps),
+            terms: spec.reward_terms.clone(),
+            backend,
+            physics,
+            model,
+        })
+    }
+
+    /// The gymnasium id of the task (e.g. ``Ant-v5``).
+    #[getter]
+    fn task(&self) -> &str {
+        &self.task
+    }
+    /// Number of environments.
+    #[getter]
+    fn num_envs(&self) -> usize {
+        self.n
+    }
+    /// Observation size.
+    #[getter]
+    fn obs_dim(&self) -> usize {
+        self.obs_dim
+    }
+    /// Action size.
+    #[getter]
+    fn act_dim(&self) -> usize {
+        self.act_dim
+    }
+    /// Action bounds (act_dim, 2): each actuator's ctrlrange.
+    #[getter]
+    fn action_bounds<'py>(&self, py: Python<'py>) -> Bound<'py, PyArrayDyn<f64>> {
+        to_numpy(py, self.bounds.clone(), &[self.act_dim, 2])
+    }
+    /// Duration of one environment step (s).
+    #[getter]
+    fn dt(&self) -> f64 {
+        self.dt
+    }
+    /// Episode length limit (steps).
+    #[getter]
+    fn max_episode_steps(&self) -> usize {
+        self.max_steps
+    }
+    /// Names of the reward terms (gymnasium's info keys).
+    #[getter]
+    fn reward_term_names(&self) -> Vec<&'static str> {
+        self.terms.clone()
+    }
+    /// The task's model.
+    #[getter]
+    fn model(&self) -> crate::model::Model {
+        crate::model::Model { inner: self.model.clone() }
+    }
+    /// "cpu" or "gpu".
+    #[getter]
+    fn device(&self) -> &'static str {
+        self.backend.device()
+    }
+    /// "f64" or "f32".
+    #[getter]
+    fn precision(&self) -> &'static str {
+        self.backend.precision()
+    }
+    /// How the physics advances ("fixed steps of … s" or "CENIC, accuracy …").
+    #[getter]
+    fn physics(&self) -> &str {
+        &self.physics
+    }
+
+    /// Resets every environment; with a seed, environment i draws from
+    /// its own stream of ``seed`` (later resets continue the streams).
+    /// Returns the observations (num_envs, obs_dim) float32 (a new array).
+    #[pyo3(signature = (seed=None))]
+    fn reset<'py>(&self, py: Python<'py>, seed: Option<u64>) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
+        let obs = py.detach(|| -> PyResult<Vec<f32>> { Ok(self.lock()?.reset(seed).map_err(rl_err)?.to_vec()) })?;
+        Ok(to_numpy(py, obs, &[self.n, self.obs_dim]))
+    }
+
+    /// Steps every environment with ``actions`` (num_envs, act_dim),
+    /// clipped to the action bounds (NaN or inf raise ValueError). Returns
+    /// new arrays ``(obs float32 (num_envs, obs_dim), reward float64,
+    /// terminated bool, truncated bool)``. Releases the GIL.
+    #[allow(clippy::type_complexity)]
+    fn step<'py>(
+        &self,
+        py: Python<'py>,
+        actions: &Bound<'py, PyAny>,
+    ) -> PyResult<(
+        Bound<'py, PyArrayDyn<f32>>,
+        Bound<'py, PyArrayDyn<f64>>,
+        Bound<'py, PyArrayDyn<bool>>,
+        Bound<'py, PyArrayDyn<bool>>,
+    )> {
+        let a = ArrayIn::<f32>::new(actions, "actions")?;
+        a.expect_shape(&[&[self.n, self.act_dim]])?;
+        let actions = a.slice();
+        let (obs, rew, term, trunc) = py.detach(|| -> PyResult<_> {
+            let mut g = self.lock()?;
+            let s = g.step(actions).map_err(rl_err)?;
+            Ok((
+                s.obs.to_vec(),
+                s.reward.iter().map(|&r| r as f64).collect::<Vec<f64>>(),
+                s.terminated.to_vec(),
+                s.truncated.to_vec(),
+            ))
+        })?;
+        let n = [self.n];
+        Ok((to_numpy(py, obs, &[self.n, self.obs_dim]), to_numpy(py, rew, &n), to_numpy(py, term, &n), to_numpy(py, trunc, &n)))
+    }
+
+    /// Reward terms of the last step (num_envs, n_terms) float32, named by ``reward_term_names``.
+    fn reward_terms<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
+        let t = self.lock()?.reward_terms().to_vec();
+        Ok(to_numpy(py, t, &[self.n, self.terms.len()]))
+    }
+
+    /// Same-step autoreset: ``(final_obs (num_envs, obs_dim), valid (num_envs,))``
+    /// for the episodes that ended in the last step.
+    fn final_obs<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyArrayDyn<f32>>, Bound<'py, PyArrayDyn<bool>>)> {
+        let g = self.lock()?;
+        Ok((
+            to_numpy(py, g.final_obs().to_vec(), &[self.n, self.obs_dim]),
+            to_numpy(py, g.has_final_obs().to_vec(), &[self.n]),
+        ))
+    }
+
+    /// ``(returns float64, lengths int64)`` of each environment's current
+    /// episode (after the step that ended an episode: that episode's).
+    fn episode_stats<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyArrayDyn<f64>>, Bound<'py, PyArrayDyn<i64>>)> {
+        let g = self.lock()?;
+        let lengths = g.episode_lengths().iter().map(|&l| l as i64).collect();
+        Ok((to_numpy(py, g.episode_returns().to_vec(), &[self.n]), to_numpy(py, lengths, &[self.n])))
+    }
+
+    /// ``(count, last_reason)``: episodes cut because the simulator failed their world.
+    fn failures(&self) -> PyResult<(u64, Option<String>)> {
+        let g = self.lock()?;
+        let (n, r) = g.failures();
+        Ok((n, r.map(str::to_string)))
+    }
+
+    /// Positions (num_envs, nq) and velocities (num_envs, nv) of the worlds.
+    fn state<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyArrayDyn<f64>>, Bound<'py, PyArrayDyn<f64>>)> {
+        let (nq, nv) = (self.model.nq, self.model.nv);
+        let (mut q, mut v) = (vec![0.0; self.n * nq], vec![0.0; self.n * nv]);
+        let g = self.lock()?;
+        g.batch().qpos(&mut q);
+        g.batch().qvel(&mut v);
+        Ok((to_numpy(py, q, &[self.n, nq]), to_numpy(py, v, &[self.n, nv])))
+    }
+
+    /// Starts a new episode of environment ``env`` at state (qpos (nq,),
+    /// qvel (nv,)) instead of a sampled one; returns all observations.
+    fn reset_env_to<'py>(
+        &self,
+        py: Python<'py>,
+        env: usize,
+        qpos: &Bound<'py, PyAny>,
+        qvel: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
+        let q = ArrayIn::<f64>::new(qpos, "qpos")?;
+        q.expect_shape(&[&[self.model.nq]])?;
+        q.check_finite(0)?;
+        let v = ArrayIn::<f64>::new(qvel, "qvel")?;
+        v.expect_shape(&[&[self.model.nv]])?;
+        v.check_finite(0)?;
+        let mut g = self.lock()?;
+        g.reset_env_to(env, q.slice(), v.slice()).map_err(rl_err)?;
+        Ok(to_numpy(py, g.obs().to_vec(), &[self.n, self.obs_dim]))
+    }
+
+    /// Step statistics summed over the worlds: dict of accepted, rejected,
+    /// newton_iterations, contact_overflow and failed worlds now.
+    fn physics_stats(&self) -> PyResult<std::collections::HashMap<&'static str, u64>> {
+        let g = self.lock()?;
+        let b = g.batch();
+        let mut total = cenic::integrator::WorldStats::default();
+        let mut failed = 0;
+        for w in 0..self.n {
+            total.merge(&b.stats(w));
+            failed += u64::from(b.status(w) != cenic::batch::WorldStatus::Ok);
+        }
+        Ok([
+            ("accepted", total.accepted),
+            ("rejected", total.rejected),
+            ("newton_iterations", total.newton_iterations),
+            ("contact_overflow", total.contact_overflow),
+            ("failed_worlds", failed),
+        ]
+        .into_iter()
+        .collect())
+    }
+
+    fn __repr__(&self) -> String {
+        format!("VecEnv('{}', num_envs={}, {}, device='{}')", self.task, self.n, self.physics, self.device())
+    }
+}
