@@ -36,6 +36,7 @@ pub mod icf;
 pub mod integrator;
 pub mod math;
 pub mod model;
+pub mod mpc;
 pub mod output;
 pub mod rl;
 pub mod scenes;

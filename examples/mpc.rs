@@ -1,0 +1,348 @@
+//! Issue 16: receding-horizon control of the `cenic::mpc` tasks with the
+//! gradient planner (iLQR on the interval Jacobians, with and without
+//! contacts from distance) and predictive sampling.
+//!
+//! ```text
+//! cargo run --release --example mpc -- --task pusher --planner ilqr-cfd --seed 3      # one episode + PNG
+//! cargo run --release --example mpc -- --eval --task pusher --goals 20                # the evaluation table
+//!     [--planners ilqr-cfd,ilqr,sampling] [--iters N | --budget-ms MS] [--samples S] [--out DIR]
+//! ```
+//!
+//! One episode writes `DIR/mpc_<task>_<planner>_<seed>.png`: the tracked
+//! point's path in the plane with its goal (speed over time for the half
+//! cheetah), and the running cost and planning time per interval. The
+//! evaluation runs `--goals` seeded goals per planner at the same budget
+//! and prints one Markdown row per planner: success rate, median and mean
+//! final error, mean episode cost, wall time per control interval (mean
+//! and 95th percentile) and its ratio to the interval (real-time factor of
+//! planning), iterations per interval; per-goal rows go to
+//! `DIR/mpc_eval_<task>.csv`. Set `RAYON_NUM_THREADS=1` for one core.
+
+mod common;
+
+use cenic::mpc::tasks::{Measure, NAMES, Task};
+use cenic::mpc::{
+    Budget, Episode, Ilqr, IlqrOptions, Planner, PredictiveSampling, SamplingOptions, Workspace, closed_loop,
+};
+use plotters::prelude::*;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+struct Args {
+    task: String,
+    planners: Vec<String>,
+    seed: u64,
+    goals: u64,
+    eval: bool,
+    budget: Budget,
+    samples: usize,
+    out: PathBuf,
+    horizon: Option<usize>,
+    cfd_width: Option<f64>,
+    cfd_strength: Option<f64>,
+}
+
+fn parse() -> Args {
+    let mut a = Args {
+        task: "pusher".into(),
+        planners: vec!["ilqr-cfd".into()],
+        seed: 0,
+        goals: 20,
+        eval: false,
+        budget: Budget::Iterations(3),
+        samples: 32,
+        out: PathBuf::from("target/mpc"),
+        horizon: None,
+        cfd_width: None,
+        cfd_strength: None,
+    };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut i = 0;
+    let mut planners_given = false;
+    while i < args.len() {
+        let v = args.get(i + 1).cloned().unwrap_or_default();
+        match args[i].as_str() {
+            "--task" => a.task = v,
+            "--planner" | "--planners" => {
+                a.planners = v.split(',').map(String::from).collect();
+                planners_given = true;
+            }
+            "--seed" => a.seed = v.parse().expect("--seed N"),
+            "--goals" => a.goals = v.parse().expect("--goals N"),
+            "--iters" => a.budget = Budget::Iterations(v.parse().expect("--iters N")),
+            "--budget-ms" => a.budget = Budget::WallTime(Duration::from_secs_f64(v.parse::<f64>().expect("--budget-ms MS") * 1e-3)),
+            "--samples" => a.samples = v.parse().expect("--samples N"),
+            "--out" => a.out = PathBuf::from(v),
+            "--horizon" => a.horizon = Some(v.parse().expect("--horizon H")),
+            "--cfd-width" => a.cfd_width = Some(v.parse().expect("--cfd-width M")),
+            "--cfd-strength" => a.cfd_strength = Some(v.parse().expect("--cfd-strength N")),
+            "--eval" => {
+                a.eval = true;
+                i += 1;
+                continue;
+            }
+            other => panic!("unknown argument {other} (see the example's docs)"),
+        }
+        i += 2;
+    }
+    if a.eval && !planners_given {
+        a.planners = vec!["ilqr-cfd".into(), "ilqr".into(), "sampling".into()];
+    }
+    assert!(NAMES.contains(&a.task.as_str()), "--task: one of {NAMES:?}");
+    a
+}
+
+/// The task of `seed` with the command line's overrides.
+fn make_task(a: &Args, models: &Path, seed: u64) -> Task {
+    let mut t = Task::new(&a.task, models, seed).expect("task");
+    if let Some(h) = a.horizon {
+        t.problem.horizon = h;
+    }
+    if let Some(w) = a.cfd_width {
+        t.cfd.width = w;
+    }
+    if let Some(f) = a.cfd_strength {
+        t.cfd.strength = f;
+    }
+    t
+}
+
+fn planner(name: &str, task: &Task, samples: usize, seed: u64) -> Box<dyn Planner> {
+    let p = task.problem.clone();
+    match name {
+        "ilqr-cfd" => Box::new(Ilqr::new(p, IlqrOptions { cfd: Some(task.cfd), ..Default::default() })),
+        "ilqr" => Box::new(Ilqr::new(p, IlqrOptions::default())),
+        "sampling" => Box::new(
+            PredictiveSampling::new(p, SamplingOptions { samples, seed, ..Default::default() }).expect("sampling planner"),
+        ),
+        other => panic!("unknown planner {other} (ilqr-cfd, ilqr, sampling)"),
+    }
+}
+
+fn run(task: &Task, planner: &mut dyn Planner, budget: Budget) -> Episode {
+    let mut plant = task.plant();
+    closed_loop(planner, &mut plant, &task.x0, task.steps, budget).expect("closed loop")
+}
+
+fn percentile(v: &[f64], p: f64) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    s[((s.len() - 1) as f64 * p).round() as usize]
+}
+
+fn main() {
+    let a = parse();
+    let shared = cenic::zoo::shared_dir();
+    let models = shared.as_ref().map(|s| s.join("models/gymnasium")).unwrap_or_default();
+    if a.task != "billiards" && !models.join("reacher.xml").exists() {
+        eprintln!("skipping {}: the shared gymnasium models are not at {} (set CENIC_SHARED)", a.task, models.display());
+        return;
+    }
+    std::fs::create_dir_all(&a.out).expect("output folder");
+    let threads = rayon::current_num_threads();
+    if !a.eval {
+        let task = make_task(&a, &models, a.seed);
+        for name in &a.planners {
+            let mut p = planner(name, &task, a.samples, a.seed);
+            let ep = run(&task, p.as_mut(), a.budget);
+            if std::env::var_os("MPC_VERBOSE").is_some() {
+                for (k, s) in ep.plans.iter().enumerate() {
+                    eprintln!(
+                        "  interval {k:3}: cost {:.5} -> {:.5}, iterations {}, accepted {}, rollouts {}, {:.1} ms",
+                        s.initial_cost, s.cost, s.iterations, s.accepted, s.rollouts, 1e3 * s.seconds
+                    );
+                }
+            }
+            let path = a.out.join(format!("mpc_{}_{}_{}.png", a.task, name, a.seed));
+            println!(
+                "{} {} seed {}: error {:.4} ({}), cost {:.4}, planning {:.1} ms per {:.0} ms interval, {} planning errors{}",
+                a.task,
+                p.name(),
+                a.seed,
+                task.error(&ep),
+                if task.success(&ep) { "success" } else { "failure" },
+                ep.total_cost(),
+                1e3 * ep.mean_plan_seconds(),
+                1e3 * task.problem.dt,
+                ep.planning_errors.len(),
+                ep.failure.as_ref().map(|f| format!(", plant failed: {f}")).unwrap_or_default()
+            );
+            plot(&task, &ep, &p.name(), &path).expect("plot");
+        }
+        return;
+    }
+    println!(
+        "task {}: {} goals, budget {:?}, {} rayon thread(s), planner dt {} s × H {}",
+        a.task,
+        a.goals,
+        a.budget,
+        threads,
+        make_task(&a, &models, 0).problem.dt,
+        make_task(&a, &models, 0).problem.horizon
+    );
+    println!("| task | planner | success | final error median (mean) | episode cost mean | plan ms / interval mean (p95) | plan time / interval | iterations / interval |");
+    println!("|---|---|---|---|---|---|---|---|");
+    let csv_path = a.out.join(format!("mpc_eval_{}.csv", a.task));
+    let mut csv = String::from("task,planner,seed,success,error,cost,plan_ms_mean,plan_ms_p95,iterations,planning_errors,failure\n");
+    for name in &a.planners {
+        let (mut ok, mut errs, mut costs, mut times, mut iters) = (0, vec![], vec![], vec![], vec![]);
+        let mut pname = name.clone();
+        for seed in 0..a.goals {
+            let task = make_task(&a, &models, seed);
+            let mut p = planner(name, &task, a.samples, seed);
+            pname = p.name();
+            let ep = run(&task, p.as_mut(), a.budget);
+            let (e, s) = (task.error(&ep), task.success(&ep));
+            ok += s as usize;
+            let t: Vec<f64> = ep.plans.iter().map(|s| 1e3 * s.seconds).collect();
+            let it = ep.plans.iter().map(|s| s.iterations as f64).sum::<f64>() / ep.plans.len().max(1) as f64;
+            csv += &format!(
+                "{},{},{},{},{:.5},{:.5},{:.3},{:.3},{:.2},{},{}\n",
+                a.task,
+                name,
+                seed,
+                s,
+                e,
+                ep.total_cost(),
+                t.iter().sum::<f64>() / t.len() as f64,
+                percentile(&t, 0.95),
+                it,
+                ep.planning_errors.len(),
+                ep.failure.clone().unwrap_or_default().replace(',', ";")
+            );
+            eprintln!("  {name} seed {seed}: error {e:.4} {}", if s { "ok" } else { "FAIL" });
+            errs.push(e);
+            costs.push(ep.total_cost());
+            times.extend(t);
+            iters.push(it);
+        }
+        let n = a.goals as f64;
+        let dt_ms = 1e3 * make_task(&a, &models, 0).problem.dt;
+        let mean_t = times.iter().sum::<f64>() / times.len() as f64;
+        println!(
+            "| {} | {} | {}/{} ({:.0} %) | {:.4} ({:.4}) | {:.4} | {:.1} ({:.1}) | {:.2} | {:.1} |",
+            a.task,
+            pname,
+            ok,
+            a.goals,
+            100.0 * ok as f64 / n,
+            percentile(&errs, 0.5),
+            errs.iter().sum::<f64>() / n,
+            costs.iter().sum::<f64>() / n,
+            mean_t,
+            percentile(&times, 0.95),
+            mean_t / dt_ms,
+            iters.iter().sum::<f64>() / n
+        );
+    }
+    std::fs::write(&csv_path, csv).expect("write CSV");
+    eprintln!("wrote {}", csv_path.display());
+}
+
+
+/// World positions of the drawn point `i` over the episode.
+fn path_of(task: &Task, ep: &Episode, i: usize) -> Vec<[f64; 3]> {
+    let nx = task.problem.nx();
+    let nq = task.problem.model.nq;
+    let mut ws = Workspace::new(task.problem.model.clone());
+    let (_, body, offset) = task.draw[i];
+    ep.states.chunks(nx).map(|x| ws.point(&x[..nq], body, offset)).collect()
+}
+
+fn plot(task: &Task, ep: &Episode, planner: &str, path: &Path) -> Result<(), Box<dyn std::error::Error>> {
+    if !common::register_font() {
+        eprintln!("no TrueType font found (DejaVu Sans): {} not written", path.display());
+        return Ok(());
+    }
+    let root = BitMapBackend::new(path, (1200, 500)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let (left, right) = root.split_horizontally(600);
+    let nx = task.problem.nx();
+    let dt = ep.dt;
+    match &task.measure {
+        Measure::MeanSpeed { dof, goal } => {
+            let nq = task.problem.model.nq;
+            let v: Vec<(f64, f64)> =
+                ep.states.chunks(nx).enumerate().map(|(k, x)| (k as f64 * dt, x[nq + dof])).collect();
+            let t_end = (v.len() as f64 - 1.0).max(1.0) * dt;
+            let hi = v.iter().map(|p| p.1).fold(goal * 1.3, f64::max);
+            let lo = v.iter().map(|p| p.1).fold(-0.5, f64::min);
+            let mut c = ChartBuilder::on(&left)
+                .caption(format!("{} ({planner}): forward speed", task.name), ("sans-serif", 18))
+                .margin(12)
+                .x_label_area_size(40)
+                .y_label_area_size(55)
+                .build_cartesian_2d(0.0..t_end, lo..hi)?;
+            c.configure_mesh().x_desc("time (s)").y_desc("speed (m/s)").draw()?;
+            c.draw_series(LineSeries::new(v, BLUE.stroke_width(2)))?.label("plant").legend(|(x, y)| {
+                PathElement::new([(x, y), (x + 15, y)], BLUE.stroke_width(2))
+            });
+            c.draw_series(LineSeries::new([(0.0, *goal), (t_end, *goal)], RED.stroke_width(2)))?.label("goal").legend(
+                |(x, y)| PathElement::new([(x, y), (x + 15, y)], RED.stroke_width(2)),
+            );
+            c.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+        }
+        Measure::FinalDistance(_) => {
+            let paths: Vec<Vec<[f64; 3]>> = (0..task.draw.len()).map(|i| path_of(task, ep, i)).collect();
+            let goal = task.goal;
+            let all = paths.iter().flatten().chain(std::iter::once(&goal));
+            let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY);
+            for p in all {
+                x0 = x0.min(p[0]);
+                x1 = x1.max(p[0]);
+                y0 = y0.min(p[1]);
+                y1 = y1.max(p[1]);
+            }
+            let span = (x1 - x0).max(y1 - y0).max(0.05) * 0.6 + 0.02;
+            let (cx, cy) = (0.5 * (x0 + x1), 0.5 * (y0 + y1));
+            let mut c = ChartBuilder::on(&left)
+                .caption(format!("{} ({planner}): paths seen from above", task.name), ("sans-serif", 18))
+                .margin(12)
+                .x_label_area_size(40)
+                .y_label_area_size(55)
+                .build_cartesian_2d((cx - span)..(cx + span), (cy - span)..(cy + span))?;
+            c.configure_mesh().x_desc("x (m)").y_desc("y (m)").draw()?;
+            let colors = [BLUE, GREEN, MAGENTA];
+            for (i, pts) in paths.iter().enumerate().skip(1) {
+                let col = colors[i % 3];
+                let xy: Vec<(f64, f64)> = pts.iter().map(|p| (p[0], p[1])).collect();
+                c.draw_series(LineSeries::new(xy, col.stroke_width(1)))?
+                    .label(task.draw[i].0.clone())
+                    .legend(move |(x, y)| PathElement::new([(x, y), (x + 15, y)], col.stroke_width(1)));
+            }
+            let xy: Vec<(f64, f64)> = paths[0].iter().map(|p| (p[0], p[1])).collect();
+            c.draw_series(LineSeries::new(xy.clone(), BLUE.stroke_width(2)))?
+                .label(task.draw[0].0.clone())
+                .legend(|(x, y)| PathElement::new([(x, y), (x + 15, y)], BLUE.stroke_width(2)));
+            c.draw_series([Circle::new(xy[0], 5, BLUE.filled())])?.label("start").legend(|(x, y)| Circle::new((x, y), 4, BLUE.filled()));
+            c.draw_series([Circle::new((goal[0], goal[1]), 6, RED.filled())])?
+                .label(format!("goal (tolerance {} m)", task.tolerance))
+                .legend(|(x, y)| Circle::new((x, y), 4, RED.filled()));
+            c.draw_series([Cross::new(*xy.last().unwrap(), 7, BLACK.stroke_width(2))])?
+                .label("end")
+                .legend(|(x, y)| Cross::new((x, y), 4, BLACK.stroke_width(2)));
+            c.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+        }
+    }
+    let cost: Vec<(f64, f64)> = ep.running_cost.iter().enumerate().map(|(k, c)| (k as f64 * dt, *c)).collect();
+    let plan: Vec<(f64, f64)> = ep.plans.iter().enumerate().map(|(k, s)| (k as f64 * dt, 1e3 * s.seconds)).collect();
+    let t_end = (cost.len().max(1) as f64) * dt;
+    let c_hi = cost.iter().map(|p| p.1).fold(1e-9, f64::max) * 1.1;
+    let p_hi = plan.iter().map(|p| p.1).fold(1e3 * dt, f64::max) * 1.1;
+    let mut c = ChartBuilder::on(&right)
+        .caption("running cost (blue) and planning time (grey)", ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(55)
+        .right_y_label_area_size(55)
+        .build_cartesian_2d(0.0..t_end, 0.0..c_hi)?
+        .set_secondary_coord(0.0..t_end, 0.0..p_hi);
+    c.configure_mesh().x_desc("time (s)").y_desc("cost rate").draw()?;
+    c.configure_secondary_axes().y_desc("planning time (ms)").draw()?;
+    c.draw_series(LineSeries::new(cost, BLUE.stroke_width(2)))?;
+    c.draw_secondary_series(LineSeries::new(plan, RGBColor(120, 120, 120).stroke_width(1)))?;
+    c.draw_secondary_series(LineSeries::new([(0.0, 1e3 * dt), (t_end, 1e3 * dt)], RED.mix(0.6).stroke_width(1)))?;
+    root.present()?;
+    println!("wrote {}", path.display());
+    Ok(())
+}

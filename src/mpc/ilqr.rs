@@ -1,0 +1,356 @@
+//! iLQR / Gauss–Newton planning on the interval Jacobians (see the
+//! [module docs](super)).
+
+use super::cost::{CostDerivatives, Workspace};
+use super::{Budget, MpcError, PlanStats, Planner, Problem, box_qp, run_budget};
+use crate::diff::{Cfd, DiffRollout};
+use crate::integrator::World;
+
+/// Settings of [`Ilqr`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct IlqrOptions {
+    /// Contacts from distance in the Jacobians (`None`: off).
+    pub cfd: Option<Cfd>,
+    /// Initial Levenberg–Marquardt damping μ added to Q_uu (units of Q_uu).
+    pub mu_init: f64,
+    /// Smallest damping.
+    pub mu_min: f64,
+    /// Largest damping: an iteration that needs more stops the planning
+    /// step (the plan is as good as this model can make it).
+    pub mu_max: f64,
+    /// Factor by which μ grows after a rejected step and shrinks after a full one.
+    pub mu_factor: f64,
+    /// Step lengths α tried by the line search, in order.
+    pub line_search: Vec<f64>,
+    /// Armijo fraction: a step is taken at once when it achieves this
+    /// fraction of the predicted decrease; otherwise the best tried step
+    /// that lowers J is taken.
+    pub armijo: f64,
+    /// Accept a full step that leaves J unchanged (within 1e-9 relative)
+    /// when the model predicts a decrease (see the [module docs](super)).
+    pub accept_neutral: bool,
+    /// Converged when the predicted decrease of a full step is below this
+    /// fraction of |J| (plus 1e-12).
+    pub tolerance: f64,
+}
+
+impl Default for IlqrOptions {
+    fn default() -> Self {
+        Self {
+            cfd: None,
+            mu_init: 1e-6,
+            mu_min: 1e-9,
+            mu_max: 1e8,
+            mu_factor: 10.0,
+            line_search: vec![1.0, 0.5, 0.25, 0.1, 0.03],
+            armijo: 0.1,
+            accept_neutral: true,
+            tolerance: 1e-6,
+        }
+    }
+}
+
+/// The gradient-based planner: iLQR with box-constrained controls (see the
+/// [module docs](super)).
+pub struct Ilqr {
+    problem: Problem,
+    /// Settings.
+    pub options: IlqrOptions,
+    rollout: DiffRollout,
+    world: World<f64>,
+    ws: Workspace,
+    /// Plan controls (H × nc).
+    u: Vec<f64>,
+    /// States of the plan's last rollout ((H + 1) × nx; empty before the first plan).
+    xs: Vec<f64>,
+    mu: f64,
+    derivs: Vec<CostDerivatives>,
+    /// Feedforward (H × nc) and feedback gains (H × nc × nx).
+    kff: Vec<f64>,
+    kfb: Vec<f64>,
+    trial_x: Vec<f64>,
+    trial_u: Vec<f64>,
+}
+
+/// The expected decrease of J along a step of length α is
+/// −(α·dv1 + α²·dv2).
+struct Backward {
+    dv1: f64,
+    dv2: f64,
+}
+
+impl Ilqr {
+    /// A planner for `problem`, starting from its initial guess.
+    pub fn new(problem: Problem, options: IlqrOptions) -> Self {
+        let (nx, nc, h) = (problem.nx(), problem.nc(), problem.horizon);
+        Self {
+            rollout: problem.rollout(options.cfd),
+            world: problem.world(),
+            ws: Workspace::new(problem.model.clone()),
+            u: problem.initial_controls(),
+            xs: vec![],
+            mu: options.mu_init,
+            derivs: (0..=h).map(|_| CostDerivatives::new(nx, nc)).collect(),
+            kff: vec![0.0; h * nc],
+            kfb: vec![0.0; h * nc * nx],
+            trial_x: vec![0.0; (h + 1) * nx],
+            trial_u: vec![0.0; h * nc],
+            problem,
+            options,
+        }
+    }
+
+    /// Sets the plan's controls (H × nc; clamped into the bounds).
+    pub fn set_controls(&mut self, u: &[f64]) {
+        assert_eq!(u.len(), self.u.len(), "plan controls: H × nc values");
+        self.u.copy_from_slice(u);
+        self.problem.clamp(&mut self.u);
+    }
+
+    /// States of the plan's last rollout ((H + 1) × nx), empty before the first plan.
+    pub fn states(&self) -> &[f64] {
+        &self.xs
+    }
+
+    /// The current Levenberg–Marquardt damping μ.
+    pub fn damping(&self) -> f64 {
+        self.mu
+    }
+
+    /// The Riccati pass with box-constrained feedforward steps; `None` when
+    /// Q_uu + μI is not positive definite somewhere.
+    fn backward(&mut self, d_x: &[f64], d_u: &[f64]) -> Option<Backward> {
+        let p = &self.problem;
+        let (nx, nc, h) = (p.nx(), p.nc(), p.horizon);
+        let term = &self.derivs[h];
+        let mut vx = term.lx.clone();
+        let mut vxx = term.lxx.clone();
+        let (mut qx, mut qu) = (vec![0.0; nx], vec![0.0; nc]);
+        let (mut qxx, mut quu, mut qux) = (vec![0.0; nx * nx], vec![0.0; nc * nc], vec![0.0; nc * nx]);
+        let (mut va, mut vb) = (vec![0.0; nx * nx], vec![0.0; nx * nc]);
+        let mut hreg = vec![0.0; nc * nc];
+        let (mut lo, mut hi) = (vec![0.0; nc], vec![0.0; nc]);
+        let mut out = Backward { dv1: 0.0, dv2: 0.0 };
+        for k in (0..h).rev() {
+            let a = &d_x[k * nx * nx..(k + 1) * nx * nx];
+            let b = &d_u[k * nx * nc..(k + 1) * nx * nc];
+            let l = &self.derivs[k];
+            // V_xx A and V_xx B.
+            for r in 0..nx {
+                for c in 0..nx {
+                    va[r * nx + c] = (0..nx).map(|s| vxx[r * nx + s] * a[s * nx + c]).sum();
+                }
+                for c in 0..nc {
+                    vb[r * nc + c] = (0..nx).map(|s| vxx[r * nx + s] * b[s * nc + c]).sum();
+                }
+            }
+            for i in 0..nx {
+                qx[i] = l.lx[i] + (0..nx).map(|s| a[s * nx + i] * vx[s]).sum::<f64>();
+                for j in 0..nx {
+                    qxx[i * nx + j] = l.lxx[i * nx + j] + (0..nx).map(|s| a[s * nx + i] * va[s * nx + j]).sum::<f64>();
+                }
+            }
+            for i in 0..nc {
+                qu[i] = l.lu[i] + (0..nx).map(|s| b[s * nc + i] * vx[s]).sum::<f64>();
+                for j in 0..nc {
+                    quu[i * nc + j] = l.luu[i * nc + j] + (0..nx).map(|s| b[s * nc + i] * vb[s * nc + j]).sum::<f64>();
+                }
+                for j in 0..nx {
+                    qux[i * nx + j] = l.lux[i * nx + j] + (0..nx).map(|s| b[s * nc + i] * va[s * nx + j]).sum::<f64>();
+                }
+            }
+            // Symmetrise Q_uu (round-off) and damp it.
+            for i in 0..nc {
+                for j in 0..nc {
+                    hreg[i * nc + j] = 0.5 * (quu[i * nc + j] + quu[j * nc + i]) + if i == j { self.mu } else { 0.0 };
+                }
+            }
+            let uk = &self.u[k * nc..(k + 1) * nc];
+            for i in 0..nc {
+                lo[i] = p.lower[i] - uk[i];
+                hi[i] = p.upper[i] - uk[i];
+            }
+            let warm: Vec<f64> = self.kff[k * nc..(k + 1) * nc].to_vec();
+            let qp = box_qp(&hreg, &qu, &lo, &hi, &warm)?;
+            let kk = &mut self.kff[k * nc..(k + 1) * nc];
+            kk.copy_from_slice(&qp.x);
+            // Feedback on the free controls: K_f = −H_ff⁻¹ Q_ux,f; clamped rows 0.
+            let gains = &mut self.kfb[k * nc * nx..(k + 1) * nc * nx];
+            gains.fill(0.0);
+            let free = qp.free_indices();
+            let mut col = vec![0.0; free.len()];
+            for j in 0..nx {
+                for (a_, &i) in free.iter().enumerate() {
+                    col[a_] = qux[i * nx + j];
+                }
+                qp.solve_free(&mut col);
+                for (a_, &i) in free.iter().enumerate() {
+                    gains[i * nx + j] = -col[a_];
+                }
+            }
+            let kk = &self.kff[k * nc..(k + 1) * nc];
+            out.dv1 += (0..nc).map(|i| kk[i] * qu[i]).sum::<f64>();
+            out.dv2 += 0.5 * (0..nc).map(|i| kk[i] * (0..nc).map(|j| quu[i * nc + j] * kk[j]).sum::<f64>()).sum::<f64>();
+            // V_x = Q_x + Kᵀ Q_uu k + Kᵀ Q_u + Q_uxᵀ k;
+            // V_xx = Q_xx + Kᵀ Q_uu K + Kᵀ Q_ux + Q_uxᵀ K.
+            let quu_k: Vec<f64> = (0..nc).map(|i| (0..nc).map(|j| quu[i * nc + j] * kk[j]).sum()).collect();
+            for i in 0..nx {
+                vx[i] = qx[i]
+                    + (0..nc).map(|r| gains[r * nx + i] * (quu_k[r] + qu[r]) + qux[r * nx + i] * kk[r]).sum::<f64>();
+            }
+            let mut quu_kk = vec![0.0; nc * nx];
+            for r in 0..nc {
+                for j in 0..nx {
+                    quu_kk[r * nx + j] = (0..nc).map(|s| quu[r * nc + s] * gains[s * nx + j]).sum();
+                }
+            }
+            for i in 0..nx {
+                for j in 0..nx {
+                    vxx[i * nx + j] = qxx[i * nx + j]
+                        + (0..nc)
+                            .map(|r| {
+                                gains[r * nx + i] * (quu_kk[r * nx + j] + qux[r * nx + j])
+                                    + qux[r * nx + i] * gains[r * nx + j]
+                            })
+                            .sum::<f64>();
+                }
+            }
+            for i in 0..nx {
+                for j in 0..i {
+                    let s = 0.5 * (vxx[i * nx + j] + vxx[j * nx + i]);
+                    vxx[i * nx + j] = s;
+                    vxx[j * nx + i] = s;
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// One iteration from `x0`; returns whether planning has converged.
+    fn iterate(&mut self, x0: &[f64], stats: &mut PlanStats) -> Result<bool, MpcError> {
+        let p = self.problem.clone();
+        let (nx, nc, h) = (p.nx(), p.nc(), p.horizon);
+        let lin = self.rollout.linearize(x0, &self.u, &[], h)?;
+        stats.linearizations += 1;
+        stats.rollouts += 1;
+        let j0 = p.cost.trajectory(&mut self.ws, &lin.trajectory, &self.u, p.dt, Some(&mut self.derivs));
+        if stats.iterations == 0 {
+            stats.initial_cost = j0;
+        }
+        stats.cost = j0;
+        self.xs.clone_from(&lin.trajectory);
+        let o = self.options.clone();
+        let bw = loop {
+            match self.backward(&lin.d_x, &lin.d_u) {
+                Some(b) => break b,
+                None if self.mu < o.mu_max => self.mu = (self.mu * o.mu_factor).max(o.mu_min),
+                None => return Ok(true),
+            }
+        };
+        let predicted = |a: f64| -(a * bw.dv1 + a * a * bw.dv2);
+        if predicted(1.0) <= o.tolerance * j0.abs() + 1e-12 {
+            return Ok(true);
+        }
+        // Forward passes on the nonlinear model.
+        let mut best: Option<(f64, f64, Vec<f64>, Vec<f64>)> = None;
+        let mut neutral: Option<(f64, Vec<f64>, Vec<f64>)> = None;
+        for &alpha in &o.line_search {
+            let (u_nom, x_nom, kff, kfb) = (&self.u, &lin.trajectory, &self.kff, &self.kfb);
+            let policy = |k: usize, x: &[f64], u: &mut [f64]| {
+                for i in 0..nc {
+                    let g = &kfb[(k * nc + i) * nx..(k * nc + i + 1) * nx];
+                    let dx: f64 = (0..nx).map(|j| g[j] * (x[j] - x_nom[k * nx + j])).sum();
+                    u[i] = u_nom[k * nc + i] + alpha * kff[k * nc + i] + dx;
+                }
+            };
+            stats.rollouts += 1;
+            if p.simulate_policy(&mut self.world, x0, policy, &mut self.trial_x, &mut self.trial_u).is_err() {
+                continue;
+            }
+            let j = p.cost.trajectory(&mut self.ws, &self.trial_x, &self.trial_u, p.dt, None);
+            if !j.is_finite() {
+                continue;
+            }
+            if j < j0 && best.as_ref().is_none_or(|b| j < b.1) {
+                best = Some((alpha, j, self.trial_x.clone(), self.trial_u.clone()));
+                if j0 - j >= o.armijo * predicted(alpha) {
+                    break;
+                }
+            }
+            if alpha == 1.0 && o.accept_neutral && j <= j0 + 1e-9 * j0.abs() {
+                neutral = Some((j, self.trial_x.clone(), self.trial_u.clone()));
+            }
+        }
+        let step = best.or_else(|| neutral.map(|(j, x, u)| (1.0, j, x, u)));
+        match step {
+            Some((alpha, j, x, u)) => {
+                self.u = u;
+                self.xs = x;
+                stats.cost = j;
+                stats.accepted += 1;
+                if alpha == 1.0 {
+                    self.mu = (self.mu / o.mu_factor).max(o.mu_min);
+                }
+                Ok(false)
+            }
+            None => {
+                self.mu *= o.mu_factor;
+                Ok(self.mu > o.mu_max)
+            }
+        }
+    }
+}
+
+impl Planner for Ilqr {
+    fn name(&self) -> String {
+        if self.options.cfd.is_some() { "iLQR + CFD".into() } else { "iLQR".into() }
+    }
+
+    fn problem(&self) -> &Problem {
+        &self.problem
+    }
+
+    fn plan(&mut self, x0: &[f64], budget: Budget) -> Result<PlanStats, MpcError> {
+        if x0.len() != self.problem.nx() {
+            return Err(MpcError::Input(format!("state: expected {} values, got {}", self.problem.nx(), x0.len())));
+        }
+        // Damping grows while steps fail; a new planning step starts afresh
+        // (a plan stuck at μ_max would otherwise never move again).
+        self.mu = self.options.mu_init;
+        let mut stats = PlanStats::default();
+        let (n, seconds) = run_budget(budget, || {
+            let r = self.iterate(x0, &mut stats);
+            stats.iterations += 1;
+            r
+        })?;
+        stats.iterations = n;
+        stats.seconds = seconds;
+        Ok(stats)
+    }
+
+    fn controls(&self) -> &[f64] {
+        &self.u
+    }
+
+    fn shift(&mut self) {
+        let nc = self.problem.nc();
+        shift_sequence(&mut self.u, nc);
+        shift_sequence(&mut self.kff, nc);
+    }
+
+    fn reset(&mut self) {
+        self.u = self.problem.initial_controls();
+        self.kff.fill(0.0);
+        self.xs.clear();
+        self.mu = self.options.mu_init;
+    }
+}
+
+/// Moves a sequence of blocks of `width` one block earlier, repeating the last block.
+pub(crate) fn shift_sequence(v: &mut [f64], width: usize) {
+    let n = v.len();
+    if n > width {
+        v.copy_within(width.., 0);
+        v.copy_within(n - 2 * width..n - width, n - width);
+    }
+}

@@ -1,0 +1,348 @@
+//! MPC tasks with seeded goals, shared by the examples, the evaluation and
+//! the tests.
+//!
+//! | task | model | dt × H (s) | episode | goal (per seed) | success |
+//! |---|---|---|---|---|---|
+//! | `reacher` | gymnasium `reacher.xml` | 0.02 × 25 | 1 s | target in a disc of 0.2 m (gymnasium's) | fingertip within 2 cm of the target at the end |
+//! | `pusher` | gymnasium Pusher-v5 (`pusher.xml`, v5 edits) | 0.05 × 20 | 5 s | object placed as gymnasium does, goal in a 0.1 m disc around gymnasium's | object centre within 5 cm of the goal at the end |
+//! | `billiards` | built-in: a striker confined to a 0.25 m box bats a puck | 0.05 × 30 | 2 s | target 0.35–0.6 m from the puck, ±25° off the line | puck within 5 cm of the target at the end |
+//! | `half_cheetah` | gymnasium `half_cheetah.xml` | 0.05 × 16 | 3 s | forward speed 1–3 m/s | mean speed over the last half within 25 % of the goal |
+//!
+//! Costs use only what the task asks for: the pusher's is the object's
+//! distance to the goal (no shaping term pulling the arm toward the
+//! object, unlike gymnasium's reward), and the billiards' the puck's
+//! distance to the target, so the first contact has to be found: the case
+//! for contacts from distance ([`Task::cfd`]). The planner simulates one
+//! fixed step per interval (reacher, pusher) or a few (billiards,
+//! cheetah); the plant runs CENIC at accuracy 1e-3.
+
+use super::cost::{ControlEffort, Cost, CostSum, Penalty, QuadraticTracking, Target, TargetDistance, Workspace};
+use super::{Episode, MpcError, Plant, Problem};
+use crate::batch::WorldParams;
+use crate::diff::Cfd;
+use crate::integrator::{CenicParams, Mode};
+use crate::model::Model;
+use crate::rl::EnvRng;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The built-in tasks.
+pub const NAMES: [&str; 4] = ["reacher", "pusher", "billiards", "half_cheetah"];
+
+/// How a task's success is measured on an episode.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Measure {
+    /// The distance (m) of a body point to its target at the end of the episode.
+    FinalDistance(TargetDistance),
+    /// The mean of velocity coordinate `dof` over the last half of the
+    /// episode, relative to `goal`: |mean − goal| / goal.
+    MeanSpeed {
+        /// Velocity index (into v).
+        dof: usize,
+        /// Goal speed (m/s).
+        goal: f64,
+    },
+}
+
+/// A control task: the planning problem, the plant and the goal.
+#[derive(Clone)]
+pub struct Task {
+    /// Task name (one of [`NAMES`]).
+    pub name: &'static str,
+    /// The planning problem (planner's model and integration).
+    pub problem: Problem,
+    /// The plant's integration (the model is the problem's).
+    pub plant_mode: Mode,
+    /// The plant's physical parameters.
+    pub plant_params: WorldParams,
+    /// Initial state.
+    pub x0: Vec<f64>,
+    /// Control intervals in an episode.
+    pub steps: usize,
+    /// Contacts from distance suited to the task (for the gradient planner).
+    pub cfd: Cfd,
+    /// What counts as success.
+    pub measure: Measure,
+    /// Success when the measure is at most this (m, or relative).
+    pub tolerance: f64,
+    /// Body points to draw (name, body, offset in m), the first one the tracked one.
+    pub draw: Vec<(String, usize, [f64; 3])>,
+    /// The goal of the tracked point (m, world), for plots.
+    pub goal: [f64; 3],
+}
+
+impl Task {
+    /// The task `name` for goal `seed`; `models_dir` is the folder of the
+    /// shared gymnasium models (`…/models/gymnasium`).
+    pub fn new(name: &str, models_dir: &Path, seed: u64) -> Result<Self, MpcError> {
+        match name {
+            "reacher" => reacher(models_dir, seed),
+            "pusher" => pusher(models_dir, seed),
+            "billiards" => billiards(seed),
+            "half_cheetah" => half_cheetah(models_dir, seed),
+            _ => Err(MpcError::Input(format!("unknown task '{name}' (known: {})", NAMES.join(", ")))),
+        }
+    }
+
+    /// A plant for this task, at the initial state.
+    pub fn plant(&self) -> Plant {
+        let mut p = Plant::new(self.problem.model.clone(), self.plant_mode.clone(), self.plant_params);
+        p.set_state(&self.x0);
+        p
+    }
+
+    /// The success measure of an episode (see [`Measure`]).
+    pub fn error(&self, ep: &Episode) -> f64 {
+        let nx = self.problem.nx();
+        match &self.measure {
+            Measure::FinalDistance(d) => {
+                let mut ws = Workspace::new(self.problem.model.clone());
+                d.distance(&mut ws, ep.final_state(nx))
+            }
+            Measure::MeanSpeed { dof, goal } => {
+                let rows = ep.states.len() / nx;
+                let from = rows / 2;
+                let nq = self.problem.model.nq;
+                let mean = (from..rows).map(|k| ep.states[k * nx + nq + dof]).sum::<f64>() / (rows - from) as f64;
+                (mean - goal).abs() / goal.abs()
+            }
+        }
+    }
+
+    /// Whether the episode met the goal (and the plant did not fail).
+    pub fn success(&self, ep: &Episode) -> bool {
+        ep.failure.is_none() && self.error(ep) <= self.tolerance
+    }
+}
+
+fn load(models_dir: &Path, file: &str) -> Result<Arc<Model>, MpcError> {
+    let path = models_dir.join(file);
+    Model::from_mjcf_file(&path).map(Arc::new).map_err(|e| MpcError::Input(format!("{}: {e}", path.display())))
+}
+
+fn body(model: &Model, name: &str) -> Result<usize, MpcError> {
+    model.body_id(name).ok_or_else(|| MpcError::Input(format!("model '{}' has no body '{name}'", model.name)))
+}
+
+fn joint_qpos(model: &Model, name: &str) -> Result<usize, MpcError> {
+    model
+        .joint_id(name)
+        .map(|j| model.joints[j].qpos_adr)
+        .ok_or_else(|| MpcError::Input(format!("model '{}' has no joint '{name}'", model.name)))
+}
+
+/// The plant's integration: CENIC at accuracy 1e-3.
+fn plant_mode() -> Mode {
+    Mode::ErrorControlled(CenicParams { accuracy: 1e-3, ..Default::default() })
+}
+
+fn state(model: &Model, q: Vec<f64>) -> Vec<f64> {
+    let mut x = q;
+    x.extend(std::iter::repeat_n(0.0, model.nv));
+    x
+}
+
+/// A point's world position at state `x`.
+fn world_point(model: &Arc<Model>, x: &[f64], body: usize, offset: [f64; 3]) -> [f64; 3] {
+    Workspace::new(model.clone()).point(&x[..model.nq], body, offset)
+}
+
+fn distance_task(
+    name: &'static str,
+    problem: Problem,
+    x0: Vec<f64>,
+    steps: usize,
+    cfd: Cfd,
+    measured: TargetDistance,
+    tolerance: f64,
+    extra: &[usize],
+) -> Task {
+    let goal = match measured.target {
+        Target::Point(p) => p,
+        Target::Body { body, offset } => world_point(&problem.model, &x0, body, offset),
+    };
+    let name_of = |b: usize| problem.model.bodies[b].name.clone();
+    let mut draw = vec![(name_of(measured.body), measured.body, measured.offset)];
+    draw.extend(extra.iter().map(|&b| (name_of(b), b, [0.0; 3])));
+    Task {
+        name,
+        plant_mode: plant_mode(),
+        plant_params: WorldParams::default(),
+        x0,
+        steps,
+        cfd,
+        measure: Measure::FinalDistance(measured),
+        tolerance,
+        draw,
+        goal,
+        problem,
+    }
+}
+
+/// Reacher: the fingertip to a random target (no contact).
+pub fn reacher(models_dir: &Path, seed: u64) -> Result<Task, MpcError> {
+    let model = load(models_dir, "reacher.xml")?;
+    let mut rng = EnvRng::new(seed, 0);
+    let mut q = model.qpos0.clone();
+    rng.add_uniform(&mut q[..2], 0.1);
+    let goal = loop {
+        let g = [rng.uniform(-0.2, 0.2), rng.uniform(-0.2, 0.2)];
+        if (g[0] * g[0] + g[1] * g[1]).sqrt() < 0.2 {
+            break g;
+        }
+    };
+    q[joint_qpos(&model, "target_x")?] = goal[0];
+    q[joint_qpos(&model, "target_y")?] = goal[1];
+    let x0 = state(&model, q);
+    let tip = body(&model, "fingertip")?;
+    let target = body(&model, "target")?;
+    let goal = world_point(&model, &x0, target, [0.0; 3]);
+    let reach = TargetDistance {
+        body: tip,
+        offset: [0.0; 3],
+        target: Target::Point(goal),
+        axes: [true, true, false],
+        running_weight: 1.0,
+        terminal_weight: 2.0,
+        penalty: Penalty::SmoothAbs { epsilon: 0.01 },
+    };
+    // Arm joint velocities damped, so that the fingertip stops on the target.
+    let nx = model.nq + model.nv;
+    let mut wv = vec![0.0; nx];
+    wv[model.nq..model.nq + 2].fill(1e-3);
+    let cost = CostSum::new()
+        .with(reach.clone())
+        .with(QuadraticTracking::diagonal(vec![0.0; nx], &wv, &wv))
+        .with(ControlEffort::uniform(model.nu(), 1e-3));
+    let problem = Problem::new(model.clone(), Mode::Fixed { dt: 0.02 }, 0.02, 25, Arc::new(cost))?;
+    let cfd = Cfd { width: 0.05, strength: 1.0 };
+    Ok(distance_task("reacher", problem, x0, 50, cfd, reach, 0.02, &[]))
+}
+
+/// Pusher: the object to a random goal, cost on the object's distance only.
+pub fn pusher(models_dir: &Path, seed: u64) -> Result<Task, MpcError> {
+    let model = crate::rl::tasks::load_model(crate::rl::tasks::Kind::Pusher, models_dir)
+        .map(Arc::new)
+        .map_err(|e| MpcError::Input(e.to_string()))?;
+    let mut rng = EnvRng::new(seed, 0);
+    let mut q = model.qpos0.clone();
+    let (oy, ox) = (joint_qpos(&model, "obj_slidey")?, joint_qpos(&model, "obj_slidex")?);
+    let (gy, gx) = (joint_qpos(&model, "goal_slidey")?, joint_qpos(&model, "goal_slidex")?);
+    // gymnasium: qpos[-4:-2] (slide y, slide x) = (U(−0.3, 0), U(−0.2, 0.2)), at least 0.17 from the goal.
+    let (obj, goal) = loop {
+        let o = [rng.uniform(-0.3, 0.0), rng.uniform(-0.2, 0.2)];
+        let r = 0.1 * rng.uniform(0.0, 1.0).sqrt();
+        let a = std::f64::consts::TAU * rng.uniform(0.0, 1.0);
+        let g = [r * a.cos(), r * a.sin()];
+        if ((o[0] - g[0]).powi(2) + (o[1] - g[1]).powi(2)).sqrt() > 0.17 {
+            break (o, g);
+        }
+    };
+    q[oy] = obj[0];
+    q[ox] = obj[1];
+    q[gy] = goal[0];
+    q[gx] = goal[1];
+    let x0 = state(&model, q);
+    let object = body(&model, "object")?;
+    let goal = world_point(&model, &x0, body(&model, "goal")?, [0.0; 3]);
+    let push = TargetDistance {
+        body: object,
+        offset: [0.0; 3],
+        target: Target::Point(goal),
+        axes: [true, true, false],
+        running_weight: 1.0,
+        terminal_weight: 1.0,
+        penalty: Penalty::SmoothAbs { epsilon: 0.01 },
+    };
+    let problem = Problem::new(model.clone(), Mode::Fixed { dt: 0.05 }, 0.05, 20, Arc::new(push.clone()))?;
+    let cfd = Cfd { width: 0.5, strength: 1.0 };
+    Ok(distance_task("pusher", problem, x0, 100, cfd, push, 0.05, &[body(&model, "tips_arm")?]))
+}
+
+/// MJCF of the billiards-like task: a striker sphere on two actuated
+/// slides, confined to a 0.25 m box, and a puck (a cylinder on its face)
+/// sliding on a table with μ = 0.3.
+pub const BILLIARDS_XML: &str = r#"<mujoco model="billiards">
+  <option timestep="0.01"/>
+  <worldbody>
+    <geom name="table" type="plane" size="2 2 0.1" friction="0.3" contype="1" conaffinity="1"/>
+    <body name="striker" pos="0 0 0.012">
+      <joint name="striker_x" type="slide" axis="1 0 0" range="-0.1 0.15" damping="2"/>
+      <joint name="striker_y" type="slide" axis="0 1 0" range="-0.1 0.1" damping="2"/>
+      <geom name="striker" type="sphere" size="0.02" mass="0.5" contype="2" conaffinity="2"/>
+    </body>
+    <body name="puck" pos="0.1 0 0.012">
+      <freejoint name="puck"/>
+      <geom name="puck" type="cylinder" size="0.03 0.012" mass="0.1" friction="0.3" contype="3" conaffinity="3"/>
+    </body>
+  </worldbody>
+  <actuator>
+    <motor name="x" joint="striker_x" gear="10" ctrlrange="-1 1"/>
+    <motor name="y" joint="striker_y" gear="10" ctrlrange="-1 1"/>
+  </actuator>
+</mujoco>"#;
+
+/// Billiards-like: the striker bats the puck toward a random target; the
+/// target is out of the striker's reach, so the first contact decides.
+pub fn billiards(seed: u64) -> Result<Task, MpcError> {
+    let model = Arc::new(Model::from_mjcf_str(BILLIARDS_XML).map_err(|e| MpcError::Input(e.to_string()))?);
+    let mut rng = EnvRng::new(seed, 0);
+    let puck = body(&model, "puck")?;
+    let q = model.qpos0.clone();
+    let x0 = state(&model, q);
+    let start = world_point(&model, &x0, puck, [0.0; 3]);
+    let (d, a) = (rng.uniform(0.35, 0.6), rng.uniform(-25.0, 25.0).to_radians());
+    let goal = [start[0] + d * a.cos(), start[1] + d * a.sin(), start[2]];
+    let hit = TargetDistance {
+        body: puck,
+        offset: [0.0; 3],
+        target: Target::Point(goal),
+        axes: [true, true, false],
+        running_weight: 0.0,
+        terminal_weight: 1.0,
+        penalty: Penalty::SmoothAbs { epsilon: 0.01 },
+    };
+    let mode = Mode::Fixed { dt: 0.01 };
+    let problem = Problem::new(model.clone(), mode, 0.05, 30, Arc::new(hit.clone()))?;
+    let cfd = Cfd { width: 0.1, strength: 1.0 };
+    Ok(distance_task("billiards", problem, x0, 40, cfd, hit, 0.05, &[body(&model, "striker")?]))
+}
+
+/// Half cheetah: run forward at a random speed.
+pub fn half_cheetah(models_dir: &Path, seed: u64) -> Result<Task, MpcError> {
+    let model = load(models_dir, "half_cheetah.xml")?;
+    let mut rng = EnvRng::new(seed, 0);
+    let mut q = model.qpos0.clone();
+    rng.add_uniform(&mut q, 0.1);
+    let goal = rng.uniform(1.0, 3.0);
+    let (nq, nx) = (model.nq, model.nq + model.nv);
+    let rootx = model.joint_id("rootx").map(|j| model.joints[j].dof_adr).unwrap_or(0);
+    let rooty = joint_qpos(&model, "rooty")?;
+    let mut reference = vec![0.0; nx];
+    reference[nq + rootx] = goal;
+    let mut w = vec![0.0; nx];
+    w[nq + rootx] = 1.0;
+    w[rooty] = 1.0;
+    let cost: Arc<dyn Cost> = Arc::new(
+        CostSum::new()
+            .with(QuadraticTracking::diagonal(reference, &w, &w))
+            .with(ControlEffort::uniform(model.nu(), 0.05)),
+    );
+    let x0 = state(&model, q);
+    let problem = Problem::new(model.clone(), Mode::Fixed { dt: 0.025 }, 0.05, 16, cost)?;
+    let torso = body(&model, "torso")?;
+    let start = world_point(&model, &x0, torso, [0.0; 3]);
+    Ok(Task {
+        name: "half_cheetah",
+        plant_mode: plant_mode(),
+        plant_params: WorldParams::default(),
+        steps: 60,
+        cfd: Cfd { width: 0.05, strength: 10.0 },
+        measure: Measure::MeanSpeed { dof: rootx, goal },
+        tolerance: 0.25,
+        draw: vec![("torso".into(), torso, [0.0; 3])],
+        goal: [start[0] + goal * 3.0, start[1], start[2]],
+        x0,
+        problem,
+    })
+}

@@ -1,0 +1,563 @@
+//! Issue 16: the MPC planners. iLQR on a linear model with a quadratic
+//! cost against the Riccati solution (and the box-constrained optimum's KKT
+//! conditions), cost derivatives and plan gradients against finite
+//! differences, warm-start shifts, control limits, and contacts from
+//! distance giving the pusher a gradient before contact.
+
+mod common;
+
+use burn::tensor::Tensor;
+use cenic::diff::{ControlKind, GradCheckOptions, gradcheck};
+use cenic::integrator::{CenicParams, Mode};
+use cenic::mpc::tasks::{self, Task};
+use cenic::mpc::{
+    Budget, BurnCost, ControlEffort, Cost, CostDerivatives, CostSum, Ilqr, IlqrOptions, Interpolation, Penalty,
+    Planner, PredictiveSampling, Problem, QuadraticTracking, SamplingOptions, Target, TargetDistance, Workspace,
+    closed_loop,
+};
+use cenic::model::Model;
+use std::sync::Arc;
+
+/// Two coupled carts: a slide along x and, on it, a slide along (1, 1)/√2,
+/// with springs, dampers and armature, no gravity and no contact: one
+/// implicit step is linear in (q, v, u) (within the control ranges, which
+/// the simulator clamps to).
+const CARTS: &str = r#"<mujoco model="carts">
+  <option gravity="0 0 0"/>
+  <worldbody>
+    <body name="a">
+      <joint name="a" type="slide" axis="1 0 0" stiffness="2" damping="0.3" armature="0.1"/>
+      <geom type="sphere" size="0.05" mass="1" contype="0" conaffinity="0"/>
+      <body name="b">
+        <joint name="b" type="slide" axis="1 1 0" stiffness="1" damping="0.1"/>
+        <geom type="sphere" size="0.05" mass="0.5" contype="0" conaffinity="0"/>
+      </body>
+    </body>
+  </worldbody>
+  <actuator>
+    <motor joint="a" gear="2" ctrlrange="-20 20"/>
+    <motor joint="b" gear="1" ctrlrange="-20 20"/>
+  </actuator>
+</mujoco>"#;
+
+/// A planar two-link arm (hinges, gravity off) with its fingertip.
+const ARM: &str = r#"<mujoco model="arm">
+  <option gravity="0 0 0"/>
+  <worldbody>
+    <body name="l0">
+      <joint name="j0" type="hinge" axis="0 0 1" damping="0.5" armature="0.05"/>
+      <geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.02" mass="1" contype="0" conaffinity="0"/>
+      <body name="l1" pos="0.2 0 0">
+        <joint name="j1" type="hinge" axis="0 0 1" damping="0.5" armature="0.05"/>
+        <geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.02" mass="0.5" contype="0" conaffinity="0"/>
+        <body name="tip" pos="0.2 0 0"/>
+      </body>
+    </body>
+  </worldbody>
+  <actuator>
+    <motor joint="j0" gear="1" ctrlrange="-2 2"/>
+    <motor joint="j1" gear="1" ctrlrange="-2 2"/>
+  </actuator>
+</mujoco>"#;
+
+const DT: f64 = 0.05;
+const H: usize = 12;
+
+fn carts() -> Arc<Model> {
+    Arc::new(Model::from_mjcf_str(CARTS).unwrap())
+}
+
+fn lq_cost(nx: usize, nc: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>, CostSum) {
+    let q = vec![4.0, 1.0, 0.5, 0.2];
+    let qt = vec![40.0, 20.0, 2.0, 2.0];
+    let r = 0.05;
+    let cost = CostSum::new()
+        .with(QuadraticTracking::diagonal(vec![0.0; nx], &q, &qt))
+        .with(ControlEffort::uniform(nc, r));
+    (q, qt, vec![r; nc], cost)
+}
+
+/// A and B of x_{k+1} = A x_k + B u_k by central differences of the
+/// simulator (exact for a linear map up to rounding), independent of the
+/// Jacobian pass.
+fn identify(p: &Problem) -> (Vec<f64>, Vec<f64>) {
+    let (nx, nc) = (p.nx(), p.nc());
+    let r = p.rollout(None);
+    let step = |x: &[f64], u: &[f64]| r.simulate(x, u, &[], 1).unwrap()[nx..].to_vec();
+    let (x0, u0) = (vec![0.0; nx], vec![0.0; nc]);
+    let mut a = vec![0.0; nx * nx];
+    let mut b = vec![0.0; nx * nc];
+    for j in 0..nx + nc {
+        let mut col = vec![0.0; nx];
+        for s in [1.0, -1.0] {
+            let (mut x, mut u) = (x0.clone(), u0.clone());
+            if j < nx { x[j] = s } else { u[j - nx] = s }
+            let y = step(&x, &u);
+            (0..nx).for_each(|i| col[i] += 0.5 * s * y[i]);
+        }
+        for i in 0..nx {
+            if j < nx { a[i * nx + j] = col[i] } else { b[i * nc + j - nx] = col[i] }
+        }
+    }
+    (a, b)
+}
+
+fn matmul(a: &[f64], b: &[f64], n: usize, m: usize, p: usize) -> Vec<f64> {
+    let mut c = vec![0.0; n * p];
+    for i in 0..n {
+        for k in 0..m {
+            for j in 0..p {
+                c[i * p + j] += a[i * m + k] * b[k * p + j];
+            }
+        }
+    }
+    c
+}
+
+fn transpose(a: &[f64], n: usize, m: usize) -> Vec<f64> {
+    let mut t = vec![0.0; n * m];
+    for i in 0..n {
+        for j in 0..m {
+            t[j * n + i] = a[i * m + j];
+        }
+    }
+    t
+}
+
+/// Solves the small dense system M y = rhs (Gaussian elimination with pivoting).
+fn solve(mut m: Vec<f64>, mut rhs: Vec<f64>, n: usize, cols: usize) -> Vec<f64> {
+    for c in 0..n {
+        let p = (c..n).max_by(|&i, &j| m[i * n + c].abs().total_cmp(&m[j * n + c].abs())).unwrap();
+        for j in 0..n {
+            m.swap(c * n + j, p * n + j);
+        }
+        for j in 0..cols {
+            rhs.swap(c * cols + j, p * cols + j);
+        }
+        for r in c + 1..n {
+            let f = m[r * n + c] / m[c * n + c];
+            for j in c..n {
+                m[r * n + j] -= f * m[c * n + j];
+            }
+            for j in 0..cols {
+                rhs[r * cols + j] -= f * rhs[c * cols + j];
+            }
+        }
+    }
+    for c in (0..n).rev() {
+        for j in 0..cols {
+            let s: f64 = (c + 1..n).map(|k| m[c * n + k] * rhs[k * cols + j]).sum();
+            rhs[c * cols + j] = (rhs[c * cols + j] - s) / m[c * n + c];
+        }
+    }
+    rhs
+}
+
+/// The finite-horizon LQR controls from x0 by the backward Riccati recursion
+/// for J = Σ dt·½(xᵀQx + uᵀRu) + ½ x_Hᵀ Q_T x_H.
+fn riccati(a: &[f64], b: &[f64], q: &[f64], qt: &[f64], r: &[f64], x0: &[f64], nc: usize) -> Vec<f64> {
+    let nx = x0.len();
+    let diag = |d: &[f64], s: f64| {
+        let n = d.len();
+        let mut m = vec![0.0; n * n];
+        (0..n).for_each(|i| m[i * n + i] = s * d[i]);
+        m
+    };
+    let (qm, rm) = (diag(q, DT), diag(r, DT));
+    let mut p = diag(qt, 1.0);
+    let (at, bt) = (transpose(a, nx, nx), transpose(b, nx, nc));
+    let mut gains = vec![];
+    for _ in 0..H {
+        let pb = matmul(&p, b, nx, nx, nc);
+        let pa = matmul(&p, a, nx, nx, nx);
+        let mut s = matmul(&bt, &pb, nc, nx, nc);
+        s.iter_mut().zip(&rm).for_each(|(x, y)| *x += y);
+        let k = solve(s, matmul(&bt, &pa, nc, nx, nx), nc, nx);
+        // P = Q + Aᵀ P A − Aᵀ P B K.
+        let apa = matmul(&at, &pa, nx, nx, nx);
+        let apbk = matmul(&matmul(&at, &pb, nx, nx, nc), &k, nx, nc, nx);
+        p = (0..nx * nx).map(|i| qm[i] + apa[i] - apbk[i]).collect();
+        gains.push(k);
+    }
+    gains.reverse();
+    let mut x = x0.to_vec();
+    let mut u = vec![];
+    for k in gains {
+        let uk: Vec<f64> = matmul(&k, &x, nc, nx, 1).iter().map(|v| -v).collect();
+        let ax = matmul(a, &x, nx, nx, 1);
+        let bu = matmul(b, &uk, nx, nc, 1);
+        x = (0..nx).map(|i| ax[i] + bu[i]).collect();
+        u.extend(uk);
+    }
+    u
+}
+
+fn carts_problem(bounded: bool) -> (Problem, Vec<f64>, Vec<f64>, Vec<f64>) {
+    let model = carts();
+    let (nx, nc) = (model.nq + model.nv, model.nu());
+    let (q, qt, r, cost) = lq_cost(nx, nc);
+    let p = Problem::new(model, Mode::Fixed { dt: DT }, DT, H, Arc::new(cost)).unwrap();
+    let inf = f64::INFINITY;
+    let p = if bounded {
+        p.with_controls(ControlKind::Actuators, vec![-0.4, -0.3], vec![0.4, 0.3]).unwrap()
+    } else {
+        p.with_controls(ControlKind::Actuators, vec![-inf; nc], vec![inf; nc]).unwrap()
+    };
+    (p, q, qt, r)
+}
+
+#[test]
+fn ilqr_on_a_linear_model_with_quadratic_cost_matches_the_riccati_solution() {
+    let (p, q, qt, r) = carts_problem(false);
+    let (a, b) = identify(&p);
+    let x0 = vec![0.3, -0.2, 0.5, 0.1];
+    let lqr = riccati(&a, &b, &q, &qt, &r, &x0, p.nc());
+    let mut ilqr = Ilqr::new(p.clone(), IlqrOptions { tolerance: 1e-12, ..Default::default() });
+    let first = ilqr.plan(&x0, Budget::Iterations(1)).unwrap();
+    let stats = ilqr.plan(&x0, Budget::Iterations(5)).unwrap();
+    let u = ilqr.controls();
+    let scale = lqr.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let err = u.iter().zip(&lqr).fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+    eprintln!(
+        "LQR: cost {:.9} → {:.9} after one iteration, {:.12} after {} more; max |u − u_LQR| = {err:.2e} (|u| ≤ {scale:.3})",
+        first.initial_cost, first.cost, stats.cost, stats.iterations
+    );
+    // One Gauss–Newton step already lands on the optimum (damping 1e-6 aside).
+    let mut ws = Workspace::new(p.model.clone());
+    let xs_lqr = p.rollout(None).simulate(&x0, &lqr, &[], H).unwrap();
+    let j_lqr = p.cost.trajectory(&mut ws, &xs_lqr, &lqr, DT, None);
+    assert!((first.cost - j_lqr).abs() < 1e-6 * j_lqr, "first step {} vs LQR {j_lqr}", first.cost);
+    assert!(err < 1e-6 * scale, "iLQR controls differ from the Riccati solution by {err}");
+    assert!((stats.cost - j_lqr).abs() < 1e-10 * j_lqr, "cost {} vs LQR {j_lqr}", stats.cost);
+}
+
+#[test]
+fn box_constrained_ilqr_reaches_the_kkt_point_and_respects_the_limits() {
+    let (p, q, qt, r) = carts_problem(true);
+    let (a, b) = identify(&p);
+    let (nx, nc) = (p.nx(), p.nc());
+    let x0 = vec![0.6, -0.4, 0.5, 0.1];
+    let mut ilqr = Ilqr::new(p.clone(), IlqrOptions { tolerance: 1e-13, ..Default::default() });
+    ilqr.plan(&x0, Budget::Iterations(30)).unwrap();
+    let u = ilqr.controls().to_vec();
+    // Limits hold exactly.
+    for (i, v) in u.iter().enumerate() {
+        assert!(*v >= p.lower[i % nc] && *v <= p.upper[i % nc], "control {i} = {v} outside its range");
+    }
+    let active = u.iter().enumerate().filter(|(i, v)| **v == p.lower[i % nc] || **v == p.upper[i % nc]).count();
+    assert!(active >= 3, "the test needs active bounds ({active})");
+    // KKT of the QP in u: x = Φ x0 + Γ u, gradient of J by the adjoint recursion on A, B.
+    let mut xs = vec![x0.clone()];
+    for k in 0..H {
+        let ax = matmul(&a, &xs[k], nx, nx, 1);
+        let bu = matmul(&b, &u[k * nc..(k + 1) * nc], nx, nc, 1);
+        xs.push((0..nx).map(|i| ax[i] + bu[i]).collect());
+    }
+    let mut lam: Vec<f64> = (0..nx).map(|i| qt[i] * xs[H][i]).collect();
+    let mut grad = vec![0.0; H * nc];
+    for k in (0..H).rev() {
+        let btl = matmul(&transpose(&b, nx, nc), &lam, nc, nx, 1);
+        for i in 0..nc {
+            grad[k * nc + i] = DT * r[i] * u[k * nc + i] + btl[i];
+        }
+        let atl = matmul(&transpose(&a, nx, nx), &lam, nx, nx, 1);
+        lam = (0..nx).map(|i| DT * q[i] * xs[k][i] + atl[i]).collect();
+    }
+    let gscale = grad.iter().fold(0.0f64, |m, g| m.max(g.abs()));
+    for (i, g) in grad.iter().enumerate() {
+        let (v, lo, hi) = (u[i], p.lower[i % nc], p.upper[i % nc]);
+        let tol = 1e-6 * gscale;
+        if v == lo {
+            assert!(*g > -tol, "control {i} at its lower bound with gradient {g}");
+        } else if v == hi {
+            assert!(*g < tol, "control {i} at its upper bound with gradient {g}");
+        } else {
+            assert!(g.abs() < tol, "free control {i} = {v} has gradient {g}");
+        }
+    }
+    // The closed loop and the sampling planner keep within the limits too.
+    let mut plant = cenic::mpc::Plant::new(p.model.clone(), p.mode.clone(), Default::default());
+    let ep = closed_loop(&mut ilqr, &mut plant, &x0, 5, Budget::Iterations(2)).unwrap();
+    let mut ps = PredictiveSampling::new(p.clone(), SamplingOptions { samples: 16, sigma: 2.0, ..Default::default() }).unwrap();
+    let ep2 = closed_loop(&mut ps, &mut plant, &x0, 5, Budget::Iterations(2)).unwrap();
+    for (i, v) in ep.controls.iter().chain(&ep2.controls).chain(ps.controls()).enumerate() {
+        assert!(*v >= p.lower[i % nc] && *v <= p.upper[i % nc], "applied control {v} outside its range");
+    }
+}
+
+/// Finite-difference check of one cost's gradient and (for the parts
+/// that are exact) Gauss–Newton Hessian at (x, u).
+fn check_cost(cost: &dyn Cost, model: &Arc<Model>, x: &[f64], u: &[f64], exact_hessian: bool) {
+    let (nx, nc) = (x.len(), u.len());
+    let nz = nx + nc;
+    for terminal in [false, true] {
+        // Value and derivatives at z = (x, u), each with a fresh workspace.
+        let eval = |z: &[f64], d: Option<&mut CostDerivatives>| {
+            let ws = &mut Workspace::new(model.clone());
+            if terminal { cost.terminal(ws, &z[..nx], d) } else { cost.running(ws, &z[..nx], &z[nx..], d) }
+        };
+        let z: Vec<f64> = x.iter().chain(u).copied().collect();
+        let mut d = CostDerivatives::new(nx, nc);
+        let v = eval(&z, Some(&mut d));
+        assert!((v - eval(&z, None)).abs() < 1e-14 * v.abs().max(1.0));
+        let grad: Vec<f64> = d.lx.iter().chain(&d.lu).copied().collect();
+        let report = gradcheck(|z| eval(z, None), &z, &grad, &GradCheckOptions { rel_step: 1e-6, ..Default::default() });
+        let scale = grad.iter().fold(1.0f64, |m, g| m.max(g.abs()));
+        assert!(report.max_abs_error() < 1e-7 * scale, "gradient (terminal: {terminal}):\n{report}");
+        if !exact_hessian {
+            continue;
+        }
+        // Hessian columns by central differences of the gradient.
+        let grad_at = |z: &[f64]| {
+            let mut dd = CostDerivatives::new(nx, nc);
+            eval(z, Some(&mut dd));
+            dd.lx.iter().chain(&dd.lu).copied().collect::<Vec<f64>>()
+        };
+        for j in 0..nz {
+            let (mut zp, mut zm) = (z.clone(), z.clone());
+            zp[j] += 1e-6;
+            zm[j] -= 1e-6;
+            let (gp, gm) = (grad_at(&zp), grad_at(&zm));
+            for i in 0..nz {
+                let fd = (gp[i] - gm[i]) / 2e-6;
+                let an = match (i < nx, j < nx) {
+                    (true, true) => d.lxx[i * nx + j],
+                    (false, false) => d.luu[(i - nx) * nc + j - nx],
+                    (false, true) => d.lux[(i - nx) * nx + j],
+                    (true, false) => d.lux[(j - nx) * nx + i],
+                };
+                assert!((fd - an).abs() < 1e-6 * an.abs().max(1.0), "Hessian ({i}, {j}): {an} vs {fd}");
+            }
+        }
+    }
+}
+
+#[test]
+fn cost_derivatives_equal_finite_differences() {
+    // A free body (the billiards puck: quaternion coordinates) and a
+    // point off its centre, to a fixed point and to another body.
+    let model = Arc::new(Model::from_mjcf_str(tasks::BILLIARDS_XML).unwrap());
+    let (nq, nx) = (model.nq, model.nq + model.nv);
+    let puck = model.body_id("puck").unwrap();
+    let striker = model.body_id("striker").unwrap();
+    let mut x = vec![0.0; nx];
+    x[..nq].copy_from_slice(&model.qpos0);
+    x[0] = 0.03;
+    x[1] = -0.02;
+    let qa = model.joints[model.joint_id("puck").unwrap()].qpos_adr;
+    // A tilted, slightly unnormalised quaternion.
+    x[qa + 3..qa + 7].copy_from_slice(&[0.9, 0.2, -0.3, 0.25]);
+    let u = vec![0.3, -0.7];
+    for (penalty, target) in [
+        (Penalty::SmoothAbs { epsilon: 0.02 }, Target::Point([0.5, 0.2, 0.0])),
+        (Penalty::Quadratic, Target::Body { body: striker, offset: [0.01, 0.0, 0.02] }),
+    ] {
+        let d = TargetDistance {
+            body: puck,
+            offset: [0.02, -0.01, 0.005],
+            target,
+            axes: [true, true, true],
+            running_weight: 0.7,
+            terminal_weight: 3.0,
+            penalty,
+        };
+        // Gauss–Newton drops r's curvature: compare the gradient only.
+        check_cost(&d, &model, &x, &u, false);
+    }
+    // Slides only: the residual is linear, so Gauss–Newton is the Hessian.
+    let carts = carts();
+        let xc = vec![0.2, -0.1, 0.3, 0.05];
+    let b = carts.body_id("b").unwrap();
+    let slide = TargetDistance {
+        body: b,
+        offset: [0.0; 3],
+        target: Target::Point([0.1, 0.2, 0.0]),
+        axes: [true, true, false],
+        running_weight: 1.5,
+        terminal_weight: 2.0,
+        penalty: Penalty::Quadratic,
+    };
+    let (_, _, _, lq) = lq_cost(4, 2);
+    let sum = lq.with(slide);
+    check_cost(&sum, &carts, &xc, &[0.4, -0.2], true);
+    // The burn adapter: residual √w (x − r) ⊕ √w u, terminal √w_T x; against the
+    // same cost written with the built-in terms.
+    let burn = BurnCost {
+        running: Arc::new(|x: Tensor<2>, u: Tensor<2>| {
+            let n = x.dims()[0];
+            Tensor::cat(vec![(x.clone() - 0.1) * 2.0, x.slice([0..n, 0..2]) * u.clone(), u * 0.5], 1)
+        }),
+        running_size: 4 + 2 + 2,
+        running_weight: 1.0,
+        terminal: Some(Arc::new(|x: Tensor<2>| x.clone() * x.sin())),
+        terminal_size: 4,
+        terminal_weight: 0.5,
+    };
+    check_cost(&burn, &carts, &xc, &[0.4, -0.2], false);
+    let quad = BurnCost {
+        running: Arc::new(|x: Tensor<2>, u: Tensor<2>| Tensor::cat(vec![x * 2.0, u * 0.5], 1)),
+        running_size: 6,
+        running_weight: 1.0,
+        terminal: None,
+        terminal_size: 0,
+        terminal_weight: 0.0,
+    };
+    check_cost(&quad, &carts, &xc, &[0.4, -0.2], true);
+    let mut wc = Workspace::new(carts.clone());
+    let builtin = CostSum::new()
+        .with(QuadraticTracking::diagonal(vec![0.0; 4], &[4.0; 4], &[0.0; 4]))
+        .with(ControlEffort::uniform(2, 0.25));
+    let xs: Vec<f64> = (0..3 * 4).map(|i| 0.1 * (i as f64).sin()).collect();
+    let us = vec![0.1, 0.2, -0.3, 0.4];
+    let mut d1: Vec<CostDerivatives> = (0..3).map(|_| CostDerivatives::new(4, 2)).collect();
+    let mut d2 = d1.clone();
+    let j1 = quad.trajectory(&mut wc, &xs, &us, 0.05, Some(&mut d1));
+    let j2 = builtin.trajectory(&mut wc, &xs, &us, 0.05, Some(&mut d2));
+    assert!((j1 - j2).abs() < 1e-14);
+    for (a, b) in d1.iter().zip(&d2) {
+        for (x, y) in a.lx.iter().chain(&a.lu).chain(&a.lxx).chain(&a.luu).zip(b.lx.iter().chain(&b.lu).chain(&b.lxx).chain(&b.luu)) {
+            assert!((x - y).abs() < 1e-12, "burn adapter {x} vs built-in {y}");
+        }
+    }
+}
+
+#[test]
+fn plan_gradient_through_the_rollout_equals_finite_differences() {
+    // d J / d u of a nonlinear arm, J = Σ dt·l + l_T through the simulator:
+    // cost derivatives chained with the interval Jacobians (Linearization::vjp).
+    let model = Arc::new(Model::from_mjcf_str(ARM).unwrap());
+    let tip = model.body_id("tip").unwrap();
+    let cost = CostSum::new()
+        .with(TargetDistance {
+            body: tip,
+            offset: [0.0; 3],
+            target: Target::Point([0.1, 0.25, 0.0]),
+            axes: [true, true, false],
+            running_weight: 1.0,
+            terminal_weight: 5.0,
+            penalty: Penalty::SmoothAbs { epsilon: 0.01 },
+        })
+        .with(ControlEffort::uniform(2, 0.01));
+    for mode in [Mode::Fixed { dt: 0.01 }, Mode::ErrorControlled(CenicParams { accuracy: 1e-9, ..Default::default() })] {
+        let p = Problem::new(model.clone(), mode.clone(), DT, 8, Arc::new(cost.clone())).unwrap();
+        let (nx, nc, h) = (p.nx(), p.nc(), p.horizon);
+        let x0 = vec![0.3, 0.8, 0.5, -0.2];
+        let u: Vec<f64> = (0..h * nc).map(|i| 0.5 * (0.7 * i as f64).sin()).collect();
+        let r = p.rollout(None);
+        let lin = r.linearize(&x0, &u, &[], h).unwrap();
+        let mut ws = Workspace::new(model.clone());
+        let mut d: Vec<CostDerivatives> = (0..=h).map(|_| CostDerivatives::new(nx, nc)).collect();
+        p.cost.trajectory(&mut ws, &lin.trajectory, &u, DT, Some(&mut d));
+        let g: Vec<f64> = d.iter().flat_map(|d| d.lx.clone()).collect();
+        let (_, mut gu, _) = lin.vjp(&g);
+        for k in 0..h {
+            for i in 0..nc {
+                gu[k * nc + i] += d[k].lu[i];
+            }
+        }
+        let f = |u: &[f64]| {
+            let xs = r.simulate(&x0, u, &[], h).unwrap();
+            p.cost.trajectory(&mut Workspace::new(model.clone()), &xs, u, DT, None)
+        };
+        let opts = match mode {
+            Mode::Fixed { .. } => GradCheckOptions { rel_step: 1e-6, ..Default::default() },
+            _ => GradCheckOptions { steps: vec![1e-3; h * nc], richardson: true, ..Default::default() },
+        };
+        let report = gradcheck(f, &u, &gu, &opts);
+        eprintln!("{mode:?}: relative error of dJ/du {:.2e}", report.rel_error_norm());
+        let tol = if matches!(mode, Mode::Fixed { .. }) { 1e-6 } else { 1e-3 };
+        assert!(report.rel_error_norm() < tol, "{report}");
+    }
+}
+
+#[test]
+fn warm_start_shifts_the_plan_by_one_interval() {
+    let (p, ..) = carts_problem(true);
+    let nc = p.nc();
+    let x0 = vec![0.6, -0.4, 0.5, 0.1];
+    let mut ilqr = Ilqr::new(p.clone(), IlqrOptions::default());
+    ilqr.plan(&x0, Budget::Iterations(3)).unwrap();
+    let before = ilqr.controls().to_vec();
+    ilqr.shift();
+    let after = ilqr.controls();
+    assert_eq!(&after[..(H - 1) * nc], &before[nc..], "controls move one interval earlier");
+    assert_eq!(&after[(H - 1) * nc..], &before[(H - 1) * nc..], "the last control is repeated");
+    // After applying the first control on a plant equal to the planner's
+    // model, the shifted plan starts where the old one was after one interval:
+    // its cost is the old plan's cost-to-go plus one repeated interval.
+    let mut plant = cenic::mpc::Plant::new(p.model.clone(), p.mode.clone(), Default::default());
+    plant.set_state(&x0);
+    plant.step(&before[..nc], DT).unwrap();
+    let x1 = plant.state();
+    let old = p.rollout(None).simulate(&x0, &before, &[], H).unwrap();
+    let nx = p.nx();
+    assert!(old[nx..2 * nx].iter().zip(&x1).all(|(a, b)| (a - b).abs() < 1e-12), "plant and plan agree");
+    let new = p.rollout(None).simulate(&x1, ilqr.controls(), &[], H).unwrap();
+    assert!(old[nx..].iter().zip(&new[..H * nx]).all(|(a, b)| (a - b).abs() < 1e-12), "shifted rollout follows the old plan");
+
+    // Sampling: the knots are the old spline one interval later.
+    for interp in [Interpolation::Linear, Interpolation::Zero] {
+        let opts = SamplingOptions { samples: 8, knots: 5, interpolation: interp, ..Default::default() };
+        let mut ps = PredictiveSampling::new(p.clone(), opts).unwrap();
+        ps.plan(&x0, Budget::Iterations(4)).unwrap();
+        let (k0, u0) = (ps.knots().to_vec(), ps.controls().to_vec());
+        ps.shift();
+        let span = H as f64 * DT / 4.0;
+        let spline = |t: f64, i: usize| {
+            let s = t / span;
+            let j = (s.floor() as usize).min(4);
+            match interp {
+                _ if j == 4 => k0[4 * nc + i],
+                Interpolation::Zero => k0[j * nc + i],
+                Interpolation::Linear => k0[j * nc + i] + (s - j as f64) * (k0[(j + 1) * nc + i] - k0[j * nc + i]),
+            }
+        };
+        for j in 0..5 {
+            for i in 0..nc {
+                let want = spline(j as f64 * span + DT, i);
+                assert!((ps.knots()[j * nc + i] - want).abs() < 1e-12, "{interp:?} knot {j}: {} vs {want}", ps.knots()[j * nc + i]);
+            }
+        }
+        assert_eq!(ps.controls().len(), u0.len());
+    }
+}
+
+#[test]
+fn contacts_from_distance_give_the_pusher_a_gradient_before_contact() {
+    let Some(dir) = common::shared_file("models/gymnasium") else { return };
+    let task = Task::new("pusher", &dir, 0).unwrap();
+    let p = task.problem.clone();
+    let (nx, nc, h) = (p.nx(), p.nc(), p.horizon);
+    // The arm at rest, controls zero: no contact over the horizon.
+    let u = vec![0.0; h * nc];
+    let mut ws = Workspace::new(p.model.clone());
+    let mut grads = vec![];
+    let mut trajs = vec![];
+    for cfd in [None, Some(task.cfd)] {
+        let lin = p.rollout(cfd).linearize(&task.x0, &u, &[], h).unwrap();
+        let mut d: Vec<CostDerivatives> = (0..=h).map(|_| CostDerivatives::new(nx, nc)).collect();
+        p.cost.trajectory(&mut ws, &lin.trajectory, &u, p.dt, Some(&mut d));
+        let g: Vec<f64> = d.iter().flat_map(|d| d.lx.clone()).collect();
+        let (_, gu, _) = lin.vjp(&g);
+        eprintln!("CFD {cfd:?}: |dJ/du| = {:.3e}, phantom pairs {}", gu.iter().map(|g| g * g).sum::<f64>().sqrt(), lin.stats.phantom_pairs);
+        grads.push(gu);
+        trajs.push(lin.trajectory);
+    }
+    // No contact: the object never moves.
+    let obj = p.model.joints[p.model.joint_id("obj_slidex").unwrap()].qpos_adr;
+    assert!(trajs[0].chunks(nx).all(|x| x[obj] == task.x0[obj]), "the arm touched the object");
+    assert_eq!(trajs[0], trajs[1], "CFD changed the forward pass");
+    assert!(grads[0].iter().all(|g| *g == 0.0), "without CFD the object's cost does not depend on the controls");
+    let norm = grads[1].iter().map(|g| g * g).sum::<f64>().sqrt();
+    assert!(norm > 1e-6 && norm.is_finite(), "CFD gradient {norm}");
+    // And iLQR turns it into motion: without CFD the plan stays put; with it the arm moves.
+    let mut plain = Ilqr::new(p.clone(), IlqrOptions::default());
+    plain.set_controls(&u);
+    let s0 = plain.plan(&task.x0, Budget::Iterations(3)).unwrap();
+    assert_eq!(s0.accepted, 0);
+    assert!(plain.controls().iter().all(|v| *v == 0.0));
+    let mut with = Ilqr::new(p.clone(), IlqrOptions { cfd: Some(task.cfd), ..Default::default() });
+    with.set_controls(&u);
+    let s1 = with.plan(&task.x0, Budget::Iterations(3)).unwrap();
+    assert!(s1.accepted > 0 && with.controls().iter().any(|v| *v != 0.0), "{s1:?}");
+}
