@@ -33,7 +33,9 @@ impl Backend {
             ("gpu", Some("f64")) => {
                 Err(PyValueError::new_err("precision='f64' is not available on the GPU (its kernels are f32)"))
             }
-            ("cpu" | "gpu", Some(p)) => Err(PyValueError::new_err(format!("precision must be 'f64' or 'f32', got '{p}'"))),
+            ("cpu" | "gpu", Some(p)) => {
+                Err(PyValueError::new_err(format!("precision must be 'f64' or 'f32', got '{p}'")))
+            }
             (d, _) => Err(PyValueError::new_err(format!("device must be 'cpu' or 'gpu', got '{d}'"))),
         }
     }
@@ -93,7 +95,9 @@ pub(crate) fn mode(
     accept_accuracy_misses: bool,
 ) -> PyResult<Mode> {
     match (accuracy, dt) {
-        (Some(_), Some(_)) => Err(PyValueError::new_err("give accuracy= (error control) or dt= (fixed steps), not both")),
+        (Some(_), Some(_)) => {
+            Err(PyValueError::new_err("give accuracy= (error control) or dt= (fixed steps), not both"))
+        }
         (None, Some(dt)) => Ok(Mode::Fixed { dt: positive("dt", dt)? }),
         (a, None) => Ok(Mode::ErrorControlled(cenic_params(
             a.unwrap_or(CenicParams::default().accuracy),
@@ -622,7 +626,10 @@ pub(crate) fn make_batch(
         } as f64
             * n as f64;
         if need > 64e9 {
-            return Err(PyValueError::new_err(format!("num_worlds = {n} would need about {:.0} GB of memory", need / 1e9)));
+            return Err(PyValueError::new_err(format!(
+                "num_worlds = {n} would need about {:.0} GB of memory",
+                need / 1e9
+            )));
         }
     }
     let mut b: DynBatch = match backend {

@@ -36,9 +36,10 @@ fn parse_param(model: &cenic::Model, name: &str) -> PyResult<Param> {
                     "unknown parameter '{name}' (known: mass_scale, stiffness, dissipation, mu_static, mu_dynamic, friction, geom_size:<geom name or index>)"
                 )));
             };
-            let g = geom.parse::<usize>().ok().or_else(|| model.geom_id(geom)).ok_or_else(|| {
-                PyValueError::new_err(format!("parameter '{name}': the model has no geom '{geom}'"))
-            })?;
+            let g =
+                geom.parse::<usize>().ok().or_else(|| model.geom_id(geom)).ok_or_else(|| {
+                    PyValueError::new_err(format!("parameter '{name}': the model has no geom '{geom}'"))
+                })?;
             Param::GeomSize(g)
         }
     };
@@ -68,11 +69,7 @@ pub struct Rollout {
 
 impl Rollout {
     fn need_jacobians(&self) -> PyResult<()> {
-        if self.jacobians {
-            Ok(())
-        } else {
-            Err(PyValueError::new_err("this rollout was run with jacobians=False"))
-        }
+        if self.jacobians { Ok(()) } else { Err(PyValueError::new_err("this rollout was run with jacobians=False")) }
     }
 
     fn gather<'py>(

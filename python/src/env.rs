@@ -184,11 +184,8 @@ impl VecEnv {
         };
         let spec = cenic::rl::Task::spec(builtin.as_ref());
         let fs = frame_skip.unwrap_or(spec.frame_skip);
-        let bounds = model
-            .actuators
-            .iter()
-            .flat_map(|a| a.ctrl_range.unwrap_or([f64::NEG_INFINITY, f64::INFINITY]))
-            .collect();
+        let bounds =
+            model.actuators.iter().flat_map(|a| a.ctrl_range.unwrap_or([f64::NEG_INFINITY, f64::INFINITY])).collect();
         let physics = match &mode {
             Mode::Fixed { dt } => format!("fixed steps of {dt} s"),
             Mode::ErrorControlled(p) => format!("CENIC, accuracy {}", p.accuracy),
@@ -308,7 +305,12 @@ impl VecEnv {
             ))
         })?;
         let n = [self.n];
-        Ok((to_numpy(py, obs, &[self.n, self.obs_dim]), to_numpy(py, rew, &n), to_numpy(py, term, &n), to_numpy(py, trunc, &n)))
+        Ok((
+            to_numpy(py, obs, &[self.n, self.obs_dim]),
+            to_numpy(py, rew, &n),
+            to_numpy(py, term, &n),
+            to_numpy(py, trunc, &n),
+        ))
     }
 
     /// Reward terms of the last step (num_envs, n_terms) float32, named by ``reward_term_names``.

@@ -77,9 +77,8 @@ where
 {
     /// Reads `obj` (anything `numpy.asarray` accepts) as an array of `T`; `what` names it in errors.
     pub fn new(obj: &Bound<'py, PyAny>, what: &str) -> PyResult<Self> {
-        let array: PyArrayLikeDyn<'py, T, AllowTypeChange> = obj.extract().map_err(|e| {
-            PyTypeError::new_err(format!("{what}: expected an array of numbers ({e})"))
-        })?;
+        let array: PyArrayLikeDyn<'py, T, AllowTypeChange> =
+            obj.extract().map_err(|e| PyTypeError::new_err(format!("{what}: expected an array of numbers ({e})")))?;
         // In place only when C-contiguous (`as_slice` also accepts Fortran order).
         let owned = if array.is_c_contiguous() { None } else { Some(array.as_array().iter().copied().collect()) };
         Ok(Self { array, owned, what: what.to_string() })
@@ -104,12 +103,7 @@ where
             return Ok(i);
         }
         let list: Vec<String> = allowed.iter().map(|s| format!("{s:?}")).collect();
-        Err(PyValueError::new_err(format!(
-            "{}: expected shape {}, got {:?}",
-            self.what,
-            list.join(" or "),
-            shape
-        )))
+        Err(PyValueError::new_err(format!("{}: expected shape {}, got {:?}", self.what, list.join(" or "), shape)))
     }
 }
 
