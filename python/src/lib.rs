@@ -111,19 +111,21 @@ impl<'py> ArrayIn<'py, f64> {
     /// Errors naming the first non-finite entry (row-major index, and row when `row` > 0 values per row).
     pub fn check_finite(&self, row: usize) -> PyResult<()> {
         if let Some(i) = self.slice().iter().position(|x| !x.is_finite()) {
-            let at = if row > 0 { format!("row {}, column {}", i / row, i % row) } else { format!("entry {i}") };
+            let at = match i.checked_div(row) {
+                Some(r) => format!("row {r}, column {}", i % row),
+                None => format!("entry {i}"),
+            };
             return Err(PyValueError::new_err(format!("{}: {at} is {} (must be finite)", self.what, self.slice()[i])));
         }
         Ok(())
     }
 }
 
+/// A NumPy array of element type `T` bound to the GIL lifetime.
+pub(crate) type Np<'py, T> = Bound<'py, PyArrayDyn<T>>;
+
 /// A NumPy array of `shape` that takes ownership of `data` (no copy).
-pub(crate) fn to_numpy<'py, T: numpy::Element>(
-    py: Python<'py>,
-    data: Vec<T>,
-    shape: &[usize],
-) -> Bound<'py, PyArrayDyn<T>> {
+pub(crate) fn to_numpy<'py, T: numpy::Element>(py: Python<'py>, data: Vec<T>, shape: &[usize]) -> Np<'py, T> {
     ArrayD::from_shape_vec(IxDyn(shape), data).expect("shape matches the data").into_pyarray(py)
 }
 
