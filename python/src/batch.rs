@@ -2,11 +2,10 @@
 //! (CPU f64 / f32 with rayon, or the wgpu GPU path).
 
 use crate::model::Model;
-use crate::{ArrayIn, CenicError, batch_err, gpu_err, lock, to_numpy};
+use crate::{ArrayIn, CenicError, Np, batch_err, gpu_err, lock, to_numpy};
 use cenic::batch::{CpuBatch, WorldParams, WorldStatus};
 use cenic::gpu::{GpuBatch, GpuBatchOptions, GpuContext};
 use cenic::integrator::{CenicParams, Mode};
-use numpy::PyArrayDyn;
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -33,7 +32,9 @@ impl Backend {
             ("gpu", Some("f64")) => {
                 Err(PyValueError::new_err("precision='f64' is not available on the GPU (its kernels are f32)"))
             }
-            ("cpu" | "gpu", Some(p)) => Err(PyValueError::new_err(format!("precision must be 'f64' or 'f32', got '{p}'"))),
+            ("cpu" | "gpu", Some(p)) => {
+                Err(PyValueError::new_err(format!("precision must be 'f64' or 'f32', got '{p}'")))
+            }
             (d, _) => Err(PyValueError::new_err(format!("device must be 'cpu' or 'gpu', got '{d}'"))),
         }
     }
@@ -93,7 +94,9 @@ pub(crate) fn mode(
     accept_accuracy_misses: bool,
 ) -> PyResult<Mode> {
     match (accuracy, dt) {
-        (Some(_), Some(_)) => Err(PyValueError::new_err("give accuracy= (error control) or dt= (fixed steps), not both")),
+        (Some(_), Some(_)) => {
+            Err(PyValueError::new_err("give accuracy= (error control) or dt= (fixed steps), not both"))
+        }
         (None, Some(dt)) => Ok(Mode::Fixed { dt: positive("dt", dt)? }),
         (a, None) => Ok(Mode::ErrorControlled(cenic_params(
             a.unwrap_or(CenicParams::default().accuracy),
@@ -336,7 +339,7 @@ impl Batch {
     /// Positions (num_worlds, nq): m for translations, rad for hinges,
     /// unit quaternions (w, x, y, z) for free and ball joints.
     #[getter]
-    fn qpos<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+    fn qpos<'py>(&self, py: Python<'py>) -> PyResult<Np<'py, f64>> {
         let mut out = vec![0.0; self.nworld * self.model.nq];
         self.lock()?.batch.qpos(&mut out);
         Ok(to_numpy(py, out, &[self.nworld, self.model.nq]))
@@ -346,7 +349,7 @@ impl Batch {
     /// velocity of the body origin in the world frame, angular velocity in
     /// the body frame).
     #[getter]
-    fn qvel<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+    fn qvel<'py>(&self, py: Python<'py>) -> PyResult<Np<'py, f64>> {
         let mut out = vec![0.0; self.nworld * self.model.nv];
         self.lock()?.batch.qvel(&mut out);
         Ok(to_numpy(py, out, &[self.nworld, self.model.nv]))
@@ -354,14 +357,14 @@ impl Batch {
 
     /// The controls last set (num_worlds, nu): motor inputs or servo targets.
     #[getter]
-    fn ctrl<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+    fn ctrl<'py>(&self, py: Python<'py>) -> PyResult<Np<'py, f64>> {
         let c = self.lock()?.ctrl.clone();
         Ok(to_numpy(py, c, &[self.nworld, self.model.nu()]))
     }
 
     /// Each world's simulation time (num_worlds,), s.
     #[getter]
-    fn time<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+    fn time<'py>(&self, py: Python<'py>) -> PyResult<Np<'py, f64>> {
         let t = self.lock()?.batch.times();
         Ok(to_numpy(py, t, &[self.nworld]))
     }
@@ -487,7 +490,8 @@ impl Batch {
     fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let g = self.lock()?;
         let d = PyDict::new(py);
-        let get: [(&str, fn(&WorldParams) -> f64); 5] = [
+        type Field = (&'static str, fn(&WorldParams) -> f64);
+        let get: [Field; 5] = [
             ("mass_scale", |p| p.mass_scale),
             ("stiffness", |p| p.materials.stiffness),
             ("dissipation", |p| p.materials.dissipation),
@@ -502,7 +506,7 @@ impl Batch {
 
     /// Actuator activations (num_worlds, na).
     #[getter]
-    fn act<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+    fn act<'py>(&self, py: Python<'py>) -> PyResult<Np<'py, f64>> {
         let mut out = vec![0.0; self.nworld * self.model.na];
         self.lock()?.batch.act(&mut out).map_err(batch_err)?;
         Ok(to_numpy(py, out, &[self.nworld, self.model.na]))
@@ -520,7 +524,7 @@ impl Batch {
 
     /// Sensor values (num_worlds, nsensordata) as of each world's last advance.
     #[getter]
-    fn sensordata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+    fn sensordata<'py>(&self, py: Python<'py>) -> PyResult<Np<'py, f64>> {
         let n = self.model.nsensordata;
         let mut out = vec![0.0; self.nworld * n];
         self.lock()?.batch.sensordata(&mut out).map_err(batch_err)?;
@@ -532,10 +536,7 @@ impl Batch {
     /// contact wrench on each body, [torque about the world origin (N·m),
     /// force (N)] in the world frame, and qfrc (num_worlds, nv) the
     /// generalized constraint force (N or N·m).
-    fn constraint_forces<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyArrayDyn<f64>>, Bound<'py, PyArrayDyn<f64>>)> {
+    fn constraint_forces<'py>(&self, py: Python<'py>) -> PyResult<(Np<'py, f64>, Np<'py, f64>)> {
         let (nb, nv) = (self.model.bodies.len(), self.model.nv);
         let (mut w, mut q) = (vec![0.0; self.nworld * nb * 6], vec![0.0; self.nworld * nv]);
         if !self.lock()?.batch.constraint_forces(&mut w, &mut q) {
@@ -598,7 +599,7 @@ impl Batch {
 
     /// True for each running world, False for failed ones (num_worlds,).
     #[getter]
-    fn ok<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<bool>>> {
+    fn ok<'py>(&self, py: Python<'py>) -> PyResult<Np<'py, bool>> {
         let g = self.lock()?;
         let ok = (0..self.nworld).map(|w| g.batch.status(w) == WorldStatus::Ok).collect();
         Ok(to_numpy(py, ok, &[self.nworld]))
@@ -622,7 +623,10 @@ pub(crate) fn make_batch(
         } as f64
             * n as f64;
         if need > 64e9 {
-            return Err(PyValueError::new_err(format!("num_worlds = {n} would need about {:.0} GB of memory", need / 1e9)));
+            return Err(PyValueError::new_err(format!(
+                "num_worlds = {n} would need about {:.0} GB of memory",
+                need / 1e9
+            )));
         }
     }
     let mut b: DynBatch = match backend {

@@ -5,9 +5,8 @@
 
 use crate::batch::{mode, positive};
 use crate::model::Model;
-use crate::{ArrayIn, SimulationError, lock, to_numpy};
+use crate::{ArrayIn, Np, SimulationError, lock, to_numpy};
 use cenic::diff::{Cfd, ControlKind, DiffError, DiffRollout, Linearization, Param};
-use numpy::PyArrayDyn;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -36,9 +35,10 @@ fn parse_param(model: &cenic::Model, name: &str) -> PyResult<Param> {
                     "unknown parameter '{name}' (known: mass_scale, stiffness, dissipation, mu_static, mu_dynamic, friction, geom_size:<geom name or index>)"
                 )));
             };
-            let g = geom.parse::<usize>().ok().or_else(|| model.geom_id(geom)).ok_or_else(|| {
-                PyValueError::new_err(format!("parameter '{name}': the model has no geom '{geom}'"))
-            })?;
+            let g =
+                geom.parse::<usize>().ok().or_else(|| model.geom_id(geom)).ok_or_else(|| {
+                    PyValueError::new_err(format!("parameter '{name}': the model has no geom '{geom}'"))
+                })?;
             Param::GeomSize(g)
         }
     };
@@ -68,11 +68,7 @@ pub struct Rollout {
 
 impl Rollout {
     fn need_jacobians(&self) -> PyResult<()> {
-        if self.jacobians {
-            Ok(())
-        } else {
-            Err(PyValueError::new_err("this rollout was run with jacobians=False"))
-        }
+        if self.jacobians { Ok(()) } else { Err(PyValueError::new_err("this rollout was run with jacobians=False")) }
     }
 
     fn gather<'py>(
@@ -80,7 +76,7 @@ impl Rollout {
         py: Python<'py>,
         f: impl Fn(&Linearization) -> &[f64],
         tail: &[usize],
-    ) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+    ) -> PyResult<Np<'py, f64>> {
         let w = lock(&self.worlds, "rollout")?;
         let data: Vec<f64> = w.iter().flat_map(|l| f(l).iter().copied()).collect();
         let shape: Vec<usize> =
@@ -93,24 +89,24 @@ impl Rollout {
 impl Rollout {
     /// States x_0 … x_nsteps, (…, nsteps + 1, nq + nv).
     #[getter]
-    fn trajectory<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+    fn trajectory<'py>(&self, py: Python<'py>) -> PyResult<Np<'py, f64>> {
         self.gather(py, |l| &l.trajectory, &[self.nsteps + 1, self.nx])
     }
     /// ∂x_{k+1}/∂x_k per interval, (…, nsteps, nx, nx).
     #[getter]
-    fn d_x<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+    fn d_x<'py>(&self, py: Python<'py>) -> PyResult<Np<'py, f64>> {
         self.need_jacobians()?;
         self.gather(py, |l| &l.d_x, &[self.nsteps, self.nx, self.nx])
     }
     /// ∂x_{k+1}/∂u_k per interval, (…, nsteps, nx, nc).
     #[getter]
-    fn d_u<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+    fn d_u<'py>(&self, py: Python<'py>) -> PyResult<Np<'py, f64>> {
         self.need_jacobians()?;
         self.gather(py, |l| &l.d_u, &[self.nsteps, self.nx, self.nc])
     }
     /// ∂x_{k+1}/∂θ per interval, (…, nsteps, nx, nθ).
     #[getter]
-    fn d_theta<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+    fn d_theta<'py>(&self, py: Python<'py>) -> PyResult<Np<'py, f64>> {
         self.need_jacobians()?;
         self.gather(py, |l| &l.d_theta, &[self.nsteps, self.nx, self.np])
     }
@@ -124,11 +120,7 @@ impl Rollout {
     /// trajectory's shape), returns ``(∂L/∂x0, ∂L/∂controls, ∂L/∂params)``
     /// shaped like the inputs (…, nx), (…, nsteps, nc), (…, nθ) by a
     /// backward sweep through the interval Jacobians (releases the GIL).
-    fn vjp<'py>(
-        &self,
-        py: Python<'py>,
-        g: &Bound<'py, PyAny>,
-    ) -> PyResult<(Bound<'py, PyArrayDyn<f64>>, Bound<'py, PyArrayDyn<f64>>, Bound<'py, PyArrayDyn<f64>>)> {
+    fn vjp<'py>(&self, py: Python<'py>, g: &Bound<'py, PyAny>) -> PyResult<(Np<'py, f64>, Np<'py, f64>, Np<'py, f64>)> {
         self.need_jacobians()?;
         let worlds = lock(&self.worlds, "rollout")?;
         let nw = worlds.len();
@@ -144,9 +136,9 @@ impl Rollout {
             py.detach(|| lins.par_iter().enumerate().map(|(w, l)| l.vjp(&gs[w * per..(w + 1) * per])).collect());
         let lead: &[usize] = if self.batched { &[nw] } else { &[] };
         let shape = |tail: &[usize]| -> Vec<usize> { lead.iter().chain(tail).copied().collect() };
-        let cat = |f: fn(&(Vec<f64>, Vec<f64>, Vec<f64>)) -> &Vec<f64>| -> Vec<f64> {
-            parts.iter().flat_map(|p| f(p).iter().copied()).collect()
-        };
+        type Grads = (Vec<f64>, Vec<f64>, Vec<f64>);
+        let cat =
+            |f: fn(&Grads) -> &Vec<f64>| -> Vec<f64> { parts.iter().flat_map(|p| f(p).iter().copied()).collect() };
         Ok((
             to_numpy(py, cat(|p| &p.0), &shape(&[self.nx])),
             to_numpy(py, cat(|p| &p.1), &shape(&[self.nsteps, self.nc])),

@@ -3,12 +3,11 @@
 //! `cenic/gym.py` wrap it.
 
 use crate::batch::{Backend, make_gpu_batch, positive};
-use crate::{ArrayIn, CenicError, ModelError, lock, to_numpy};
+use crate::{ArrayIn, CenicError, ModelError, Np, lock, to_numpy};
 use cenic::batch::CpuBatch;
 use cenic::integrator::Mode;
 use cenic::rl::tasks::{self, Builtin, Kind};
 use cenic::rl::{Autoreset, EnvConfig, Physics, RlError, Step};
-use numpy::PyArrayDyn;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::path::PathBuf;
@@ -184,11 +183,8 @@ impl VecEnv {
         };
         let spec = cenic::rl::Task::spec(builtin.as_ref());
         let fs = frame_skip.unwrap_or(spec.frame_skip);
-        let bounds = model
-            .actuators
-            .iter()
-            .flat_map(|a| a.ctrl_range.unwrap_or([f64::NEG_INFINITY, f64::INFINITY]))
-            .collect();
+        let bounds =
+            model.actuators.iter().flat_map(|a| a.ctrl_range.unwrap_or([f64::NEG_INFINITY, f64::INFINITY])).collect();
         let physics = match &mode {
             Mode::Fixed { dt } => format!("fixed steps of {dt} s"),
             Mode::ErrorControlled(p) => format!("CENIC, accuracy {}", p.accuracy),
@@ -231,7 +227,7 @@ impl VecEnv {
     }
     /// Action bounds (act_dim, 2): each actuator's ctrlrange.
     #[getter]
-    fn action_bounds<'py>(&self, py: Python<'py>) -> Bound<'py, PyArrayDyn<f64>> {
+    fn action_bounds<'py>(&self, py: Python<'py>) -> Np<'py, f64> {
         to_numpy(py, self.bounds.clone(), &[self.act_dim, 2])
     }
     /// Duration of one environment step (s).
@@ -274,7 +270,7 @@ impl VecEnv {
     /// its own stream of ``seed`` (later resets continue the streams).
     /// Returns the observations (num_envs, obs_dim) float32 (a new array).
     #[pyo3(signature = (seed=None))]
-    fn reset<'py>(&self, py: Python<'py>, seed: Option<u64>) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
+    fn reset<'py>(&self, py: Python<'py>, seed: Option<u64>) -> PyResult<Np<'py, f32>> {
         let obs = py.detach(|| -> PyResult<Vec<f32>> { Ok(self.lock()?.reset(seed).map_err(rl_err)?.to_vec()) })?;
         Ok(to_numpy(py, obs, &[self.n, self.obs_dim]))
     }
@@ -288,12 +284,7 @@ impl VecEnv {
         &self,
         py: Python<'py>,
         actions: &Bound<'py, PyAny>,
-    ) -> PyResult<(
-        Bound<'py, PyArrayDyn<f32>>,
-        Bound<'py, PyArrayDyn<f64>>,
-        Bound<'py, PyArrayDyn<bool>>,
-        Bound<'py, PyArrayDyn<bool>>,
-    )> {
+    ) -> PyResult<(Np<'py, f32>, Np<'py, f64>, Np<'py, bool>, Np<'py, bool>)> {
         let a = ArrayIn::<f32>::new(actions, "actions")?;
         a.expect_shape(&[&[self.n, self.act_dim]])?;
         let actions = a.slice();
@@ -308,18 +299,23 @@ impl VecEnv {
             ))
         })?;
         let n = [self.n];
-        Ok((to_numpy(py, obs, &[self.n, self.obs_dim]), to_numpy(py, rew, &n), to_numpy(py, term, &n), to_numpy(py, trunc, &n)))
+        Ok((
+            to_numpy(py, obs, &[self.n, self.obs_dim]),
+            to_numpy(py, rew, &n),
+            to_numpy(py, term, &n),
+            to_numpy(py, trunc, &n),
+        ))
     }
 
     /// Reward terms of the last step (num_envs, n_terms) float32, named by ``reward_term_names``.
-    fn reward_terms<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
+    fn reward_terms<'py>(&self, py: Python<'py>) -> PyResult<Np<'py, f32>> {
         let t = self.lock()?.reward_terms().to_vec();
         Ok(to_numpy(py, t, &[self.n, self.terms.len()]))
     }
 
     /// Same-step autoreset: ``(final_obs (num_envs, obs_dim), valid (num_envs,))``
     /// for the episodes that ended in the last step.
-    fn final_obs<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyArrayDyn<f32>>, Bound<'py, PyArrayDyn<bool>>)> {
+    fn final_obs<'py>(&self, py: Python<'py>) -> PyResult<(Np<'py, f32>, Np<'py, bool>)> {
         let g = self.lock()?;
         Ok((
             to_numpy(py, g.final_obs().to_vec(), &[self.n, self.obs_dim]),
@@ -329,10 +325,7 @@ impl VecEnv {
 
     /// ``(returns float64, lengths int64)`` of each environment's current
     /// episode (after the step that ended an episode: that episode's).
-    fn episode_stats<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyArrayDyn<f64>>, Bound<'py, PyArrayDyn<i64>>)> {
+    fn episode_stats<'py>(&self, py: Python<'py>) -> PyResult<(Np<'py, f64>, Np<'py, i64>)> {
         let g = self.lock()?;
         let lengths = g.episode_lengths().iter().map(|&l| l as i64).collect();
         Ok((to_numpy(py, g.episode_returns().to_vec(), &[self.n]), to_numpy(py, lengths, &[self.n])))
@@ -346,7 +339,7 @@ impl VecEnv {
     }
 
     /// Positions (num_envs, nq) and velocities (num_envs, nv) of the worlds.
-    fn state<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyArrayDyn<f64>>, Bound<'py, PyArrayDyn<f64>>)> {
+    fn state<'py>(&self, py: Python<'py>) -> PyResult<(Np<'py, f64>, Np<'py, f64>)> {
         let (nq, nv) = (self.model.nq, self.model.nv);
         let (mut q, mut v) = (vec![0.0; self.n * nq], vec![0.0; self.n * nv]);
         let g = self.lock()?;
@@ -363,7 +356,7 @@ impl VecEnv {
         env: usize,
         qpos: &Bound<'py, PyAny>,
         qvel: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
+    ) -> PyResult<Np<'py, f32>> {
         let q = ArrayIn::<f64>::new(qpos, "qpos")?;
         q.expect_shape(&[&[self.model.nq]])?;
         q.check_finite(0)?;

@@ -77,9 +77,8 @@ where
 {
     /// Reads `obj` (anything `numpy.asarray` accepts) as an array of `T`; `what` names it in errors.
     pub fn new(obj: &Bound<'py, PyAny>, what: &str) -> PyResult<Self> {
-        let array: PyArrayLikeDyn<'py, T, AllowTypeChange> = obj.extract().map_err(|e| {
-            PyTypeError::new_err(format!("{what}: expected an array of numbers ({e})"))
-        })?;
+        let array: PyArrayLikeDyn<'py, T, AllowTypeChange> =
+            obj.extract().map_err(|e| PyTypeError::new_err(format!("{what}: expected an array of numbers ({e})")))?;
         // In place only when C-contiguous (`as_slice` also accepts Fortran order).
         let owned = if array.is_c_contiguous() { None } else { Some(array.as_array().iter().copied().collect()) };
         Ok(Self { array, owned, what: what.to_string() })
@@ -104,12 +103,7 @@ where
             return Ok(i);
         }
         let list: Vec<String> = allowed.iter().map(|s| format!("{s:?}")).collect();
-        Err(PyValueError::new_err(format!(
-            "{}: expected shape {}, got {:?}",
-            self.what,
-            list.join(" or "),
-            shape
-        )))
+        Err(PyValueError::new_err(format!("{}: expected shape {}, got {:?}", self.what, list.join(" or "), shape)))
     }
 }
 
@@ -117,19 +111,21 @@ impl<'py> ArrayIn<'py, f64> {
     /// Errors naming the first non-finite entry (row-major index, and row when `row` > 0 values per row).
     pub fn check_finite(&self, row: usize) -> PyResult<()> {
         if let Some(i) = self.slice().iter().position(|x| !x.is_finite()) {
-            let at = if row > 0 { format!("row {}, column {}", i / row, i % row) } else { format!("entry {i}") };
+            let at = match i.checked_div(row) {
+                Some(r) => format!("row {r}, column {}", i % row),
+                None => format!("entry {i}"),
+            };
             return Err(PyValueError::new_err(format!("{}: {at} is {} (must be finite)", self.what, self.slice()[i])));
         }
         Ok(())
     }
 }
 
+/// A NumPy array of element type `T` bound to the GIL lifetime.
+pub(crate) type Np<'py, T> = Bound<'py, PyArrayDyn<T>>;
+
 /// A NumPy array of `shape` that takes ownership of `data` (no copy).
-pub(crate) fn to_numpy<'py, T: numpy::Element>(
-    py: Python<'py>,
-    data: Vec<T>,
-    shape: &[usize],
-) -> Bound<'py, PyArrayDyn<T>> {
+pub(crate) fn to_numpy<'py, T: numpy::Element>(py: Python<'py>, data: Vec<T>, shape: &[usize]) -> Np<'py, T> {
     ArrayD::from_shape_vec(IxDyn(shape), data).expect("shape matches the data").into_pyarray(py)
 }
 

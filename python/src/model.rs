@@ -1,7 +1,6 @@
 //! `cenic.Model`: an immutable model (MJCF or built-in scene).
 
-use crate::{model_err, to_numpy};
-use numpy::PyArrayDyn;
+use crate::{Np, model_err, to_numpy};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -125,12 +124,12 @@ impl Model {
     }
     /// Reference configuration (nq,): the state ``Batch.reset`` starts from.
     #[getter]
-    fn qpos0<'py>(&self, py: Python<'py>) -> Bound<'py, PyArrayDyn<f64>> {
+    fn qpos0<'py>(&self, py: Python<'py>) -> Np<'py, f64> {
         to_numpy(py, self.inner.qpos0.clone(), &[self.inner.nq])
     }
     /// Control range per actuator (nu, 2); ±inf where unlimited.
     #[getter]
-    fn ctrl_range<'py>(&self, py: Python<'py>) -> Bound<'py, PyArrayDyn<f64>> {
+    fn ctrl_range<'py>(&self, py: Python<'py>) -> Np<'py, f64> {
         let r: Vec<f64> = self
             .inner
             .actuators
