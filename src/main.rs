@@ -237,6 +237,7 @@ fn run(args: RunArgs) -> Result<(), String> {
         match &mode {
             Mode::Fixed { dt } => format!("fixed step {dt} s"),
             Mode::ErrorControlled(p) => format!("error-controlled, accuracy {}", p.accuracy),
+            m => format!("baseline integrator {}", m.name()),
         },
         precision
     );

@@ -239,6 +239,7 @@ impl Batch {
         let mode_text = match &mode {
             Mode::Fixed { dt } => format!("dt={dt}"),
             Mode::ErrorControlled(p) => format!("accuracy={}", p.accuracy),
+            m => format!("integrator={}", m.name()),
         };
         Ok(Self {
             inner: Mutex::new(Inner {

@@ -188,6 +188,7 @@ impl VecEnv {
         let physics = match &mode {
             Mode::Fixed { dt } => format!("fixed steps of {dt} s"),
             Mode::ErrorControlled(p) => format!("CENIC, accuracy {}", p.accuracy),
+            m => format!("baseline integrator {}", m.name()),
         };
         Ok(Self {
             inner: Mutex::new(env),

@@ -169,6 +169,12 @@ impl DiffRollout {
         if !(self.dt > 0.0 && self.dt.is_finite()) {
             return Err(DiffError::Input(format!("control interval dt = {} s must be positive", self.dt)));
         }
+        if !self.mode.is_icf() {
+            return Err(DiffError::Input(format!(
+                "integrator '{}' has no gradient path: differentiable rollouts run Lagged ICF (Mode::Fixed or Mode::ErrorControlled)",
+                self.mode.name()
+            )));
+        }
         if self.model.na > 0 {
             return Err(DiffError::Input(format!(
                 "the model has {} actuator activation states, which the differentiable state (q, v) does not carry yet",

@@ -434,6 +434,12 @@ impl GpuBatch {
         if let Some(what) = model.gpu_unsupported() {
             return Err(GpuError::Unsupported(format!("{what} is not simulated on the GPU (use CpuBatch)")));
         }
+        if !mode.is_icf() {
+            return Err(GpuError::Unsupported(format!(
+                "integrator '{}' is a CPU baseline (use CpuBatch)",
+                mode.name()
+            )));
+        }
         if let Mode::ErrorControlled(p) = &mode
             && p.land_contact_events
         {
@@ -449,6 +455,7 @@ impl GpuBatch {
         let (h_initial, solver) = match &mode {
             Mode::Fixed { dt } => (*dt, options.solver),
             Mode::ErrorControlled(p) => (p.first_step(&model), p.solver_params(&options.solver)),
+            m => unreachable!("refused above: {}", m.name()),
         };
         icf_buffers.set_params(&ctx, &solver);
         if let Some(v) = options.solver_variant {
@@ -504,6 +511,7 @@ impl GpuBatch {
             let ops: &[IterationOp] = match mode {
                 Mode::Fixed { .. } => &FIXED_ITERATION,
                 Mode::ErrorControlled(_) => &STEP_DOUBLING_ITERATION,
+                ref m => unreachable!("refused in with_options: {}", m.name()),
             };
             let mut steps: Vec<(String, Kernel)> = vec![];
             let mut schedule = vec![];
@@ -886,6 +894,7 @@ impl GpuBatch {
                 let r = rate.unwrap_or(2.0 / self.h_initial as f64);
                 (dt * r * 1.25).ceil().max(1.0) as u64 + 1
             }
+            ref m => unreachable!("refused in with_options: {}", m.name()),
         }
     }
 

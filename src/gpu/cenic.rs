@@ -225,6 +225,7 @@ impl From<&GpuCenicStats> for WorldStats {
             impact_limited: g.impact_limited as u64,
             event_limited: 0,
             contact_overflow: g.contact_overflow as u64,
+            geometry_passes: 0, // not tracked on the GPU
         }
     }
 }
@@ -341,6 +342,9 @@ pub fn geom_pairs(model: &Model) -> Vec<GpuGeomPair> {
 }
 
 /// Settings for `mode` (with `record_capacity` step records per world).
+///
+/// # Panics
+/// For a CPU baseline mode (not [`Mode::is_icf`]), which the GPU does not run.
 pub fn params_for(mode: &Mode, npair: usize, record_capacity: usize) -> GpuCenicParams {
     let mut p = GpuCenicParams {
         mode: 0,
@@ -371,6 +375,7 @@ pub fn params_for(mode: &Mode, npair: usize, record_capacity: usize) -> GpuCenic
             p.skin = c.skin as f32;
             p.accept_accuracy_misses = c.accept_accuracy_misses as u32;
         }
+        m => panic!("the GPU runs Lagged ICF only, not the CPU baseline '{}'", m.name()),
     }
     p
 }
@@ -443,12 +448,18 @@ impl CenicBuffers {
         mode: &Mode,
         record_capacity: usize,
     ) -> Result<Self, GpuError> {
+        if !mode.is_icf() {
+            return Err(GpuError::Unsupported(format!(
+                "integrator '{}' is a CPU baseline (use CpuBatch)",
+                mode.name()
+            )));
+        }
         let pairs = geom_pairs(model);
         let params = params_for(mode, pairs.len(), record_capacity);
         let weights: Vec<f32> = (0..model.nv)
             .map(|i| match mode {
                 Mode::ErrorControlled(c) => c.weights.get(i).copied().unwrap_or(1.0) as f32,
-                Mode::Fixed { .. } => 1.0,
+                _ => 1.0,
             })
             .collect();
         Ok(Self {

@@ -24,5 +24,5 @@ mod solver;
 mod sparse;
 
 pub use builder::{Actuation, IcfBuilder, MaterialScale};
-pub use problem::{ContactConstraint, GainConstraint, IcfProblem, LimitConstraint, RowConstraint};
+pub use problem::{ContactConstraint, GainConstraint, IcfProblem, LimitConstraint, RowConstraint, STICTION_EPS_RATIO};
 pub use solver::{IcfSolver, SolveError, SolveStats, SolverParams};

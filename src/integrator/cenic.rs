@@ -19,7 +19,11 @@
 //! was no better than at 1e-3. τ_v = 10 ms (the default) restores steady
 //! convergence at 1–2.5× the steps; τ_v = 0 is pure CENIC.
 
-use super::{Simulator, StepError, Tape};
+use super::exponential::ExponentialParams;
+use super::implicit_euler::ImplicitEulerParams;
+use super::rk::RkParams;
+use super::tamsi::TamsiParams;
+use super::{Baselines, Simulator, StepError, Tape};
 use crate::collision::{Manifold, narrow_phase_pair};
 use crate::dynamics;
 use crate::icf::{SolveStats, SolverParams};
@@ -130,6 +134,18 @@ pub enum Mode {
     },
     /// CENIC error control.
     ErrorControlled(CenicParams),
+    /// Baseline: TAMSI, the transition-aware semi-implicit scheme of the
+    /// TAMSI seed, fixed step ([`super::tamsi`]).
+    Tamsi(TamsiParams),
+    /// Baseline: the exponential integrator of the exponential-integrators
+    /// seed, fixed step ([`super::exponential`]).
+    Exponential(ExponentialParams),
+    /// Baseline: adaptive Dormand–Prince 5(4) on the compliant contact ODE,
+    /// as in DiffMJX ([`super::rk`]).
+    RungeKutta(RkParams),
+    /// Baseline: error-controlled implicit Euler on the compliant contact
+    /// ODE ([`super::implicit_euler`]).
+    ImplicitEuler(ImplicitEulerParams),
 }
 
 impl Mode {
@@ -139,6 +155,38 @@ impl Mode {
         match self {
             Mode::Fixed { .. } => 0.0,
             Mode::ErrorControlled(p) => p.skin,
+            Mode::Tamsi(_) | Mode::Exponential(_) | Mode::RungeKutta(_) | Mode::ImplicitEuler(_) => 0.0,
+        }
+    }
+
+    /// Whether the mode steps with the Lagged ICF solve ([`Mode::Fixed`] or
+    /// [`Mode::ErrorControlled`]), the only modes the GPU batch and the
+    /// gradient path ([`crate::diff`]) support; the others are CPU baselines.
+    pub fn is_icf(&self) -> bool {
+        matches!(self, Mode::Fixed { .. } | Mode::ErrorControlled(_))
+    }
+
+    /// A short name of the integrator ("fixed", "cenic", "tamsi", "exponential", "rk45", "implicit_euler").
+    pub fn name(&self) -> &'static str {
+        match self {
+            Mode::Fixed { .. } => "fixed",
+            Mode::ErrorControlled(_) => "cenic",
+            Mode::Tamsi(_) => "tamsi",
+            Mode::Exponential(_) => "exponential",
+            Mode::RungeKutta(_) => "rk45",
+            Mode::ImplicitEuler(_) => "implicit_euler",
+        }
+    }
+
+    /// The step (s) a world starts with: the fixed step, or the first trial step of error control.
+    pub fn first_step(&self, model: &Model) -> f64 {
+        match self {
+            Mode::Fixed { dt } => *dt,
+            Mode::ErrorControlled(p) => p.first_step(model),
+            Mode::Tamsi(p) => p.dt,
+            Mode::Exponential(p) => p.dt,
+            Mode::RungeKutta(p) => p.first_step(model),
+            Mode::ImplicitEuler(p) => p.first_step(model),
         }
     }
 }
@@ -171,6 +219,10 @@ pub struct WorldStats {
     pub event_limited: u64,
     /// Contacts that did not fit the contact capacity (summed over geometry passes).
     pub contact_overflow: u64,
+    /// Geometry passes (kinematics, mass matrix, bias forces, collision and
+    /// ICF builder at one state): the right-hand-side evaluations of the
+    /// seeds' work measure. CPU only (0 on the GPU).
+    pub geometry_passes: u64,
 }
 
 impl Default for WorldStats {
@@ -188,6 +240,7 @@ impl Default for WorldStats {
             impact_limited: 0,
             event_limited: 0,
             contact_overflow: 0,
+            geometry_passes: 0,
         }
     }
 }
@@ -219,6 +272,7 @@ impl WorldStats {
         self.impact_limited += o.impact_limited;
         self.event_limited += o.event_limited;
         self.contact_overflow += o.contact_overflow;
+        self.geometry_passes += o.geometry_passes;
     }
 }
 
@@ -262,6 +316,8 @@ pub struct World<T: Real> {
     v_full: Vec<T>,
     v_half: Vec<T>,
     manifold: Manifold<T>,
+    /// Workspaces of the baseline integrators (created on first use).
+    baselines: Baselines<T>,
 }
 
 impl<T: Real> World<T> {
@@ -272,6 +328,7 @@ impl<T: Real> World<T> {
         let h_next = match &mode {
             Mode::Fixed { dt } => *dt,
             Mode::ErrorControlled(p) => p.first_step(&sim.model),
+            m => m.first_step(&sim.model),
         };
         Self {
             sim,
@@ -289,6 +346,7 @@ impl<T: Real> World<T> {
             v_full: vec![T::zero(); nv],
             v_half: vec![T::zero(); nv],
             manifold: Manifold::default(),
+            baselines: Baselines::default(),
         }
     }
 
@@ -306,6 +364,7 @@ impl<T: Real> World<T> {
         self.h_next = match &self.mode {
             Mode::Fixed { dt } => *dt,
             Mode::ErrorControlled(p) => p.first_step(&self.sim.model),
+            m => m.first_step(&self.sim.model),
         };
         self.steps.clear();
         if let Some(t) = &mut self.tape {
@@ -320,7 +379,11 @@ impl<T: Real> World<T> {
         // The mode is moved out for the loop (no clone, whose weights would
         // allocate per step) and always put back.
         let mode = std::mem::replace(&mut self.mode, Mode::Fixed { dt: 0.0 });
+        let passes = self.sim.geometry_passes;
+        // The state or the controls may have changed since the last advance.
+        self.baselines.new_interval();
         let r = self.advance_in(&mode, dt);
+        self.stats.geometry_passes += self.sim.geometry_passes - passes;
         self.mode = mode;
         if r.is_ok() && !self.sim.model.sensors.is_empty() {
             self.sim.compute_sensors();
@@ -357,6 +420,16 @@ impl<T: Real> World<T> {
                     }
                 }
                 Mode::ErrorControlled(p) => self.cenic_step(p, remaining)?,
+                Mode::Tamsi(_) | Mode::Exponential(_) | Mode::RungeKutta(_) | Mode::ImplicitEuler(_) => {
+                    self.sim.contacts.skin = mode.contact_skin();
+                    let (h, err) =
+                        self.baselines.step(&mut self.sim, mode, &mut self.h_next, remaining, &mut self.stats)?;
+                    self.stats.accept(h);
+                    if self.record_steps {
+                        let t = self.sim.time - h;
+                        self.steps.push(StepRecord { t, h, err, contacts: self.sim.contacts.len() });
+                    }
+                }
             }
         }
         if (self.sim.time - t_end).abs() <= eps_t {

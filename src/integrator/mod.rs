@@ -4,11 +4,30 @@
 //! One step runs the stages in order: kinematics → velocities → mass
 //! matrix, bias and passive forces → collision → ICF builder → ICF solve →
 //! position update q1 = q0 ⊕ h·N(q0)·v1 (symplectic Euler).
+//!
+//! Baselines from the seed papers, for work–precision comparisons on the
+//! same models (DESIGN.md §4.5), share the model, kinematics, collision and
+//! contact parameters and differ only in the time discretisation of one
+//! compliant contact ODE ([`compliant`]): [`tamsi`] (TAMSI, fixed step),
+//! [`exponential`] (the exponential integrator, fixed step), [`rk`]
+//! (adaptive Dormand–Prince 5(4)) and [`implicit_euler`] (error-controlled
+//! implicit Euler), each a [`Mode`] variant that [`World`] (and so the CPU
+//! batch) runs. They are CPU-only and have no gradient path.
 
 mod cenic;
+pub mod compliant;
+pub mod exponential;
+pub mod implicit_euler;
+pub mod linalg;
+pub mod rk;
+pub mod tamsi;
 mod tape;
 
 pub use cenic::{CenicParams, Mode, StepRecord, World, WorldStats};
+pub use exponential::ExponentialParams;
+pub use implicit_euler::ImplicitEulerParams;
+pub use rk::RkParams;
+pub use tamsi::TamsiParams;
 pub use tape::{ContactKey, Tape, TapeSolve};
 
 use crate::collision::{Contacts, collide};
@@ -89,6 +108,8 @@ pub struct Simulator<T: Real> {
     /// Generalized acceleration of the last accepted step, (v1 − v0)/h (nv;
     /// for accelerometers).
     pub qacc: Vec<T>,
+    /// Geometry passes ([`compute_geometry`](Self::compute_geometry) calls) since creation.
+    pub geometry_passes: u64,
     /// Scratch: contact forces for touch sensors.
     contact_forces: Vec<dynamics::ContactForce<T>>,
     builder: IcfBuilder,
@@ -112,6 +133,7 @@ impl<T: Real> Simulator<T> {
             time: 0.0,
             last_solve: SolveStats::default(),
             qacc: vec![T::zero(); nv],
+            geometry_passes: 0,
             contact_forces: Vec::new(),
             builder: IcfBuilder::new(&model),
             solver: IcfSolver::new(nv),
@@ -210,6 +232,7 @@ impl<T: Real> Simulator<T> {
     /// current (q, v): kinematics, velocities, M, bias and passive forces,
     /// contacts, and the h-independent part of the ICF problem.
     pub fn compute_geometry(&mut self) {
+        self.geometry_passes += 1;
         let m = &*self.model;
         dynamics::kinematics(m, &mut self.data);
         dynamics::velocities(m, &mut self.data);
@@ -318,5 +341,67 @@ impl<T: Real> Simulator<T> {
     /// Read access to the solver (e.g. its gradient after a solve).
     pub fn solver(&self) -> &IcfSolver<T> {
         &self.solver
+    }
+}
+
+/// Workspaces of the baseline integrators of one world, created on first use.
+#[derive(Clone, Debug)]
+pub(crate) struct Baselines<T> {
+    rk: Option<Box<rk::DormandPrince<T>>>,
+    tamsi: Option<Box<tamsi::Tamsi<T>>>,
+    exponential: Option<Box<exponential::Exponential<T>>>,
+    implicit_euler: Option<Box<implicit_euler::ImplicitEuler<T>>>,
+}
+
+impl<T> Default for Baselines<T> {
+    fn default() -> Self {
+        Self { rk: None, tamsi: None, exponential: None, implicit_euler: None }
+    }
+}
+
+impl<T: Real> Baselines<T> {
+    /// Start of an `advance`: the state or the controls may have changed,
+    /// so Runge–Kutta must not reuse its last stage.
+    pub(crate) fn new_interval(&mut self) {
+        if let Some(rk) = &mut self.rk {
+            rk.invalidate();
+        }
+    }
+
+    /// One accepted step of a baseline `mode` towards an interval end
+    /// `remaining` seconds away; returns (h, error ratio; 0 for fixed steps).
+    pub(crate) fn step(
+        &mut self,
+        sim: &mut Simulator<T>,
+        mode: &Mode,
+        h_next: &mut f64,
+        remaining: f64,
+        stats: &mut WorldStats,
+    ) -> Result<(f64, f64), StepError> {
+        let (nq, nv, na) = (sim.model.nq, sim.model.nv, sim.model.na);
+        match mode {
+            Mode::Tamsi(p) => {
+                let h = p.dt.min(remaining);
+                let w = self.tamsi.get_or_insert_with(|| Box::new(tamsi::Tamsi::new(nv)));
+                w.step(sim, p, h, stats)?;
+                Ok((h, 0.0))
+            }
+            Mode::Exponential(p) => {
+                let h = p.dt.min(remaining);
+                let w = self.exponential.get_or_insert_with(|| Box::new(exponential::Exponential::new(nv)));
+                w.step(sim, p, h, stats)?;
+                Ok((h, 0.0))
+            }
+            Mode::RungeKutta(p) => {
+                let w = self.rk.get_or_insert_with(|| Box::new(rk::DormandPrince::new(nq, nv, na)));
+                w.step(sim, p, h_next, remaining, stats)
+            }
+            Mode::ImplicitEuler(p) => {
+                let w =
+                    self.implicit_euler.get_or_insert_with(|| Box::new(implicit_euler::ImplicitEuler::new(nq, nv, na)));
+                w.step(sim, p, h_next, remaining, stats)
+            }
+            Mode::Fixed { .. } | Mode::ErrorControlled(_) => unreachable!("Lagged ICF modes step in World"),
+        }
     }
 }
