@@ -62,6 +62,7 @@ fn main() {
             let solves = match mode {
                 Mode::Fixed { .. } => s.accepted,
                 Mode::ErrorControlled(_) => 3 * (s.accepted + s.rejected),
+                ref m => unreachable!("robot_bench runs Lagged ICF, not {}", m.name()),
             } as f64;
             println!(
                 "| {name} | {} | {best:.4} | {:.1} | {} | {} | {:.2} | {:.2} | {:.2} |",

@@ -15,8 +15,8 @@
 //! deviation from the reference of any joint: free joints by position (m)
 //! and rotation angle (rad), ball joints by angle, hinges and slides by
 //! |Δq|. Work: single-thread wall time (best of up to 3 runs while a run
-//! takes under 3 s) and geometry passes (kinematics + dynamics + collision
-//! + contact-problem build at one state: the seeds' "function
+//! takes under 3 s) and geometry passes (kinematics, dynamics, collision
+//! and the contact-problem build at one state: the seeds' "function
 //! evaluations", independent of machine load). A run that passes the wall
 //! time cap (default 60 s) is stopped and reported as skipped, and the
 //! tighter settings of that integrator are skipped too.
@@ -35,6 +35,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 const SAMPLE: f64 = 0.01;
+
+/// (integrator, [(cost, error)]) per integrator.
+type Series = Vec<(String, Vec<(f64, f64)>)>;
+/// (scene, its series) per scene.
+type Panels = Vec<(String, Series)>;
 
 struct Scene {
     name: &'static str,
@@ -188,7 +193,16 @@ fn scenes(quick: bool) -> Result<Vec<Scene>, Box<dyn std::error::Error>> {
         } else {
             (("rk45 1e-10", rk(1e-10)), ("cenic 1e-8", cenic(1e-8)))
         };
-        out.push(Scene { name: "cube_toss", q0: key.qpos, v0: key.qvel, model, horizon, reference, check, full_sweep: true });
+        out.push(Scene {
+            name: "cube_toss",
+            q0: key.qpos,
+            v0: key.qvel,
+            model,
+            horizon,
+            reference,
+            check,
+            full_sweep: true,
+        });
     }
     if let Some(p) = shared("scenes/clutter20.xml") {
         let model = Arc::new(Model::from_mjcf_file(&p)?);
@@ -239,17 +253,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cap: f64 = flag("--cap").map(|s| s.parse()).transpose()?.unwrap_or(60.0);
     let only = flag("--only");
     let skip_values: Vec<String> = [flag("--cap"), flag("--only")].into_iter().flatten().collect();
-    let out_dir = args
-        .iter()
-        .find(|a| !a.starts_with("--") && !skip_values.contains(a))
-        .cloned()
-        .unwrap_or_else(|| "out".into());
+    let out_dir =
+        args.iter().find(|a| !a.starts_with("--") && !skip_values.contains(a)).cloned().unwrap_or_else(|| "out".into());
     std::fs::create_dir_all(&out_dir)?;
     rayon::ThreadPoolBuilder::new().num_threads(1).build_global().ok();
 
     let mut csv = std::fs::File::create(format!("{out_dir}/work_precision_seeds.csv"))?;
     writeln!(csv, "scene,method,parameter,wall_s,error,accepted,rejected,geometry_passes,status")?;
-    let mut panels: Vec<(String, Vec<(String, Vec<(f64, f64)>)>)> = vec![];
+    let mut panels: Panels = vec![];
     for scene in scenes(quick)?.iter().filter(|s| only.as_deref().is_none_or(|o| o == s.name)) {
         eprintln!("{} ({} s): reference {} …", scene.name, scene.horizon, scene.reference.0);
         let Outcome::Done { traj: reference, wall, stats } = simulate_once(scene, &scene.reference.1, f64::INFINITY)
@@ -277,8 +288,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 writeln!(csv, "{},check {},,,,,,,not completed within {} s", scene.name, scene.check.0, 4.0 * cap)?;
             }
         }
-        let mut series: Vec<(String, Vec<(f64, f64)>)> = vec![];
-        let mut passes: Vec<(String, Vec<(f64, f64)>)> = vec![];
+        let mut series: Series = vec![];
+        let mut passes: Series = vec![];
         let mut given_up: Vec<&str> = vec![];
         for s in settings(quick, scene.full_sweep) {
             let line = |csv: &mut std::fs::File, wall: f64, e: f64, st: Option<&WorldStats>, status: &str| {
@@ -297,7 +308,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         s.method, s.parameter, stats.accepted, stats.rejected, stats.geometry_passes
                     );
                     line(&mut csv, wall, e, Some(&stats), "ok")?;
-                    let push = |v: &mut Vec<(String, Vec<(f64, f64)>)>, x: f64| match v.iter_mut().find(|p| p.0 == s.method) {
+                    let push = |v: &mut Series, x: f64| match v.iter_mut().find(|p| p.0 == s.method) {
                         Some(p) => p.1.push((x, e)),
                         None => v.push((s.method.to_string(), vec![(x, e)])),
                     };
@@ -305,13 +316,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     push(&mut passes, stats.geometry_passes as f64);
                 }
                 Outcome::Skipped { at, wall } => {
-                    eprintln!("  {:>14} {:>8.0e}: stopped at t = {at:.3} s after {wall:.1} s (cap {cap} s)", s.method, s.parameter);
+                    eprintln!(
+                        "  {:>14} {:>8.0e}: stopped at t = {at:.3} s after {wall:.1} s (cap {cap} s)",
+                        s.method, s.parameter
+                    );
                     line(&mut csv, wall, f64::NAN, None, &format!("over the {cap} s cap at t = {at:.3} s"))?;
                     given_up.push(s.method);
                 }
                 Outcome::Failed { at, error } => {
                     eprintln!("  {:>14} {:>8.0e}: failed at t = {at:.4} s: {error}", s.method, s.parameter);
-                    line(&mut csv, f64::NAN, f64::NAN, None, &format!("failed at t = {at:.4} s: {}", error.replace(',', ";")))?;
+                    line(
+                        &mut csv,
+                        f64::NAN,
+                        f64::NAN,
+                        None,
+                        &format!("failed at t = {at:.4} s: {}", error.replace(',', ";")),
+                    )?;
                 }
             }
         }
@@ -326,7 +346,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     cells.push(format!("{e:.1e}: {:.2}; {:.2}", w / cw, g / cg));
                 }
             }
-            eprintln!("    {name:>14}: {}", if cells.is_empty() { "no overlap in error".into() } else { cells.join(" | ") });
+            eprintln!(
+                "    {name:>14}: {}",
+                if cells.is_empty() { "no overlap in error".into() } else { cells.join(" | ") }
+            );
         }
         panels.push((scene.name.to_string(), series));
     }
@@ -339,7 +362,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// One log-log panel per scene: error vs wall time per integrator. Text
 /// needs a TrueType font; DejaVu Sans is used when installed, otherwise the
 /// plot has no labels.
-fn plot(path: &str, panels: &[(String, Vec<(String, Vec<(f64, f64)>)>)]) -> Result<(), Box<dyn std::error::Error>> {
+fn plot(path: &str, panels: &[(String, Series)]) -> Result<(), Box<dyn std::error::Error>> {
     let labels = common::register_font();
     let n = panels.len().max(1);
     let root = BitMapBackend::new(path, (640 * n as u32, 560)).into_drawing_area();
@@ -355,7 +378,11 @@ fn plot(path: &str, panels: &[(String, Vec<(String, Vec<(f64, f64)>)>)]) -> Resu
         let (xmin, xmax) = all.iter().fold((f64::INFINITY, 0.0f64), |(a, b), p| (a.min(p.0), b.max(p.0)));
         let (ymin, ymax) = all.iter().fold((f64::INFINITY, 0.0f64), |(a, b), p| (a.min(p.1), b.max(p.1)));
         let mut builder = ChartBuilder::on(&area);
-        builder.margin(15).x_label_area_size(if labels { 45 } else { 10 }).y_label_area_size(if labels { 65 } else { 10 });
+        builder.margin(15).x_label_area_size(if labels { 45 } else { 10 }).y_label_area_size(if labels {
+            65
+        } else {
+            10
+        });
         if labels {
             builder.caption(format!("{name} (single thread)"), ("sans-serif", 22));
         }

@@ -40,6 +40,7 @@ fn peak_kinetic_energy(model: &Arc<Model>, mode: Mode, q0: &[f64], t_end: f64) -
     let every = match mode {
         Mode::Fixed { dt } => dt,
         Mode::ErrorControlled(_) => 5e-4,
+        ref m => panic!("this test runs Lagged ICF, not {}", m.name()),
     };
     let mut w = World::<f64>::new(model.clone(), mode);
     w.sim.set_state(q0, &vec![0.0; model.nv]);

@@ -127,6 +127,7 @@ impl<T: Real> Exponential<T> {
     }
 
     /// One step of `h` seconds.
+    #[allow(clippy::needless_range_loop)] // dof-indexed loops over several arrays
     pub(crate) fn step(
         &mut self,
         sim: &mut Simulator<T>,

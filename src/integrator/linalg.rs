@@ -20,7 +20,7 @@ pub fn lu_factor<T: Real>(a: &mut [T], n: usize, piv: &mut [usize]) -> Result<()
             }
         }
         piv[k] = p;
-        if !(best > T::zero()) || !best.is_finite() {
+        if best <= T::zero() || !best.is_finite() {
             return Err(k);
         }
         if p != k {
@@ -45,8 +45,8 @@ pub fn lu_factor<T: Real>(a: &mut [T], n: usize, piv: &mut [usize]) -> Result<()
 
 /// Solves A x = b in place with the factor of [`lu_factor`].
 pub fn lu_solve<T: Real>(lu: &[T], n: usize, piv: &[usize], b: &mut [T]) {
-    for k in 0..n {
-        b.swap(k, piv[k]);
+    for (k, &p) in piv.iter().enumerate().take(n) {
+        b.swap(k, p);
     }
     for i in 0..n {
         let mut s = b[i];
@@ -116,6 +116,7 @@ fn pade_coefficients(m: usize) -> [f64; PADE_DEGREE + 1] {
 /// and squaring with the [7/7] Padé approximant (Higham 2005, without
 /// balancing): A is scaled by 2^-s until ‖A‖₁ ≤ θ₇, then the approximant
 /// is squared s times. Returns s. `a` is used as scratch.
+#[allow(clippy::needless_range_loop)] // dense matrix loops read best with indices
 pub fn expm<T: Real>(a: &mut [T], n: usize, out: &mut [T], w: &mut ExpmWork<T>) -> Result<u32, usize> {
     let nn = n * n;
     for v in [&mut w.a2, &mut w.a4, &mut w.a6, &mut w.u, &mut w.v, &mut w.tmp] {
@@ -169,11 +170,11 @@ mod tests {
 
     #[test]
     fn lu_solves_a_nonsymmetric_system() {
-        let a0 = [0.0, 2.0, 1.0, 1.0, 1.0, 0.0, 3.0, -1.0, 4.0];
-        let x = [1.0, -2.0, 0.5];
-        let mut b = [0.0; 3];
-        for i in 0..3 {
-            b[i] = (0..3).map(|j| a0[i * 3 + j] * x[j]).sum();
+        let a0: [f64; 9] = [0.0, 2.0, 1.0, 1.0, 1.0, 0.0, 3.0, -1.0, 4.0];
+        let x: [f64; 3] = [1.0, -2.0, 0.5];
+        let mut b = [0.0f64; 3];
+        for (i, bi) in b.iter_mut().enumerate() {
+            *bi = (0..3).map(|j| a0[i * 3 + j] * x[j]).sum();
         }
         let mut a = a0;
         let mut piv = [0; 3];
@@ -188,7 +189,7 @@ mod tests {
     /// stiff (scaled) and a mild case.
     #[test]
     fn expm_matches_the_damped_oscillator() {
-        for (k, c, t) in [(4.0, 0.4, 0.3), (1e6, 300.0, 0.01)] {
+        for (k, c, t) in [(4.0f64, 0.4f64, 0.3f64), (1e6, 300.0, 0.01)] {
             // ẍ + c ẋ + k x = 0 → A = [[0, 1], [−k, −c]].
             let mut a = [0.0, t, -k * t, -c * t];
             let mut out = [0.0; 4];

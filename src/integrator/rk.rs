@@ -226,6 +226,7 @@ impl<T: Real> DormandPrince<T> {
     /// Stages 2–7 of a step of `h` from (q0, v0), with kv[0] at (q0, v0):
     /// leaves the 5th-order solution in the simulator (with its geometry
     /// and v̇ in kv[6]) and the embedded error in ds, dv.
+    #[allow(clippy::needless_range_loop)] // tableau indices
     fn trial(&mut self, sim: &mut Simulator<T>, model: &Model, h: f64) -> Result<(), StepError> {
         let nv = self.v0.len();
         // At s = 0 the tangent rate is v itself.
