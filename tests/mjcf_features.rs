@@ -570,7 +570,7 @@ fn frictionloss_holds_and_slips_like_coulomb() {
 }
 
 /// The batch interface reads and writes activations and reads sensor data
-/// (CPU batch; the GPU batch reports them as unavailable).
+/// (CPU batch; the GPU batch's sensors: `gpu_sensors.rs`).
 #[test]
 fn cpu_batch_reads_activations_and_sensors() {
     use cenic::batch::{Batch, CpuBatch};

@@ -71,6 +71,7 @@ fn composed_stages_validate_and_bind_known_buffers() {
         .chain(IcfBuffers::BUFFER_NAMES)
         .chain(CenicBuffers::BUFFER_NAMES)
         .chain(cenic::gpu::rl::BUFFER_NAMES)
+        .chain(cenic::gpu::sensors::BUFFER_NAMES)
         .collect();
     for (name, _) in STAGES {
         let source = shaders::compose(name).unwrap();
@@ -147,6 +148,26 @@ fn binding_table_matches_host_layout() {
         .chain(cenic::gpu::icf::struct_layouts())
         .chain(cenic::gpu::cenic::struct_layouts());
     for (name, size, fields) in layouts {
+        let Some(TypeInner::Struct { members, span }) = structs.get(name) else { panic!("no WGSL struct {name}") };
+        assert_eq!(*span as usize, size, "size of {name}");
+        for (field, offset) in fields {
+            let m = members
+                .iter()
+                .find(|m| m.name.as_deref() == Some(field))
+                .unwrap_or_else(|| panic!("WGSL {name} lacks '{field}'"));
+            assert_eq!(m.offset as usize, offset, "offset of {name}.{field}");
+        }
+    }
+}
+
+/// The structs a stage declares itself (the sensors' table) have the
+/// layouts of their Rust twins in the stage as composed.
+#[test]
+fn stage_structs_match_host_layout() {
+    let module = validate("sensors.wgsl (composed)", &shaders::compose("sensors").unwrap());
+    let structs: HashMap<String, &TypeInner> =
+        module.types.iter().filter_map(|(_, t)| Some((t.name.clone()?, &t.inner))).collect();
+    for (name, size, fields) in cenic::gpu::sensors::struct_layouts() {
         let Some(TypeInner::Struct { members, span }) = structs.get(name) else { panic!("no WGSL struct {name}") };
         assert_eq!(*span as usize, size, "size of {name}");
         for (field, offset) in fields {

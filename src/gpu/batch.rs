@@ -46,6 +46,7 @@ use super::contact::GpuContact;
 use super::context::{GpuContext, run_pass};
 use super::dynamics::GpuDynamics;
 use super::icf::{GpuIcfWorld, IcfBuffers, IcfKernels, SolverState, SolverVariant, is_software};
+use super::sensors::GpuSensors;
 use super::shaders::Kernel;
 use crate::batch::{Batch, BatchError, WorldParams, WorldStatus, check_len};
 use crate::collision::{Contact, Contacts, MAX_MANIFOLD, collide, order_pair, pair_kind};
@@ -399,6 +400,8 @@ pub struct GpuBatch {
     readback: Readback,
     view: Mutex<HostView>,
     profiler: Option<Profiler>,
+    /// The model's sensors on the device (`None` without sensors).
+    sensors: Option<GpuSensors>,
 }
 
 impl std::fmt::Debug for GpuBatch {
@@ -541,7 +544,7 @@ impl GpuBatch {
         let (nq, nv) = (model.nq, model.nv);
         let bytes = (16 * counter::LEN + nworld * (16 + 4 * (nq + nv)) + 64) as u64;
         let readback = Readback::new(&ctx, bytes.max(Readback::DEFAULT_SIZE));
-        let batch = Self {
+        let mut batch = Self {
             ctx,
             model,
             nworld,
@@ -559,7 +562,13 @@ impl GpuBatch {
             readback,
             view: Mutex::new(HostView::default()),
             profiler: None,
+            sensors: None,
         };
+        if batch.model.nsensordata > 0 {
+            // Sensors the device cannot evaluate are refused when read, not here.
+            let sensors = batch.with_state_sources(|s| GpuSensors::new(&batch.ctx, &batch.model, nworld, &s))?;
+            batch.sensors = Some(sensors);
+        }
         batch.reset_all()?;
         Ok(batch)
     }
@@ -583,8 +592,8 @@ impl GpuBatch {
     }
 
     /// Bytes of device memory the batch's buffers take (model constants,
-    /// per-world state, contacts, ICF problems, clocks; not the staging
-    /// buffer for readbacks).
+    /// per-world state, contacts, ICF problems, clocks, sensors; not the
+    /// staging buffers for readbacks).
     pub fn device_bytes(&self) -> u64 {
         let names = GpuModel::BUFFER_NAMES
             .iter()
@@ -600,8 +609,8 @@ impl GpuBatch {
                 .filter(|n| seen.insert(**n))
                 .filter_map(|n| sources.iter().find_map(|s| s.buffer(n)))
                 .map(|b| b.size())
-                .sum()
-        })
+                .sum::<u64>()
+        }) + self.sensors.as_ref().map_or(0, GpuSensors::device_bytes)
     }
 
     /// The launches of one iteration, in order: WGSL entry points of trial
@@ -1154,6 +1163,20 @@ impl Batch for GpuBatch {
         let v32: Vec<f32> = v.iter().map(|&x| x as f32).collect();
         let ctrl = vec![0.0f32; self.model.nu()];
         self.reset_world(world, &q32, &v32, &ctrl, 0.0).map_err(gpu_err)
+    }
+    /// Evaluated on the device at each world's current state (after
+    /// settling the pending advance), one submission and one host wait
+    /// ([`crate::gpu::sensors`]): accelerometers and touch sensors from the
+    /// world's last accepted step. A model with sensors the GPU does not
+    /// evaluate (spatial tendons) gets an error naming them.
+    fn sensordata(&self, out: &mut [f64]) -> Result<(), BatchError> {
+        check_len("sensordata", self.nworld * self.model.nsensordata, out.len())?;
+        let Some(sensors) = &self.sensors else { return Ok(()) };
+        if let Some(what) = sensors.unsupported() {
+            return Err(gpu_err(GpuError::Unsupported(format!("{what} (use CpuBatch)"))));
+        }
+        self.settle(false, false).map_err(gpu_err)?;
+        sensors.read(|pass| self.encode_state_kinematics(pass), out).map_err(gpu_err)
     }
     /// One upload for all worlds, converted straight into wgpu's staging
     /// memory (no host copy).

@@ -9,6 +9,8 @@
 //! | [`collision`] | `kernels/collision.wgsl`, composed after the libraries `collision_shapes.wgsl`, `collision_analytic.wgsl`, `collision_gjk.wgsl`, `collision_epa.wgsl`, `collision_manifold.wgsl` | `src/collision/` |
 //! | [`icf`] | `kernels/icf_builder.wgsl`, `icf_cost.wgsl`, `icf_solver.wgsl` (Cholesky, line search, Newton), composed into `icf_solve_serial.wgsl` (a thread per world) or `icf_solve_coop.wgsl` (a workgroup per world) | `src/icf/` |
 //! | [`cenic`] | `kernels/cenic.wgsl` (the parts of a trial, composed after `kinematics.wgsl`, `rnea.wgsl`, `integrate.wgsl`, `icf_builder.wgsl`, and their launches generated from [`cenic::PARTS`]) | `src/integrator/cenic.rs` |
+//! | [`rl`] | `kernels/rl.wgsl` (composed after `icf_cost.wgsl`) | `src/rl/tasks.rs` |
+//! | [`sensors`] ([`GpuSensors`]) | `kernels/sensors.wgsl` (composed after `icf_cost.wgsl`) | `src/dynamics/sensor.rs` |
 //! | [`batch`] ([`GpuBatch`]) | all of the above | `src/batch/` ([`crate::batch::CpuBatch`]) |
 //!
 //! Every kernel file is composed at load time ([`shaders::compose_module`])
@@ -73,6 +75,7 @@ pub mod kinematics;
 pub mod model;
 pub mod rl;
 pub mod rnea;
+pub mod sensors;
 pub mod shaders;
 
 pub use batch::{CollisionBackend, CollisionLaunch, GpuBatch, GpuBatchOptions, LaunchTime};
@@ -82,6 +85,7 @@ pub use collision::GpuCollision;
 pub use context::{GpuContext, GpuCounters, GpuOptions};
 pub use dynamics::{GpuDynamics, Stage};
 pub use model::GpuModel;
+pub use sensors::GpuSensors;
 pub use shaders::Kernel;
 /// The wgpu version the GPU path is built on (for `GpuOptions`, encoders and passes).
 pub use wgpu;

@@ -32,6 +32,7 @@ pub const STAGES: &[(&str, &str)] = &[
     ("icf_solve_serial", include_str!("../../kernels/icf_solve_serial.wgsl")),
     ("cenic", include_str!("../../kernels/cenic.wgsl")),
     ("rl", include_str!("../../kernels/rl.wgsl")),
+    ("sensors", include_str!("../../kernels/sensors.wgsl")),
 ];
 
 /// Library files: WGSL functions shared by several stages, composed only
@@ -55,6 +56,7 @@ pub const STAGE_DEPS: &[(&str, &[&str])] = &[
     ("icf_solve_coop", &["icf_cost", "icf_solver"]),
     ("icf_solve_serial", &["icf_cost", "icf_solver"]),
     ("rl", &["icf_cost"]),
+    ("sensors", &["icf_cost"]),
     ("cenic", &["kinematics", "rnea", "integrate", "icf_builder"]),
     (
         "collision",
@@ -84,6 +86,10 @@ fn generated_suffix(name: &str, variant: &str) -> Option<String> {
         "icf_solve_serial" | "icf_solve_coop" => Some(super::icf::SolverState::from_key(variant)?.wgsl()),
         // rl.wgsl uses icf_cost.wgsl's per-row terms only; its dense helpers read storage.
         "rl" if variant.is_empty() => Some(super::icf::SolverState::Storage.wgsl()),
+        // sensors.wgsl uses icf_cost.wgsl's contact_terms, and its own kind constants.
+        "sensors" if variant.is_empty() => {
+            Some(format!("{}\n{}", super::sensors::wgsl_constants(), super::icf::SolverState::Storage.wgsl()))
+        }
         _ => None,
     }
 }

@@ -119,7 +119,8 @@ pub struct Needs {
     /// Generalized constraint forces ([`EnvState::qfrc_constraint`]).
     pub constraint_forces: bool,
     /// The model's sensor values ([`EnvState::sensordata`]; the batch must
-    /// compute them, as [`CpuBatch`](crate::batch::CpuBatch) does).
+    /// compute them, as [`CpuBatch`](crate::batch::CpuBatch) and
+    /// [`GpuBatch`](crate::gpu::GpuBatch) do).
     pub sensordata: bool,
 }
 

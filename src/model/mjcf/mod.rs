@@ -80,7 +80,10 @@
 //!   `reftype`/`refname` frame), `framelinvel`, `frameangvel`,
 //!   `subtreecom`, `touch`, `accelerometer`, `gyro`, `velocimeter`, with
 //!   `cutoff` ([`crate::dynamics::sensors`]). Other MuJoCo sensor types keep
-//!   their place in the sensor data (NaN values) with a warning.
+//!   their place in the sensor data (NaN values) with a warning. The GPU
+//!   batch evaluates the same kinds on the device ([`crate::gpu::sensors`])
+//!   except `tendonpos`/`tendonvel` of spatial tendons, which its
+//!   `sensordata` refuses, naming them.
 //! - `keyframe/key` (`qpos` defaults to qpos0, `qvel`, `ctrl` and `act` to zeros).
 //! - Extension attributes: on `geom`, `pair` (and their defaults)
 //!   `stiffness` (N/m), `dissipation` (Hunt–Crossley, s/m),
