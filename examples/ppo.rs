@@ -8,7 +8,7 @@
 //!
 //! ```text
 //! cargo run --release --example ppo -- --task InvertedPendulum-v5 --max-steps 300000
-//! cargo run --release --example ppo -- --task HalfCheetah-v5 --max-steps 2000000
+//! cargo run --release --example ppo -- --task HalfCheetah-v5 --max-steps 1000000
 //! ```
 //!
 //! After saving, the policy is loaded back from the file and checked to
