@@ -7,9 +7,12 @@
 //! `<out>/<task>_policy.json`):
 //!
 //! ```text
-//! cargo run --release --example ppo -- --task InvertedPendulum-v5 --minutes 10
-//! cargo run --release --example ppo -- --task HalfCheetah-v5 --minutes 25 --envs 16
+//! cargo run --release --example ppo -- --task InvertedPendulum-v5 --max-steps 300000
+//! cargo run --release --example ppo -- --task HalfCheetah-v5 --max-steps 1000000
 //! ```
+//!
+//! After saving, the policy is loaded back from the file and checked to
+//! give the same actions and values as the trained one (bit for bit).
 //!
 //! Evaluate a saved policy (deterministic mean action, mean return over 10 episodes):
 //!
@@ -258,6 +261,8 @@ fn train(s: &Settings) {
         s.physics,
         rayon::current_num_threads()
     );
+    // The initial weights come from burn's generator: seeded, so a run repeats itself.
+    device.seed(s.seed);
     let mut agent = Agent::new(od, ad, &device);
     let mut optim = AdamConfig::new().with_epsilon(1e-5).init();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(s.seed);
@@ -452,9 +457,22 @@ fn train(s: &Settings) {
     }
     let stem = s.out.join(format!("{}_", s.task));
     let policy_path = PathBuf::from(format!("{}policy", stem.display()));
-    agent.valid().save_file(policy_path.with_extension("bpk")).expect("save the policy");
+    let trained = agent.valid();
+    trained.clone().save_file(policy_path.with_extension("bpk")).expect("save the policy");
     let stats = serde_json::json!({"task": s.task, "obs": obs_stats.to_json(), "physics": s.physics});
     std::fs::write(policy_path.with_extension("json"), stats.to_string()).expect("save the statistics");
+    // The saved file must give back the same policy: mean actions and values at the last observations, bit for bit.
+    let loaded = load_agent(&policy_path, od, ad, &plain);
+    obs_stats.normalize(&cur_obs, &mut norm);
+    let x = tensor2(norm.clone(), n, od, &plain);
+    let same = |a: Vec<f32>, b: Vec<f32>| a.iter().map(|v| v.to_bits()).eq(b.iter().map(|v| v.to_bits()));
+    assert!(
+        same(values_of2(trained.mean(x.clone())), values_of2(loaded.mean(x.clone())))
+            && same(values_of(trained.value(x.clone())), values_of(loaded.value(x))),
+        "the policy loaded from {} differs from the trained one",
+        policy_path.display()
+    );
+    println!("saved and reloaded {}.bpk: same actions and values", policy_path.display());
     write_curve(&curve, &PathBuf::from(format!("{}curve.csv", stem.display())));
     if let Err(e) = plot(&curve, &s.task, &PathBuf::from(format!("{}curve.png", stem.display()))) {
         eprintln!("plot: {e}");
@@ -505,24 +523,50 @@ fn plot(curve: &[Point], task: &str, path: &Path) -> Result<(), Box<dyn std::err
         .x_label_area_size(45)
         .y_label_area_size(70)
         .build_cartesian_2d(0.0..x_max, (lo - pad)..(hi + pad))?;
-    chart.configure_mesh().x_desc("environment steps").y_desc("return").draw()?;
+    chart
+        .configure_mesh()
+        .x_desc("environment steps")
+        .y_desc("return")
+        .x_label_formatter(&|x| if x_max >= 1e6 { format!("{:.1}M", x / 1e6) } else { format!("{:.0}k", x / 1e3) })
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .draw()?;
     chart.draw_series(LineSeries::new(pts, BLUE.stroke_width(2)))?;
     root.present()?;
     println!("wrote {}", path.display());
     Ok(())
 }
 
+/// The policy saved at `path` (`.bpk`) for `od` observations and `ad` actions.
+fn load_agent(path: &Path, od: usize, ad: usize, device: &Device) -> Agent {
+    let file = path.with_extension("bpk");
+    Agent::new(od, ad, device).try_load_file(&file).unwrap_or_else(|e| {
+        eprintln!("policy {}: {e:?}", file.display());
+        std::process::exit(2)
+    })
+}
+
 /// Mean return over `episodes` episodes of the saved policy's mean action,
 /// on the physics it was trained on unless `physics` names another.
 fn evaluate(task: &str, path: &Path, episodes: usize, physics: Option<String>, seed: u64) {
     let plain = Device::flex();
-    let stats_text = std::fs::read_to_string(path.with_extension("json")).expect("policy statistics (.json)");
-    let stats: serde_json::Value = serde_json::from_str(&stats_text).expect("statistics JSON");
+    let json = path.with_extension("json");
+    let stats_text = std::fs::read_to_string(&json).unwrap_or_else(|e| {
+        eprintln!("policy statistics {}: {e}", json.display());
+        std::process::exit(2)
+    });
+    let stats: serde_json::Value = serde_json::from_str(&stats_text).unwrap_or_else(|e| {
+        eprintln!("policy statistics {}: {e}", json.display());
+        std::process::exit(2)
+    });
+    if let Some(trained_on) = stats["task"].as_str().filter(|t| *t != task) {
+        eprintln!("{} was trained on {trained_on}, not {task} (pass --task {trained_on})", json.display());
+        std::process::exit(2)
+    }
     let obs_stats = RunningStats::from_json(&stats["obs"]);
     let physics = physics.unwrap_or_else(|| stats["physics"].as_str().unwrap_or("cenic:1e-2").to_string());
     let mut env = make_env(task, episodes, &physics_of(&physics), Autoreset::NextStep);
     let (n, od, ad) = (env.num_envs(), env.obs_dim(), env.act_dim());
-    let agent = Agent::new(od, ad, &plain).load_file(path.with_extension("bpk"));
+    let agent = load_agent(path, od, ad, &plain);
     let mut obs = env.reset(Some(seed)).unwrap().to_vec();
     let mut norm = vec![0.0f32; n * od];
     let mut done = vec![None; n];

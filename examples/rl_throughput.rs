@@ -25,6 +25,12 @@
 //! environment step (gymnasium's physics step and interval); `cenic`: CENIC
 //! error control at accuracy 1e-2 with the environment step as the control
 //! interval (what `examples/ppo.rs` trains on).
+//!
+//! Besides the wall-clock rate, each row records the CPU time the process
+//! (all its threads, lavapipe's included) used in the timed loop, from
+//! `/proc/self/stat`: environment steps per CPU-second do not depend on
+//! what else runs on the machine, so rows measured under load stay
+//! comparable (`scripts/rl_throughput.py` records the same).
 
 use cenic::batch::{Batch, CpuBatch};
 use cenic::gpu::rl::device_env;
@@ -44,6 +50,8 @@ struct Row {
     envs: usize,
     steps: usize,
     wall: f64,
+    /// CPU seconds of the process over the timed loop (NaN where unknown).
+    cpu: f64,
     ended: usize,
     failures: u64,
 }
@@ -52,21 +60,39 @@ impl Row {
     fn rate(&self) -> f64 {
         (self.steps * self.envs) as f64 / self.wall
     }
+    fn cpu_rate(&self) -> f64 {
+        (self.steps * self.envs) as f64 / self.cpu
+    }
+}
+
+/// User + system CPU seconds of this process so far (all threads), from
+/// `/proc/self/stat` in clock ticks of 1/100 s (Linux's USER_HZ); NaN
+/// elsewhere.
+fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else { return f64::NAN };
+    // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+    let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else { return f64::NAN };
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    match (f.get(11).and_then(|x| x.parse::<f64>().ok()), f.get(12).and_then(|x| x.parse::<f64>().ok())) {
+        (Some(u), Some(s)) => (u + s) / 100.0,
+        _ => f64::NAN,
+    }
 }
 
 /// Steps `env` with `actions` (cycled) for `budget` seconds (at least 3
-/// steps) after one untimed step: (steps, seconds, episodes ended).
-fn measure<B: Batch>(env: &mut VecEnv<B>, actions: &[Vec<f32>], budget: f64) -> (usize, f64, usize) {
+/// steps) after one untimed step: (steps, seconds, CPU seconds, episodes ended).
+fn measure<B: Batch>(env: &mut VecEnv<B>, actions: &[Vec<f32>], budget: f64) -> (usize, f64, f64, usize) {
     env.reset(Some(0)).expect("reset");
     env.step(&actions[0]).expect("step");
     let (mut steps, mut ended) = (0, 0);
+    let cpu0 = cpu_seconds();
     let start = Instant::now();
     while steps < 3 || start.elapsed().as_secs_f64() < budget {
         let s = env.step(&actions[(steps + 1) % actions.len()]).expect("step");
         ended += s.terminated.iter().zip(s.truncated).filter(|(a, b)| **a || **b).count();
         steps += 1;
     }
-    (steps, start.elapsed().as_secs_f64(), ended)
+    (steps, start.elapsed().as_secs_f64(), cpu_seconds() - cpu0, ended)
 }
 
 fn load() -> String {
@@ -110,8 +136,10 @@ fn main() {
     };
     println!("CPU batch on {} rayon threads; load average at start: {}", rayon::current_num_threads(), load());
     println!("budget {budget} s per measurement; a series stops after an environment step over {max_step} s\n");
-    println!("| task | backend | physics | envs | steps | wall [s] | env steps/s | episodes ended |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!(
+        "| task | backend | physics | envs | steps | wall [s] | env steps/s | CPU [s] | env steps/CPU-s | episodes ended |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     let mut rows: Vec<Row> = vec![];
     for name in &task_names {
         let (model, task) = tasks::make(name, &dir).unwrap_or_else(|e| {
@@ -136,60 +164,93 @@ fn main() {
             for &n in &sizes {
                 let mut rng = Xoshiro256PlusPlus::seed_from_u64(n as u64);
                 let actions: Vec<Vec<f32>> = (0..16)
-                    .map(|_| (0..n * nu).map(|k| { let [lo, hi] = bounds[k % nu]; rng.random_range(lo..hi) as f32 }).collect())
+                    .map(|_| {
+                        (0..n * nu)
+                            .map(|k| {
+                                let [lo, hi] = bounds[k % nu];
+                                rng.random_range(lo..hi) as f32
+                            })
+                            .collect()
+                    })
                     .collect();
                 let config = EnvConfig::default();
-                let (steps, wall, ended, failures) = match backend {
+                let (steps, wall, cpu, ended, failures) = match backend {
                     "CPU f64" => {
                         let mut env =
-                            VecEnv::new(CpuBatch::<f64>::new(model.clone(), n, mode.clone()), task.clone(), config).unwrap();
-                        let (s, w, e) = measure(&mut env, &actions, budget);
-                        (s, w, e, env.failures().0)
+                            VecEnv::new(CpuBatch::<f64>::new(model.clone(), n, mode.clone()), task.clone(), config)
+                                .unwrap();
+                        let (s, w, c, e) = measure(&mut env, &actions, budget);
+                        (s, w, c, e, env.failures().0)
                     }
                     "CPU f32" => {
                         let mut env =
-                            VecEnv::new(CpuBatch::<f32>::new(model.clone(), n, mode.clone()), task.clone(), config).unwrap();
-                        let (s, w, e) = measure(&mut env, &actions, budget);
-                        (s, w, e, env.failures().0)
+                            VecEnv::new(CpuBatch::<f32>::new(model.clone(), n, mode.clone()), task.clone(), config)
+                                .unwrap();
+                        let (s, w, c, e) = measure(&mut env, &actions, budget);
+                        (s, w, c, e, env.failures().0)
                     }
                     _ => {
                         let ctx = ctx.clone().unwrap();
                         let batch = match GpuBatch::new(ctx, model.clone(), n, mode.clone()) {
                             Ok(b) => b,
                             Err(e) => {
-                                println!("|  | {backend} | {physics_name} | {n} | device refused: {e} | | | |");
+                                println!("|  | {backend} | {physics_name} | {n} | device refused: {e} | | | | | |");
                                 break;
                             }
                         };
                         let mut env = device_env(batch, task.clone(), config).unwrap();
-                        let (s, w, e) = measure(&mut env, &actions, budget);
-                        (s, w, e, env.failures().0)
+                        let (s, w, c, e) = measure(&mut env, &actions, budget);
+                        (s, w, c, e, env.failures().0)
                     }
                 };
-                let row = Row { task: name.clone(), backend, physics: physics_name, envs: n, steps, wall, ended, failures };
+                let row = Row {
+                    task: name.clone(),
+                    backend,
+                    physics: physics_name,
+                    envs: n,
+                    steps,
+                    wall,
+                    cpu,
+                    ended,
+                    failures,
+                };
                 let gpu_note = if backend == "GPU" { " (lavapipe)" } else { "" };
-                let gpu_note = if ctx.as_ref().is_some_and(|c| !c.describe().contains("llvmpipe")) { "" } else { gpu_note };
+                let gpu_note =
+                    if ctx.as_ref().is_some_and(|c| !c.describe().contains("llvmpipe")) { "" } else { gpu_note };
                 println!(
-                    "| {} | {}{} | {} | {} | {} | {:.2} | {:.0} | {} |",
-                    row.task, row.backend, gpu_note, row.physics, n, steps, wall, row.rate(), ended
+                    "| {} | {}{} | {} | {} | {} | {:.2} | {:.0} | {:.2} | {:.0} | {} |",
+                    row.task,
+                    row.backend,
+                    gpu_note,
+                    row.physics,
+                    n,
+                    steps,
+                    wall,
+                    row.rate(),
+                    cpu,
+                    row.cpu_rate(),
+                    ended
                 );
                 let slow = wall / steps as f64 > max_step;
                 rows.push(row);
                 if slow {
-                    println!("|  | {backend} | {physics_name} | series stops after {n} envs (step over {max_step} s) | | | | |");
+                    println!(
+                        "|  | {backend} | {physics_name} | series stops after {n} envs (step over {max_step} s) | | | | | | |"
+                    );
                     break;
                 }
             }
         }
     }
     let mut f = std::fs::File::create(&csv).expect("CSV file");
-    writeln!(f, "task,backend,physics,num_envs,env_steps,wall_s,env_steps_per_s,episodes_ended,failures,adapter").unwrap();
+    writeln!(f, "task,backend,physics,num_envs,env_steps,wall_s,env_steps_per_s,cpu_s,env_steps_per_cpu_s,episodes_ended,failures,adapter")
+        .unwrap();
     let adapter = ctx.as_ref().map(|c| c.describe().replace(',', ";")).unwrap_or_default();
     for r in &rows {
         let adapter = if r.backend == "GPU" { adapter.as_str() } else { "" };
         writeln!(
             f,
-            "{},{},{},{},{},{:.4},{:.1},{},{},{}",
+            "{},{},{},{},{},{:.4},{:.1},{:.2},{:.1},{},{},{}",
             r.task,
             r.backend,
             r.physics,
@@ -197,6 +258,8 @@ fn main() {
             r.steps * r.envs,
             r.wall,
             r.rate(),
+            r.cpu,
+            r.cpu_rate(),
             r.ended,
             r.failures,
             adapter

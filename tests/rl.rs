@@ -67,7 +67,15 @@ fn gymnasium_v5_parity() {
             let (d0, _) = eval(&task, &model, &vec(&r["qpos0"]), &vec(&r["qvel0"]), &zero, dt);
             let wrench = vec![0.0; model.bodies.len() * 6];
             let qfrc = vec![0.0; model.nv];
-            let s0 = EnvState { model: &model, data: &d0, ctrl: &zero, body_wrench: &wrench, qfrc_constraint: &qfrc, sensordata: &[], dt };
+            let s0 = EnvState {
+                model: &model,
+                data: &d0,
+                ctrl: &zero,
+                body_wrench: &wrench,
+                qfrc_constraint: &qfrc,
+                sensordata: &[],
+                dt,
+            };
             let mut carry = vec![0.0; spec.carry_dim];
             task.carry(&s0, &mut carry);
             let (d1, obs) = eval(&task, &model, &vec(&r["qpos"]), &vec(&r["qvel"]), &action, dt);
@@ -78,7 +86,15 @@ fn gymnasium_v5_parity() {
                 let tol = if dynamic.contains(&k) { 0.0 } else { 1e-6 };
                 assert!((a - b).abs() <= tol, "{id} transition {n}: obs[{k}] = {a}, gymnasium {b}");
             }
-            let s1 = EnvState { model: &model, data: &d1, ctrl: &action, body_wrench: &wrench, qfrc_constraint: &qfrc, sensordata: &[], dt };
+            let s1 = EnvState {
+                model: &model,
+                data: &d1,
+                ctrl: &action,
+                body_wrench: &wrench,
+                qfrc_constraint: &qfrc,
+                sensordata: &[],
+                dt,
+            };
             let mut terms = vec![f64::NAN; spec.reward_terms.len()];
             let (reward, terminated) = task.reward(&s1, &carry, &mut terms);
             let want_terms = r["terms"].as_object().unwrap();
@@ -284,7 +300,15 @@ fn ant_contact_forces_carry_its_weight() {
     dynamics::kinematics(&model, &mut data);
     dynamics::velocities(&model, &mut data);
     let ctrl = vec![0.0; model.nu()];
-    let s = EnvState { model: &model, data: &data, ctrl: &ctrl, body_wrench: &wrench, qfrc_constraint: &qfrc, sensordata: &[], dt: 0.05 };
+    let s = EnvState {
+        model: &model,
+        data: &data,
+        ctrl: &ctrl,
+        body_wrench: &wrench,
+        qfrc_constraint: &qfrc,
+        sensordata: &[],
+        dt: 0.05,
+    };
     let mut obs = vec![0.0; task.spec().obs_dim];
     task.observe(&s, &mut obs);
     let contact = &obs[27..];
@@ -351,11 +375,8 @@ fn unknown_task_and_model_mismatch_are_clear() {
 /// the autoreset.
 #[test]
 fn simulator_failure_truncates_and_resets() {
-    let physics = Physics::Cenic(cenic::integrator::CenicParams {
-        accuracy: 1e-12,
-        min_step: 1e-3,
-        ..Default::default()
-    });
+    let physics =
+        Physics::Cenic(cenic::integrator::CenicParams { accuracy: 1e-12, min_step: 1e-3, ..Default::default() });
     let Some(mut env) = cpu_env("HalfCheetah-v5", 2, physics, EnvConfig::default()) else { return };
     env.reset(Some(0)).unwrap();
     let s = env.step(&[0.5; 12]).unwrap();
@@ -396,7 +417,10 @@ impl Task for SensorTask {
 /// `jointvel` sensors equal the state's coordinates (not a stale episode's).
 #[test]
 fn tasks_observe_sensordata() {
-    let model = Arc::new(cenic::Model::from_mjcf_file(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/models/features/sensors.xml")).unwrap());
+    let model = Arc::new(
+        cenic::Model::from_mjcf_file(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/models/features/sensors.xml"))
+            .unwrap(),
+    );
     let ns = model.nsensordata;
     let spec = TaskSpec {
         name: "sensors".into(),
@@ -418,8 +442,18 @@ fn tasks_observe_sensordata() {
         env.batch().sensordata(&mut sd).unwrap();
         for i in 0..n {
             let obs = &env.obs()[i * ns..(i + 1) * ns];
-            assert!((obs[0] as f64 - q[i * model.nq + 7]).abs() < 1e-6, "{what} env {i}: jointpos {} vs q {}", obs[0], q[i * model.nq + 7]);
-            assert!((obs[1] as f64 - v[i * model.nv + 7]).abs() < 1e-5, "{what} env {i}: jointvel {} vs v {}", obs[1], v[i * model.nv + 7]);
+            assert!(
+                (obs[0] as f64 - q[i * model.nq + 7]).abs() < 1e-6,
+                "{what} env {i}: jointpos {} vs q {}",
+                obs[0],
+                q[i * model.nq + 7]
+            );
+            assert!(
+                (obs[1] as f64 - v[i * model.nv + 7]).abs() < 1e-5,
+                "{what} env {i}: jointvel {} vs v {}",
+                obs[1],
+                v[i * model.nv + 7]
+            );
             for (k, (a, b)) in obs.iter().zip(&sd[i * ns..(i + 1) * ns]).enumerate() {
                 // NaN in both for sensors cenic does not compute (the magnetometer).
                 assert_eq!(a.to_bits(), (*b as f32).to_bits(), "{what} env {i}: sensordata[{k}] {a} vs {b}");

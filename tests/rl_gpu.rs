@@ -41,7 +41,12 @@ impl HostCopy {
         }
     }
     fn run(&mut self, env: &VecEnv<GpuBatch>, kind: EvalKind, mask: &[bool]) {
-        let out = EvalOut { obs: &mut self.obs, reward: &mut self.reward, terminated: &mut self.terminated, terms: &mut self.terms };
+        let out = EvalOut {
+            obs: &mut self.obs,
+            reward: &mut self.reward,
+            terminated: &mut self.terminated,
+            terms: &mut self.terms,
+        };
         self.eval.evaluate(env.batch(), env.task().as_ref(), kind, env.controls(), mask, out).unwrap();
     }
 }
@@ -88,12 +93,23 @@ fn device_tasks_match_host_evaluation() {
                     continue;
                 }
                 let tol = if spec.needs.contact_forces { f32::INFINITY } else { 1e-4 };
-                assert!(close(reward[i], host.reward[i], tol), "{} step {t}: reward {} vs {}", kind.id(), reward[i], host.reward[i]);
+                assert!(
+                    close(reward[i], host.reward[i], tol),
+                    "{} step {t}: reward {} vs {}",
+                    kind.id(),
+                    reward[i],
+                    host.reward[i]
+                );
                 assert_eq!(terminated[i], host.terminated[i], "{} step {t}: terminated", kind.id());
                 for j in 0..nt {
                     let (a, b) = (env.reward_terms()[i * nt + j], host.terms[i * nt + j]);
                     let contact_term = spec.reward_terms[j] == "reward_contact";
-                    assert!(contact_term || close(a, b, 1e-4), "{} step {t}: {} {a} vs {b}", kind.id(), spec.reward_terms[j]);
+                    assert!(
+                        contact_term || close(a, b, 1e-4),
+                        "{} step {t}: {} {a} vs {b}",
+                        kind.id(),
+                        spec.reward_terms[j]
+                    );
                 }
             }
             pending = terminated.iter().zip(&truncated).map(|(a, b)| *a || *b).collect();
@@ -154,7 +170,14 @@ fn gpu_env_matches_cpu_f32_env_and_repeats() {
     let ctx = gpu_or_skip!();
     let Some(dir) = common::shared_file("models/gymnasium") else { return };
     let mut rng = common::Rng::new(5);
-    for kind in [Kind::InvertedPendulum, Kind::InvertedDoublePendulum, Kind::Reacher, Kind::Pusher, Kind::HalfCheetah, Kind::Ant] {
+    for kind in [
+        Kind::InvertedPendulum,
+        Kind::InvertedDoublePendulum,
+        Kind::Reacher,
+        Kind::Pusher,
+        Kind::HalfCheetah,
+        Kind::Ant,
+    ] {
         let (model, task) = tasks::make(kind.id(), &dir).unwrap();
         let n = 3;
         let config = EnvConfig { max_episode_steps: Some(4), ..Default::default() };
@@ -177,10 +200,21 @@ fn gpu_env_matches_cpu_f32_env_and_repeats() {
         for t in 0..9 {
             let act: Vec<f32> = (0..n * cenv.act_dim()).map(|_| rng.range(-1.0, 1.0) as f32).collect();
             let g = genv.step(&act).unwrap();
-            let (g_obs, g_rew, g_flags) = (g.obs.to_vec(), g.reward.to_vec(), [g.terminated.to_vec(), g.truncated.to_vec()]);
+            let (g_obs, g_rew, g_flags) =
+                (g.obs.to_vec(), g.reward.to_vec(), [g.terminated.to_vec(), g.truncated.to_vec()]);
             let a = again.step(&act).unwrap();
-            assert_eq!(g_obs.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), a.obs.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), "{} step {t}: GPU rerun observations", kind.id());
-            assert_eq!(g_rew.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), a.reward.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), "{} step {t}: GPU rerun rewards", kind.id());
+            assert_eq!(
+                g_obs.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                a.obs.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                "{} step {t}: GPU rerun observations",
+                kind.id()
+            );
+            assert_eq!(
+                g_rew.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                a.reward.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                "{} step {t}: GPU rerun rewards",
+                kind.id()
+            );
             let c = cenv.step(&act).unwrap();
             assert_eq!([c.terminated.to_vec(), c.truncated.to_vec()], g_flags, "{} step {t}: flags", kind.id());
             for i in 0..n {
@@ -190,13 +224,23 @@ fn gpu_env_matches_cpu_f32_env_and_repeats() {
                 }
                 // Ant's contact cost (at most 5e-4 × 78 entries clipped to ±1) follows the contact transients.
                 let tol_r = if kind == Kind::Ant { 1e-2 } else { tol };
-                assert!(close(g_rew[i], c.reward[i], tol_r), "{} step {t} env {i}: reward GPU {}, CPU f32 {}", kind.id(), g_rew[i], c.reward[i]);
+                assert!(
+                    close(g_rew[i], c.reward[i], tol_r),
+                    "{} step {t} env {i}: reward GPU {}, CPU f32 {}",
+                    kind.id(),
+                    g_rew[i],
+                    c.reward[i]
+                );
             }
             let spec = task.spec();
             let nt = spec.reward_terms.len();
             for (j, (x, y)) in genv.reward_terms().iter().zip(cenv.reward_terms()).enumerate() {
                 let name = spec.reward_terms[j % nt];
-                assert!(name == "reward_contact" || close(*x, *y, tol), "{} step {t}: {name} GPU {x}, CPU f32 {y}", kind.id());
+                assert!(
+                    name == "reward_contact" || close(*x, *y, tol),
+                    "{} step {t}: {name} GPU {x}, CPU f32 {y}",
+                    kind.id()
+                );
             }
         }
     }

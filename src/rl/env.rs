@@ -194,7 +194,11 @@ impl<B: Batch> Evaluate<B> for HostEvaluator {
             dynamics::kinematics(model, &mut sc.data);
             dynamics::velocities(model, &mut sc.data);
             let (ctrl, body_wrench, qfrc_constraint) = if step {
-                (&ctrl[i * nu..(i + 1) * nu], &this.wrench[i * nb * 6..(i + 1) * nb * 6], &this.qfrc[i * nv..(i + 1) * nv])
+                (
+                    &ctrl[i * nu..(i + 1) * nu],
+                    &this.wrench[i * nb * 6..(i + 1) * nb * 6],
+                    &this.qfrc[i * nv..(i + 1) * nv],
+                )
             } else {
                 (&this.zeros_ctrl[..], &this.zeros_wrench[..], &this.zeros_qfrc[..])
             };

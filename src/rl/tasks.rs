@@ -284,9 +284,13 @@ pub fn load_model(kind: Kind, models_dir: &Path) -> Result<Model, RlError> {
         .map_err(|e| crate::model::ModelError::Io { path: path.display().to_string(), message: e.to_string() })?;
     // gymnasium's pusher_v5.xml: the object's sphere commented out, its cylinder 1000× denser.
     let sphere = r#"<geom rgba="1 1 1 0" type="sphere" size="0.05 0.05 0.05" density="0.00001" conaffinity="0"/>"#;
-    let cylinder = r#"<geom rgba="1 1 1 1" type="cylinder" size="0.05 0.05 0.05" density="0.00001" contype="1" conaffinity="0"/>"#;
+    let cylinder =
+        r#"<geom rgba="1 1 1 1" type="cylinder" size="0.05 0.05 0.05" density="0.00001" contype="1" conaffinity="0"/>"#;
     if !text.contains(sphere) || !text.contains(cylinder) {
-        return Err(task_err(kind, format!("{}: the object's geoms are not gymnasium's (cannot derive Pusher-v5)", path.display())));
+        return Err(task_err(
+            kind,
+            format!("{}: the object's geoms are not gymnasium's (cannot derive Pusher-v5)", path.display()),
+        ));
     }
     let v5 = text.replace(sphere, "").replace(cylinder, &cylinder.replace(r#"density="0.00001""#, r#"density="0.01""#));
     Ok(Model::from_mjcf_str(&v5)?)
