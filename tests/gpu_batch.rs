@@ -286,7 +286,7 @@ fn per_step_parity_64(model: Arc<Model>, key: Option<&str>, dt: f64, every: usiz
         gpu.advance(dt).unwrap();
         cpu.advance(dt).unwrap();
         contacts += (0..NWORLD).map(|w| cpu.world(w).sim.contacts.len()).sum::<usize>();
-        in_contact += (0..NWORLD).filter(|&w| cpu.world(w).sim.contacts.len() > 0).count();
+        in_contact += (0..NWORLD).filter(|&w| !cpu.world(w).sim.contacts.is_empty()).count();
         worst_q = worst_q.max(max_diff(qpos(&gpu), qpos(&cpu)));
         worst_v = worst_v.max(max_diff(qvel(&gpu), qvel(&cpu)));
     }

@@ -17,12 +17,13 @@ fn conservative_advancement_does_not_stall_on_horizontal_gaps() {
     let mut b = ModelBuilder::new("gap");
     b.add_geom(GeomSpec { material: mat(), ..GeomSpec::new("floor", GeomKind::Plane, [1.0; 3], WORLD) });
     let r = 0.05;
-    let pen = 0.5236 * 9.81 / 1e5; // static penetration, per pair stiffness 1e5 N/m
+    let mass = 4.0 / 3.0 * std::f64::consts::PI * r * r * r * 1000.0; // water-dense sphere, 0.5236 kg
+    let pen = mass * 9.81 / 1e5; // static penetration, per pair stiffness 1e5 N/m
     for (i, x) in [-(r + 0.0006), r + 0.0006].into_iter().enumerate() {
         let body = b.add_body(BodySpec::new(&format!("s{i}"), WORLD, [x, 0.0, r - pen]));
         b.add_joint(JointSpec::new(&format!("f{i}"), JointKind::Free, body));
         b.add_geom(GeomSpec {
-            mass: Some(0.5236),
+            mass: Some(mass),
             material: mat(),
             ..GeomSpec::new(&format!("g{i}"), GeomKind::Sphere, [r, 0.0, 0.0], body)
         });

@@ -879,10 +879,10 @@ impl ModelBuilder {
                     }
                 }
             }
-            if let Some([lo, hi]) = a.ctrl_range {
-                if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
-                    return Err(e(format!("ctrlrange [{lo}, {hi}] must be finite with lower ≤ upper")));
-                }
+            if let Some([lo, hi]) = a.ctrl_range
+                && !(lo.is_finite() && hi.is_finite() && lo <= hi)
+            {
+                return Err(e(format!("ctrlrange [{lo}, {hi}] must be finite with lower ≤ upper")));
             }
         }
 

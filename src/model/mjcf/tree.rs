@@ -188,11 +188,11 @@ impl<'c, 'a> Loader<'c, 'a> {
             solref: el.arr::<2>("solreflimit")?.unwrap_or(SOLREF_DEFAULT),
             solimp: el.solimp("solimplimit")?.unwrap_or(SOLIMP_DEFAULT),
         };
-        if range.is_some() {
-            if let Err(m) = limit_softness.check() {
-                let a = el.attr("solreflimit").or_else(|| el.attr("solimplimit")).unwrap();
-                return Err(el.err_attr(&a, m));
-            }
+        if range.is_some()
+            && let Err(m) = limit_softness.check()
+        {
+            let a = el.attr("solreflimit").or_else(|| el.attr("solimplimit")).unwrap();
+            return Err(el.err_attr(&a, m));
         }
         let spec = JointSpec {
             name,
