@@ -22,7 +22,7 @@
 //! The last three are ablations (no contacts, no joint limits, one
 //! friction coefficient for every geom) for finding what breaks convergence.
 
-use cenic::diff::{DiffRollout, Linearization, Param};
+use cenic::diff::{DiffRollout, FrictionLoad, Linearization, Param};
 use cenic::integrator::{CenicParams, Mode};
 use cenic::zoo::{self, smooth_control};
 use std::io::Write;
@@ -35,15 +35,18 @@ fn arg(name: &str) -> Option<String> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
 }
 
+/// A mode name KIND:VALUE[+implicit]: the suffix differentiates the friction
+/// load straight-through the step's implicit normal impulse ([`FrictionLoad::Implicit`]).
+fn parse_load(s: &str) -> FrictionLoad {
+    if s.ends_with("+implicit") { FrictionLoad::Implicit } else { FrictionLoad::Lagged }
+}
+
 fn parse_mode(s: &str, land: bool) -> Mode {
+    let s = s.trim_end_matches("+implicit");
     let (kind, value) = s.split_once(':').expect("mode KIND:VALUE");
     let x: f64 = value.parse().expect("mode value");
     match kind {
-        "cenic" => Mode::ErrorControlled(CenicParams {
-            accuracy: x,
-            land_contact_events: land,
-            ..Default::default()
-        }),
+        "cenic" => Mode::ErrorControlled(CenicParams { accuracy: x, land_contact_events: land, ..Default::default() }),
         "fixed" => Mode::Fixed { dt: x },
         _ => panic!("mode kind must be cenic or fixed, got {kind}"),
     }
@@ -142,7 +145,9 @@ fn main() {
         }
         let theta = vec![1.0; params.len()];
         let run = |mode_name: &str| -> Option<([Gradient; 2], f64, f64, u64, Vec<f64>)> {
-            let r = DiffRollout::new(model.clone(), parse_mode(mode_name, land), DT).with_params(params.clone());
+            let r = DiffRollout::new(model.clone(), parse_mode(mode_name, land), DT)
+                .with_params(params.clone())
+                .with_friction_load(parse_load(mode_name));
             let t = Instant::now();
             r.simulate(&x0, &u, &theta, n).ok()?;
             let forward = t.elapsed().as_secs_f64();
@@ -175,8 +180,12 @@ fn main() {
                 );
                 if let Some(f) = csv.as_mut() {
                     for ((block, _, _), (c, e)) in blocks.iter().zip(&stats) {
-                        writeln!(f, "{name},{mode_name},{loss},{block},{c},{e},{cost},{forward},{},{steps}", cost * forward)
-                            .unwrap();
+                        writeln!(
+                            f,
+                            "{name},{mode_name},{loss},{block},{c},{e},{cost},{forward},{},{steps}",
+                            cost * forward
+                        )
+                        .unwrap();
                     }
                 }
             }

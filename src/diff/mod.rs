@@ -121,6 +121,21 @@ pub use rollout::{DiffRollout, LANES, Linearization, RolloutStats};
 use crate::integrator::StepError;
 pub use crate::integrator::Tape;
 
+/// How the Jacobian pass differentiates a contact's friction load (the
+/// normal impulse that scales the friction cone). The forward step lags it
+/// at the start of the step, n0 = h·max(fe0, 0)·max(1 − d·vn0, 0), which
+/// keeps the ICF problem convex.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FrictionLoad {
+    /// The exact derivative of the forward map: ∂n0/∂(q0, v0, θ).
+    #[default]
+    Lagged,
+    /// Straight-through: the value stays n0, the derivative is that of the
+    /// step's implicit normal impulse γn(vn1) (the impulse the step applies),
+    /// coupled to v1 in the Hessian (then non-symmetric, factored by LU).
+    Implicit,
+}
+
 /// Where in a rollout a solve happened.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SolveSite {
