@@ -17,7 +17,13 @@
 //!
 //! `cargo run --release --example grad_convergence -- [--models half_cheetah,ant]
 //! [--intervals 50] [--modes cenic:1e-3,…,fixed:1e-5] [--reference fixed:1e-5]
-//! [--land-events] [--csv FILE] [--no-contacts] [--no-limits] [--friction MU]`
+//! [--land-events] [--horizons 10,20,…] [--csv FILE] [--no-contacts] [--no-limits] [--friction MU]`
+//!
+//! A mode name may end in `+implicit`: its Jacobians then differentiate the
+//! friction load through the step's implicit normal impulse
+//! (`FrictionLoad::Implicit`). `--horizons` adds a table of the final-x
+//! gradient at each listed horizon (in control intervals), from the same
+//! rollouts, to locate where along the trajectory the gradients part.
 //!
 //! The last three are ablations (no contacts, no joint limits, one
 //! friction coefficient for every geom) for finding what breaks convergence.
@@ -86,6 +92,38 @@ fn gradients(lin: &Linearization, torso_q: usize, torso_v: usize, nq: usize) -> 
     })
 }
 
+/// Rows of the horizon table: the final-x loss at each of `horizons`
+/// (control intervals) from the same linearizations, so the first horizon
+/// whose gradient disagrees locates the event that breaks convergence.
+fn horizon_table(
+    name: &str,
+    mode: &str,
+    horizons: &[usize],
+    lin: &Linearization,
+    lin_ref: &Linearization,
+    torso_q: usize,
+) -> String {
+    let (nx, n) = (lin.nx, lin.nsteps);
+    let mut rows = String::new();
+    for &m in horizons.iter().filter(|&&m| m >= 1 && m <= n) {
+        let mut g = vec![0.0; (n + 1) * nx];
+        g[m * nx + torso_q] = 1.0;
+        let (_, u, theta) = lin.vjp(&g);
+        let (_, ur, tr) = lin_ref.vjp(&g);
+        // Controls after the horizon do not act on the loss.
+        let k = m * lin.nc;
+        rows += &format!(
+            "| {name} | {mode} | {:.2} | {:.4} | {:.2e} | {:.4} | {:.2e} |\n",
+            m as f64 * DT,
+            cosine(&u[..k], &ur[..k]),
+            rel_err(&u[..k], &ur[..k]),
+            cosine(&theta, &tr),
+            rel_err(&theta, &tr)
+        );
+    }
+    rows
+}
+
 fn main() {
     let Some(shared) = zoo::shared_dir() else {
         eprintln!("shared folder not found (set CENIC_SHARED)");
@@ -101,6 +139,10 @@ fn main() {
         .map(String::from)
         .collect();
     let reference = arg("--reference").unwrap_or("fixed:1e-5".into());
+    let horizons: Vec<usize> = arg("--horizons")
+        .map(|s| s.split(',').map(|x| x.parse().expect("--horizons: interval counts")).collect())
+        .unwrap_or_default();
+    let mut horizon_rows = vec![];
     let mut csv = arg("--csv").map(|p| std::fs::File::create(p).expect("csv"));
     if let Some(f) = csv.as_mut() {
         writeln!(f, "model,mode,loss,block,cosine,rel_err,cost_ratio,forward_s,jacobian_s,accepted").unwrap();
@@ -144,7 +186,7 @@ fn main() {
             }
         }
         let theta = vec![1.0; params.len()];
-        let run = |mode_name: &str| -> Option<([Gradient; 2], f64, f64, u64, Vec<f64>)> {
+        let run = |mode_name: &str| -> Option<([Gradient; 2], f64, f64, u64, Linearization)> {
             let r = DiffRollout::new(model.clone(), parse_mode(mode_name, land), DT)
                 .with_params(params.clone())
                 .with_friction_load(parse_load(mode_name));
@@ -161,12 +203,17 @@ fn main() {
             };
             let g = gradients(&lin, torso_q, torso_v, nq);
             let total = t.elapsed().as_secs_f64();
-            Some((g, total / forward, forward, lin.stats.world.accepted, lin.trajectory))
+            Some((g, total / forward, forward, lin.stats.world.accepted, lin))
         };
         eprintln!("{name}: reference {reference} …");
-        let Some((g_ref, _, _, _, traj_ref)) = run(&reference) else { continue };
+        let Some((g_ref, _, _, _, lin_ref)) = run(&reference) else { continue };
+        let traj_ref = &lin_ref.trajectory;
         for mode_name in &mode_names {
-            let Some((g, cost, forward, steps, traj)) = run(mode_name) else { continue };
+            let Some((g, cost, forward, steps, lin)) = run(mode_name) else { continue };
+            let traj = &lin.trajectory;
+            if !horizons.is_empty() {
+                horizon_rows.push(horizon_table(name, mode_name, &horizons, &lin, &lin_ref, torso_q));
+            }
             // Largest deviation of the root's position coordinates from the reference's.
             let nx = nq + model.nv;
             let state_err = (0..=n).map(|k| (traj[k * nx] - traj_ref[k * nx]).abs()).fold(0.0, f64::max);
@@ -190,5 +237,10 @@ fn main() {
                 }
             }
         }
+    }
+    if !horizon_rows.is_empty() {
+        println!("\n| model | mode | horizon (s) | cos u | err u | cos θ | err θ |");
+        println!("|---|---|---|---|---|---|---|");
+        horizon_rows.iter().for_each(|r| print!("{r}"));
     }
 }
