@@ -23,7 +23,9 @@
 //! friction load through the step's implicit normal impulse
 //! (`FrictionLoad::Implicit`). `--horizons` adds a table of the final-x
 //! gradient at each listed horizon (in control intervals), from the same
-//! rollouts, to locate where along the trajectory the gradients part.
+//! rollouts, to locate where along the trajectory the gradients part;
+//! with `--anchored` also the gradient chained from the mode's interval
+//! Jacobians started at the reference's states (no trajectory drift).
 //!
 //! The last three are ablations (no contacts, no joint limits, one
 //! friction coefficient for every geom) for finding what breaks convergence.
@@ -143,6 +145,7 @@ fn main() {
         .map(|s| s.split(',').map(|x| x.parse().expect("--horizons: interval counts")).collect())
         .unwrap_or_default();
     let mut horizon_rows = vec![];
+    let anchored = std::env::args().any(|a| a == "--anchored");
     let mut csv = arg("--csv").map(|p| std::fs::File::create(p).expect("csv"));
     if let Some(f) = csv.as_mut() {
         writeln!(f, "model,mode,loss,block,cosine,rel_err,cost_ratio,forward_s,jacobian_s,accepted").unwrap();
@@ -213,6 +216,25 @@ fn main() {
             let traj = &lin.trajectory;
             if !horizons.is_empty() {
                 horizon_rows.push(horizon_table(name, mode_name, &horizons, &lin, &lin_ref, torso_q));
+                if anchored {
+                    // The mode's interval Jacobians taken from the reference's states:
+                    // the derivative error without the trajectory's drift.
+                    let r = DiffRollout::new(model.clone(), parse_mode(mode_name, land), DT)
+                        .with_params(params.clone())
+                        .with_friction_load(parse_load(mode_name));
+                    let nx = lin_ref.nx;
+                    let mut a = lin_ref.clone();
+                    let (nc, np) = (a.nc, a.np);
+                    for k in 0..n {
+                        let xk = &lin_ref.trajectory[k * nx..(k + 1) * nx];
+                        let Ok(l) = r.linearize(xk, &u[k * nu..(k + 1) * nu], &theta, 1) else { continue };
+                        a.d_x[k * nx * nx..(k + 1) * nx * nx].copy_from_slice(&l.d_x);
+                        a.d_u[k * nx * nc..(k + 1) * nx * nc].copy_from_slice(&l.d_u);
+                        a.d_theta[k * nx * np..(k + 1) * nx * np].copy_from_slice(&l.d_theta);
+                    }
+                    let tag = format!("{mode_name} anchored");
+                    horizon_rows.push(horizon_table(name, &tag, &horizons, &a, &lin_ref, torso_q));
+                }
             }
             // Largest deviation of the root's position coordinates from the reference's.
             let nx = nq + model.nv;
