@@ -381,7 +381,7 @@ fn lu_factor(a: &mut [f64], piv: &mut [usize], n: usize) -> Result<(), usize> {
                 (best, big) = (i, a[i * n + k].abs());
             }
         }
-        if !(big > 0.0) || !big.is_finite() {
+        if big == 0.0 || !big.is_finite() {
             return Err(k);
         }
         if best != k {

@@ -79,6 +79,19 @@
 //! the gradient is smooth. (Not landed: the Hunt–Crossley damping kink at
 //! vn = 1/d and stick–slip transitions of friction.)
 //!
+//! **Robots with sliding feet** (issue 20, BENCHMARKS.md "Gradient
+//! convergence on robots"). The friction load n0 is lagged at the start
+//! of each step, so the exact derivative lets a perturbation of a foot's
+//! normal state change the friction impulse for a whole step, although it
+//! relaxes within the contact's time scale (≈ 0.1 ms on the ant's feet):
+//! the derivative's error is first order in h with a constant ≈ 1/τ, O(1)
+//! at CENIC's millisecond steps while the trajectory itself is accurate.
+//! [`FrictionLoad::Implicit`] ([`DiffRollout::with_friction_load`])
+//! differentiates the load through the step's implicit normal impulse
+//! instead (straight-through: values unchanged), which cuts that error
+//! 30–100× on the ant's sliding intervals. It is opt-in: it is not the
+//! derivative of the forward map that finite differences check.
+//!
 //! Units: states and controls as in [`crate::integrator::Simulator`] (m,
 //! rad, m/s, rad/s, N, N·m); times in s; parameters dimensionless.
 //!
