@@ -120,3 +120,39 @@ fn ant_implicit_friction_load_matches_fine_step_derivative_of_sliding_feet() {
     assert!(e_imp < 0.1, "implicit friction load {e_imp:.3e} off the 10 µs derivative");
     assert!(e_lag > 5.0 * e_imp, "lagged {e_lag:.3e} vs implicit {e_imp:.3e}: the surrogate should be much closer");
 }
+
+#[test]
+fn ant_gradients_with_implicit_friction_load_converge_monotonically() {
+    // The ant over 0.5 s: first touch-down at 0.18 s, sliding feet, hip
+    // limits, a leg impact at 0.36 s. Reference: the exact derivative at
+    // fixed 10 µs steps (within 0.3 % of 5 µs over 0.35 s, BENCHMARKS.md).
+    let n = 50;
+    let Some((model, x0, u)) = setup("ant", n) else { return };
+    let params = vec![Param::Friction, Param::Stiffness, Param::Dissipation, Param::MassScale];
+    let theta = vec![1.0; params.len()];
+    let nx = model.nq + model.nv;
+    let grad = |mode: Mode, load: FrictionLoad| {
+        let r = DiffRollout::new(model.clone(), mode, DT).with_params(params.clone()).with_friction_load(load);
+        let lin = r.linearize(&x0, &u, &theta, n).expect("rollout");
+        let mut g = vec![0.0; (n + 1) * nx];
+        g[n * nx] = 1.0;
+        let (_, gu, gt) = lin.vjp(&g);
+        (gu, gt)
+    };
+    let (ref_u, ref_t) = grad(Mode::Fixed { dt: 1e-5 }, FrictionLoad::Lagged);
+    let errs: Vec<(f64, f64)> = [1e-4, 1e-5, 1e-6]
+        .iter()
+        .map(|&acc| {
+            let (gu, gt) = grad(cenic(acc), FrictionLoad::Implicit);
+            let e = (rel_err(&gu, &ref_u), rel_err(&gt, &ref_t));
+            eprintln!("accuracy {acc:e}, implicit load: control {:.2e}, parameters {:.2e}", e.0, e.1);
+            e
+        })
+        .collect();
+    let (lag_u, _) = grad(cenic(1e-4), FrictionLoad::Lagged);
+    let lagged = rel_err(&lag_u, &ref_u);
+    eprintln!("accuracy 1e-4, lagged load: control {lagged:.2e}");
+    assert!(errs.windows(2).all(|w| w[0].0 > w[1].0 && w[0].1 > w[1].1), "not monotone: {errs:?}");
+    assert!(errs[2].0 < 0.08 && errs[2].1 < 0.15, "1e-6 too far from the reference: {errs:?}");
+    assert!(lagged > 2.0 * errs[0].0, "implicit load should beat the lagged one at 1e-4: {lagged:.2e} vs {errs:?}");
+}
