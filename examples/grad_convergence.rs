@@ -17,12 +17,20 @@
 //!
 //! `cargo run --release --example grad_convergence -- [--models half_cheetah,ant]
 //! [--intervals 50] [--modes cenic:1e-3,…,fixed:1e-5] [--reference fixed:1e-5]
-//! [--land-events] [--csv FILE] [--no-contacts] [--no-limits] [--friction MU]`
+//! [--land-events] [--horizons 10,20,…] [--csv FILE] [--no-contacts] [--no-limits] [--friction MU]`
+//!
+//! A mode name may end in `+implicit`: its Jacobians then differentiate the
+//! friction load through the step's implicit normal impulse
+//! (`FrictionLoad::Implicit`). `--horizons` adds a table of the final-x
+//! gradient at each listed horizon (in control intervals), from the same
+//! rollouts, to locate where along the trajectory the gradients part;
+//! with `--anchored` also the gradient chained from the mode's interval
+//! Jacobians started at the reference's states (no trajectory drift).
 //!
 //! The last three are ablations (no contacts, no joint limits, one
 //! friction coefficient for every geom) for finding what breaks convergence.
 
-use cenic::diff::{DiffRollout, Linearization, Param};
+use cenic::diff::{DiffRollout, FrictionLoad, Linearization, Param};
 use cenic::integrator::{CenicParams, Mode};
 use cenic::zoo::{self, smooth_control};
 use std::io::Write;
@@ -35,15 +43,18 @@ fn arg(name: &str) -> Option<String> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
 }
 
+/// A mode name KIND:VALUE[+implicit]: the suffix differentiates the friction
+/// load straight-through the step's implicit normal impulse ([`FrictionLoad::Implicit`]).
+fn parse_load(s: &str) -> FrictionLoad {
+    if s.ends_with("+implicit") { FrictionLoad::Implicit } else { FrictionLoad::Lagged }
+}
+
 fn parse_mode(s: &str, land: bool) -> Mode {
+    let s = s.trim_end_matches("+implicit");
     let (kind, value) = s.split_once(':').expect("mode KIND:VALUE");
     let x: f64 = value.parse().expect("mode value");
     match kind {
-        "cenic" => Mode::ErrorControlled(CenicParams {
-            accuracy: x,
-            land_contact_events: land,
-            ..Default::default()
-        }),
+        "cenic" => Mode::ErrorControlled(CenicParams { accuracy: x, land_contact_events: land, ..Default::default() }),
         "fixed" => Mode::Fixed { dt: x },
         _ => panic!("mode kind must be cenic or fixed, got {kind}"),
     }
@@ -83,6 +94,38 @@ fn gradients(lin: &Linearization, torso_q: usize, torso_v: usize, nq: usize) -> 
     })
 }
 
+/// Rows of the horizon table: the final-x loss at each of `horizons`
+/// (control intervals) from the same linearizations, so the first horizon
+/// whose gradient disagrees locates the event that breaks convergence.
+fn horizon_table(
+    name: &str,
+    mode: &str,
+    horizons: &[usize],
+    lin: &Linearization,
+    lin_ref: &Linearization,
+    torso_q: usize,
+) -> String {
+    let (nx, n) = (lin.nx, lin.nsteps);
+    let mut rows = String::new();
+    for &m in horizons.iter().filter(|&&m| m >= 1 && m <= n) {
+        let mut g = vec![0.0; (n + 1) * nx];
+        g[m * nx + torso_q] = 1.0;
+        let (_, u, theta) = lin.vjp(&g);
+        let (_, ur, tr) = lin_ref.vjp(&g);
+        // Controls after the horizon do not act on the loss.
+        let k = m * lin.nc;
+        rows += &format!(
+            "| {name} | {mode} | {:.2} | {:.4} | {:.2e} | {:.4} | {:.2e} |\n",
+            m as f64 * DT,
+            cosine(&u[..k], &ur[..k]),
+            rel_err(&u[..k], &ur[..k]),
+            cosine(&theta, &tr),
+            rel_err(&theta, &tr)
+        );
+    }
+    rows
+}
+
 fn main() {
     let Some(shared) = zoo::shared_dir() else {
         eprintln!("shared folder not found (set CENIC_SHARED)");
@@ -98,6 +141,11 @@ fn main() {
         .map(String::from)
         .collect();
     let reference = arg("--reference").unwrap_or("fixed:1e-5".into());
+    let horizons: Vec<usize> = arg("--horizons")
+        .map(|s| s.split(',').map(|x| x.parse().expect("--horizons: interval counts")).collect())
+        .unwrap_or_default();
+    let mut horizon_rows = vec![];
+    let anchored = std::env::args().any(|a| a == "--anchored");
     let mut csv = arg("--csv").map(|p| std::fs::File::create(p).expect("csv"));
     if let Some(f) = csv.as_mut() {
         writeln!(f, "model,mode,loss,block,cosine,rel_err,cost_ratio,forward_s,jacobian_s,accepted").unwrap();
@@ -141,8 +189,10 @@ fn main() {
             }
         }
         let theta = vec![1.0; params.len()];
-        let run = |mode_name: &str| -> Option<([Gradient; 2], f64, f64, u64, Vec<f64>)> {
-            let r = DiffRollout::new(model.clone(), parse_mode(mode_name, land), DT).with_params(params.clone());
+        let run = |mode_name: &str| -> Option<([Gradient; 2], f64, f64, u64, Linearization)> {
+            let r = DiffRollout::new(model.clone(), parse_mode(mode_name, land), DT)
+                .with_params(params.clone())
+                .with_friction_load(parse_load(mode_name));
             let t = Instant::now();
             r.simulate(&x0, &u, &theta, n).ok()?;
             let forward = t.elapsed().as_secs_f64();
@@ -156,12 +206,36 @@ fn main() {
             };
             let g = gradients(&lin, torso_q, torso_v, nq);
             let total = t.elapsed().as_secs_f64();
-            Some((g, total / forward, forward, lin.stats.world.accepted, lin.trajectory))
+            Some((g, total / forward, forward, lin.stats.world.accepted, lin))
         };
         eprintln!("{name}: reference {reference} …");
-        let Some((g_ref, _, _, _, traj_ref)) = run(&reference) else { continue };
+        let Some((g_ref, _, _, _, lin_ref)) = run(&reference) else { continue };
+        let traj_ref = &lin_ref.trajectory;
         for mode_name in &mode_names {
-            let Some((g, cost, forward, steps, traj)) = run(mode_name) else { continue };
+            let Some((g, cost, forward, steps, lin)) = run(mode_name) else { continue };
+            let traj = &lin.trajectory;
+            if !horizons.is_empty() {
+                horizon_rows.push(horizon_table(name, mode_name, &horizons, &lin, &lin_ref, torso_q));
+                if anchored {
+                    // The mode's interval Jacobians taken from the reference's states:
+                    // the derivative error without the trajectory's drift.
+                    let r = DiffRollout::new(model.clone(), parse_mode(mode_name, land), DT)
+                        .with_params(params.clone())
+                        .with_friction_load(parse_load(mode_name));
+                    let nx = lin_ref.nx;
+                    let mut a = lin_ref.clone();
+                    let (nc, np) = (a.nc, a.np);
+                    for k in 0..n {
+                        let xk = &lin_ref.trajectory[k * nx..(k + 1) * nx];
+                        let Ok(l) = r.linearize(xk, &u[k * nu..(k + 1) * nu], &theta, 1) else { continue };
+                        a.d_x[k * nx * nx..(k + 1) * nx * nx].copy_from_slice(&l.d_x);
+                        a.d_u[k * nx * nc..(k + 1) * nx * nc].copy_from_slice(&l.d_u);
+                        a.d_theta[k * nx * np..(k + 1) * nx * np].copy_from_slice(&l.d_theta);
+                    }
+                    let tag = format!("{mode_name} anchored");
+                    horizon_rows.push(horizon_table(name, &tag, &horizons, &a, &lin_ref, torso_q));
+                }
+            }
             // Largest deviation of the root's position coordinates from the reference's.
             let nx = nq + model.nv;
             let state_err = (0..=n).map(|k| (traj[k * nx] - traj_ref[k * nx]).abs()).fold(0.0, f64::max);
@@ -175,11 +249,20 @@ fn main() {
                 );
                 if let Some(f) = csv.as_mut() {
                     for ((block, _, _), (c, e)) in blocks.iter().zip(&stats) {
-                        writeln!(f, "{name},{mode_name},{loss},{block},{c},{e},{cost},{forward},{},{steps}", cost * forward)
-                            .unwrap();
+                        writeln!(
+                            f,
+                            "{name},{mode_name},{loss},{block},{c},{e},{cost},{forward},{},{steps}",
+                            cost * forward
+                        )
+                        .unwrap();
                     }
                 }
             }
         }
+    }
+    if !horizon_rows.is_empty() {
+        println!("\n| model | mode | horizon (s) | cos u | err u | cos θ | err θ |");
+        println!("|---|---|---|---|---|---|---|");
+        horizon_rows.iter().for_each(|r| print!("{r}"));
     }
 }

@@ -9,13 +9,14 @@
 //! (seeds on q0 and v1). Solves of one control interval are chained into
 //! [D_x | D_u | D_θ] = ∂x_end/∂[x_start, u, θ].
 
+use super::FrictionLoad;
 use super::cfd::{Cfd, add_phantom};
 use super::dual::Dual;
 use super::params::{ControlKind, Param, set_controls, set_params};
 use super::{DiffError, SolveSite};
 use crate::collision::Contacts;
 use crate::dynamics::{integrate_q, normalize_quaternions};
-use crate::icf::cost::{CostWork, evaluate};
+use crate::icf::cost::{CostWork, evaluate, normal_potential};
 use crate::integrator::{ContactKey, Simulator, Tape};
 use crate::math::{cholesky_factor, cholesky_solve_in_place};
 use crate::model::Model;
@@ -27,6 +28,7 @@ pub(crate) struct Setup {
     pub control: ControlKind,
     pub params: Vec<Param>,
     pub cfd: Option<Cfd>,
+    pub friction_load: FrictionLoad,
 }
 
 /// Workspace for Jacobians of one world's solves (allocated once per task).
@@ -41,6 +43,11 @@ pub(crate) struct Linearizer<const N: usize> {
     vd: Vec<Dual<N>>,
     work: CostWork<Dual<N>>,
     factor: Vec<f64>,
+    /// Row permutation of the LU factorization (implicit friction load).
+    pivots: Vec<usize>,
+    /// Jᵀt and Jᵀn of one contact (nv each; implicit friction load).
+    jt: Vec<f64>,
+    jn: Vec<f64>,
     /// ∂R/∂z, then dv1/dz (nv × nz, row-major).
     dv: Vec<f64>,
     /// ∂q1/∂[q0, v1] (nq × (nq + nv)).
@@ -84,6 +91,9 @@ impl<const N: usize> Linearizer<N> {
             vd: vec![Dual::cst(0.0); nv],
             work: CostWork::default(),
             factor: vec![0.0; nv * nv],
+            pivots: vec![0; nv],
+            jt: vec![0.0; nv],
+            jn: vec![0.0; nv],
             dv: vec![0.0; nv * nz],
             dq: vec![0.0; nq * nx],
             step: vec![0.0; nx * nz],
@@ -135,6 +145,10 @@ impl<const N: usize> Linearizer<N> {
                 check_contacts(&sim.contacts.list, s.contacts, site)?;
             }
             sim.problem.set_time_step(h);
+            let implicit = setup.friction_load == FrictionLoad::Implicit;
+            if implicit {
+                implicit_load_tangents(&mut sim.problem, &self.v1);
+            }
             let hess = if start == 0 {
                 // evaluate writes only the tree blocks and the contact-coupled
                 // blocks; a dense factorization reads everything, so blocks a
@@ -157,16 +171,27 @@ impl<const N: usize> Linearizer<N> {
                 for (f, hh) in self.factor.iter_mut().zip(&self.hess) {
                     *f = hh.v;
                 }
-                cholesky_factor(&mut self.factor, nv).map_err(|e| DiffError::Hessian { site, pivot: e.pivot })?;
+                if implicit {
+                    add_load_coupling(&sim.problem, &self.v1, &mut self.factor, &mut self.jt, &mut self.jn);
+                    lu_factor(&mut self.factor, &mut self.pivots, nv)
+                        .map_err(|pivot| DiffError::Hessian { site, pivot })?;
+                } else {
+                    cholesky_factor(&mut self.factor, nv).map_err(|e| DiffError::Hessian { site, pivot: e.pivot })?;
+                }
             }
             start += N;
         }
+        let implicit = setup.friction_load == FrictionLoad::Implicit;
         // dv1/dz = −H⁻¹ ∂R/∂z, column by column.
         for j in 0..nz {
             for r in 0..nv {
                 self.col[r] = self.dv[r * nz + j];
             }
-            cholesky_solve_in_place(&self.factor, nv, &mut self.col);
+            if implicit {
+                lu_solve_in_place(&self.factor, &self.pivots, nv, &mut self.col, &mut self.jt);
+            } else {
+                cholesky_solve_in_place(&self.factor, nv, &mut self.col);
+            }
             for r in 0..nv {
                 self.dv[r * nz + j] = -self.col[r];
             }
@@ -273,6 +298,135 @@ impl<const N: usize> Linearizer<N> {
             start += N;
         }
     }
+}
+
+/// Adds the friction–load coupling of [`FrictionLoad::Implicit`] to the
+/// factor (which holds ∂R/∂v1 of the lagged problem): the friction term
+/// of R is +Jᵀ t μ N with t = vt/√(|vt|² + ε²); with N = γn(vn(v)) it
+/// gains ∂R/∂v = μ (dγn/dvn) (Jᵀt)(Jᵀn)ᵀ = −μ g' (Jᵀt)(Jᵀn)ᵀ, which is
+/// not symmetric.
+fn add_load_coupling<const N: usize>(
+    p: &crate::icf::IcfProblem<Dual<N>>,
+    v1: &[Dual<N>],
+    factor: &mut [f64],
+    jt: &mut [f64],
+    jn: &mut [f64],
+) {
+    let nv = p.nv;
+    let h = p.h.v;
+    for c in &p.contacts {
+        let mut vc = [0.0; 3];
+        for e in c.jac_start..c.jac_start + c.jac_len {
+            let (col, x) = (p.jac_col[e], v1[p.jac_dof[e]].v);
+            vc[0] += col.x.v * x;
+            vc[1] += col.y.v * x;
+            vc[2] += col.z.v * x;
+        }
+        let n = [c.normal.x.v, c.normal.y.v, c.normal.z.v];
+        let vn = n[0] * vc[0] + n[1] * vc[1] + n[2] * vc[2];
+        let (_, _, gp) = normal_potential(h, c.stiffness.v, c.dissipation.v, c.fe0.v, vn);
+        if gp == 0.0 {
+            continue;
+        }
+        let vt = [vc[0] - n[0] * vn, vc[1] - n[1] * vn, vc[2] - n[2] * vn];
+        let s = (vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2] + c.eps.v * c.eps.v).sqrt();
+        let t = [vt[0] / s, vt[1] / s, vt[2] / s];
+        jt.fill(0.0);
+        jn.fill(0.0);
+        for e in c.jac_start..c.jac_start + c.jac_len {
+            let col = p.jac_col[e];
+            let col = [col.x.v, col.y.v, col.z.v];
+            let k = p.jac_dof[e];
+            jt[k] += col[0] * t[0] + col[1] * t[1] + col[2] * t[2];
+            jn[k] += col[0] * n[0] + col[1] * n[1] + col[2] * n[2];
+        }
+        let scale = -c.mu.v * gp;
+        for i in 0..nv {
+            if jt[i] == 0.0 {
+                continue;
+            }
+            for j in 0..nv {
+                factor[i * nv + j] += scale * jt[i] * jn[j];
+            }
+        }
+    }
+}
+
+/// [`FrictionLoad::Implicit`]: each contact's friction load keeps the
+/// lagged value n0 of the forward solve but takes the tangents of the
+/// step's implicit normal impulse γn(vn1) at the recorded v1 (a
+/// straight-through surrogate; v1 is a constant here, its coupling is
+/// [`add_load_coupling`]).
+fn implicit_load_tangents<const N: usize>(p: &mut crate::icf::IcfProblem<Dual<N>>, v1: &[Dual<N>]) {
+    let h = p.h;
+    for ci in 0..p.contacts.len() {
+        let c = p.contacts[ci];
+        let vn = c.normal.dot(p.contact_velocity(&c, v1));
+        let (_, gn, _) = normal_potential(h, c.stiffness, c.dissipation, c.fe0, vn);
+        p.contacts[ci].n0 = Dual { v: c.n0.v, d: gn.d };
+    }
+}
+
+/// In-place LU factorisation with partial pivoting of a row-major n×n
+/// matrix (L unit lower, U upper, in `a`; row i of the factors is row
+/// `piv[i]` of the input). Errs with the pivot column of a singular matrix.
+fn lu_factor(a: &mut [f64], piv: &mut [usize], n: usize) -> Result<(), usize> {
+    for (i, p) in piv.iter_mut().enumerate().take(n) {
+        *p = i;
+    }
+    for k in 0..n {
+        let (mut best, mut big) = (k, a[k * n + k].abs());
+        for i in k + 1..n {
+            if a[i * n + k].abs() > big {
+                (best, big) = (i, a[i * n + k].abs());
+            }
+        }
+        if big == 0.0 || !big.is_finite() {
+            return Err(k);
+        }
+        if best != k {
+            for j in 0..n {
+                a.swap(k * n + j, best * n + j);
+            }
+            piv.swap(k, best);
+        }
+        let d = a[k * n + k];
+        for i in k + 1..n {
+            let f = a[i * n + k] / d;
+            a[i * n + k] = f;
+            if f != 0.0 {
+                for j in k + 1..n {
+                    a[i * n + j] -= f * a[k * n + j];
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Solves A x = b in place with the factors of [`lu_factor`].
+/// `scratch` holds at least n values.
+fn lu_solve_in_place(lu: &[f64], piv: &[usize], n: usize, b: &mut [f64], scratch: &mut [f64]) {
+    // x ← P b (piv[i] is the input row now at i).
+    let x = &mut scratch[..n];
+    for i in 0..n {
+        x[i] = b[piv[i]];
+    }
+    for i in 0..n {
+        let mut s = x[i];
+        for j in 0..i {
+            s -= lu[i * n + j] * x[j];
+        }
+        x[i] = s;
+    }
+    for i in (0..n).rev() {
+        let mut s = x[i];
+        for j in i + 1..n {
+            s -= lu[i * n + j] * x[j];
+        }
+        x[i] = s / lu[i * n + i];
+    }
+    b[..n].copy_from_slice(x);
 }
 
 /// The contacts of the Jacobian pass must be those of the forward solve.

@@ -79,6 +79,19 @@
 //! the gradient is smooth. (Not landed: the Hunt–Crossley damping kink at
 //! vn = 1/d and stick–slip transitions of friction.)
 //!
+//! **Robots with sliding feet** (issue 20, BENCHMARKS.md "Gradient
+//! convergence on robots"). The friction load n0 is lagged at the start
+//! of each step, so the exact derivative lets a perturbation of a foot's
+//! normal state change the friction impulse for a whole step, although it
+//! relaxes within the contact's time scale (≈ 0.1 ms on the ant's feet):
+//! the derivative's error is first order in h with a constant ≈ 1/τ, O(1)
+//! at CENIC's millisecond steps while the trajectory itself is accurate.
+//! [`FrictionLoad::Implicit`] ([`DiffRollout::with_friction_load`])
+//! differentiates the load through the step's implicit normal impulse
+//! instead (straight-through: values unchanged), which cuts that error
+//! 30–100× on the ant's sliding intervals. It is opt-in: it is not the
+//! derivative of the forward map that finite differences check.
+//!
 //! Units: states and controls as in [`crate::integrator::Simulator`] (m,
 //! rad, m/s, rad/s, N, N·m); times in s; parameters dimensionless.
 //!
@@ -120,6 +133,21 @@ pub use rollout::{DiffRollout, LANES, Linearization, RolloutStats};
 
 use crate::integrator::StepError;
 pub use crate::integrator::Tape;
+
+/// How the Jacobian pass differentiates a contact's friction load (the
+/// normal impulse that scales the friction cone). The forward step lags it
+/// at the start of the step, n0 = h·max(fe0, 0)·max(1 − d·vn0, 0), which
+/// keeps the ICF problem convex.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FrictionLoad {
+    /// The exact derivative of the forward map: ∂n0/∂(q0, v0, θ).
+    #[default]
+    Lagged,
+    /// Straight-through: the value stays n0, the derivative is that of the
+    /// step's implicit normal impulse γn(vn1) (the impulse the step applies),
+    /// coupled to v1 in the Hessian (then non-symmetric, factored by LU).
+    Implicit,
+}
 
 /// Where in a rollout a solve happened.
 #[derive(Clone, Copy, Debug, PartialEq)]

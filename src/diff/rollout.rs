@@ -4,7 +4,7 @@
 use super::cfd::Cfd;
 use super::jacobian::{Linearizer, Setup};
 use super::params::{ControlKind, Param, set_controls, set_params};
-use super::{DiffError, SolveSite};
+use super::{DiffError, FrictionLoad, SolveSite};
 use crate::integrator::{Mode, Tape, World, WorldStats};
 use crate::model::Model;
 use burn::tensor::{Tensor, TensorData};
@@ -34,6 +34,8 @@ pub struct DiffRollout {
     pub params: Vec<Param>,
     /// Contacts from distance in the backward pass (`None`: off).
     pub cfd: Option<Cfd>,
+    /// How the Jacobian pass differentiates the friction load.
+    pub friction_load: FrictionLoad,
 }
 
 /// Timing and counts of a rollout (summed over worlds).
@@ -117,7 +119,15 @@ impl DiffRollout {
     /// A rollout of `model` in `mode` with control interval `dt` (s),
     /// actuator controls, no parameters and contacts from distance off.
     pub fn new(model: Arc<Model>, mode: Mode, dt: f64) -> Self {
-        Self { model, mode, dt, control: ControlKind::Actuators, params: vec![], cfd: None }
+        Self {
+            model,
+            mode,
+            dt,
+            control: ControlKind::Actuators,
+            params: vec![],
+            cfd: None,
+            friction_load: FrictionLoad::Lagged,
+        }
     }
 
     /// Sets what the controls drive.
@@ -135,6 +145,12 @@ impl DiffRollout {
     /// Turns contacts from distance on (`Some`) or off.
     pub fn with_cfd(mut self, cfd: Option<Cfd>) -> Self {
         self.cfd = cfd;
+        self
+    }
+
+    /// Sets how the Jacobian pass differentiates the friction load ([`FrictionLoad`]).
+    pub fn with_friction_load(mut self, load: FrictionLoad) -> Self {
+        self.friction_load = load;
         self
     }
 
@@ -264,7 +280,12 @@ impl DiffRollout {
                 self.forward(w, x, uw, th, nsteps, true)
             })
             .collect::<Result<_, _>>()?;
-        let setup = Setup { control: self.control, params: self.params.clone(), cfd: self.cfd };
+        let setup = Setup {
+            control: self.control,
+            params: self.params.clone(),
+            cfd: self.cfd,
+            friction_load: self.friction_load,
+        };
         let t0 = Instant::now();
         // One task per (world, interval); each chains its own solves.
         let tasks: Vec<(usize, usize)> = (0..nworld).flat_map(|w| (0..nsteps).map(move |k| (w, k))).collect();

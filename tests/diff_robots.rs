@@ -1,0 +1,158 @@
+//! Issue 20: gradients of articulated robots with intermittent foot contact.
+//!
+//! 1. The half_cheetah's control and parameter gradients through its first
+//!    foot contacts converge as the CENIC accuracy tightens (1e-3, 1e-4,
+//!    1e-5 against 1e-7), monotonically, to a few percent at 1e-5.
+//! 2. The ant's interval Jacobian over a sliding-foot interval: at 1 ms
+//!    steps the exact derivative of the lagged friction load is O(1) off
+//!    the derivative at 10 µs steps (its error is first order in h with a
+//!    large constant, see `diff::FrictionLoad`), while the straight-through
+//!    derivative of `FrictionLoad::Implicit` is within a few percent of it.
+//!
+//! Both read the Gymnasium models from the shared folder and skip without it.
+
+mod common;
+
+use cenic::diff::{DiffRollout, FrictionLoad, Param};
+use cenic::integrator::{CenicParams, Mode};
+use cenic::zoo::{self, smooth_control};
+use std::sync::Arc;
+
+const DT: f64 = 0.01;
+
+/// The zoo case `name`, its initial state and seeded smooth controls plus
+/// ±10 % noise over `n` intervals (as examples/grad_convergence.rs).
+fn setup(name: &str, n: usize) -> Option<(Arc<cenic::model::Model>, Vec<f64>, Vec<f64>)> {
+    let shared = common::shared_dir()?;
+    let cases = zoo::cases(&shared).expect("zoo models load");
+    let case = cases.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("zoo has no {name}"));
+    let model = case.model.clone();
+    let nu = model.nu();
+    let mut state = 7u64;
+    let mut noise = || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((state >> 11) as f64 / (1u64 << 53) as f64) - 0.5
+    };
+    let mut u = vec![0.0; n * nu];
+    for k in 0..n {
+        for i in 0..nu {
+            let [lo, hi] = model.actuators[i].ctrl_range.unwrap_or([-1.0, 1.0]);
+            let x = smooth_control(&model, 1, i, k as f64 * DT) + 0.2 * (hi - lo) * noise() * 0.5;
+            u[k * nu + i] = x.clamp(lo, hi);
+        }
+    }
+    let x0 = case.qpos.iter().chain(&case.qvel).copied().collect();
+    Some((model, x0, u))
+}
+
+fn rel_err(a: &[f64], b: &[f64]) -> f64 {
+    let d = a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f64>().sqrt();
+    d / b.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+fn cenic(accuracy: f64) -> Mode {
+    Mode::ErrorControlled(CenicParams { accuracy, ..Default::default() })
+}
+
+#[test]
+fn half_cheetah_gradients_converge_across_three_accuracies() {
+    let n = 30;
+    let Some((model, x0, u)) = setup("half_cheetah", n) else { return };
+    let params = vec![Param::Friction, Param::Stiffness, Param::Dissipation, Param::MassScale];
+    let theta = vec![1.0; params.len()];
+    let nx = model.nq + model.nv;
+    // d(root x at 0.3 s)/d(controls, parameters).
+    let grad = |mode: Mode| {
+        let r = DiffRollout::new(model.clone(), mode, DT).with_params(params.clone());
+        let lin = r.linearize(&x0, &u, &theta, n).expect("rollout");
+        let mut g = vec![0.0; (n + 1) * nx];
+        g[n * nx] = 1.0;
+        let (_, gu, gt) = lin.vjp(&g);
+        (gu, gt)
+    };
+    let (ref_u, ref_t) = grad(cenic(1e-7));
+    let mut errs = vec![];
+    for acc in [1e-3, 1e-4, 1e-5] {
+        let (gu, gt) = grad(cenic(acc));
+        let e = (rel_err(&gu, &ref_u), rel_err(&gt, &ref_t));
+        eprintln!("accuracy {acc:e}: control gradient {:.2e}, parameter gradient {:.2e} off 1e-7", e.0, e.1);
+        errs.push(e);
+    }
+    assert!(errs[0].0 > errs[1].0 && errs[1].0 > errs[2].0, "control gradient not converging: {errs:?}");
+    assert!(errs[0].1 > errs[2].1, "parameter gradient not converging: {errs:?}");
+    assert!(errs[1].0 < 0.1 && errs[1].1 < 0.1, "1e-4 not within 10 %: {errs:?}");
+    assert!(errs[2].0 < 0.03 && errs[2].1 < 0.03, "1e-5 not within 3 %: {errs:?}");
+}
+
+#[test]
+fn ant_implicit_friction_load_matches_fine_step_derivative_of_sliding_feet() {
+    // Interval 30 of the rollout: two feet sliding at 0.2–0.4 m/s, both hip
+    // limits engaged (examples/grad_diagnose.rs).
+    let (k, n) = (30, 31);
+    let Some((model, x0, u)) = setup("ant", n) else { return };
+    let params = vec![Param::Friction, Param::Stiffness, Param::Dissipation, Param::MassScale];
+    let theta = vec![1.0; params.len()];
+    let (nq, nx, nu) = (model.nq, model.nq + model.nv, model.nu());
+    let fine = DiffRollout::new(model.clone(), Mode::Fixed { dt: 1e-5 }, DT).with_params(params.clone());
+    let traj = fine.simulate(&x0, &u[..k * nu], &theta, k).expect("forward");
+    let xk = &traj[k * nx..(k + 1) * nx];
+    let uk = &u[k * nu..(k + 1) * nu];
+    // Interval Jacobian columns that do not depend on the quaternion's
+    // parametrisation: root position, joint angles, all velocities, controls, θ.
+    let jac = |r: &DiffRollout| {
+        let lin = r.linearize(xk, uk, &theta, 1).expect("interval");
+        let mut out = vec![];
+        for row in 0..nx {
+            for col in (0..3).chain(7..nq).chain(nq..nx) {
+                out.push(lin.d_x[row * nx + col]);
+            }
+            out.extend_from_slice(&lin.d_u[row * nu..(row + 1) * nu]);
+            out.extend_from_slice(&lin.d_theta[row * params.len()..(row + 1) * params.len()]);
+        }
+        out
+    };
+    let reference = jac(&fine);
+    let coarse = DiffRollout::new(model.clone(), Mode::Fixed { dt: 1e-3 }, DT).with_params(params.clone());
+    let lagged = jac(&coarse);
+    let implicit = jac(&coarse.clone().with_friction_load(FrictionLoad::Implicit));
+    let (e_lag, e_imp) = (rel_err(&lagged, &reference), rel_err(&implicit, &reference));
+    eprintln!("1 ms interval Jacobian vs 10 µs: lagged load {e_lag:.3e}, implicit load {e_imp:.3e}");
+    assert!(e_imp < 0.1, "implicit friction load {e_imp:.3e} off the 10 µs derivative");
+    assert!(e_lag > 5.0 * e_imp, "lagged {e_lag:.3e} vs implicit {e_imp:.3e}: the surrogate should be much closer");
+}
+
+#[test]
+fn ant_gradients_with_implicit_friction_load_converge_monotonically() {
+    // The ant over 0.5 s: first touch-down at 0.18 s, sliding feet, hip
+    // limits, a leg impact at 0.36 s. Reference: the exact derivative at
+    // fixed 10 µs steps (within 0.3 % of 5 µs over 0.35 s, BENCHMARKS.md).
+    let n = 50;
+    let Some((model, x0, u)) = setup("ant", n) else { return };
+    let params = vec![Param::Friction, Param::Stiffness, Param::Dissipation, Param::MassScale];
+    let theta = vec![1.0; params.len()];
+    let nx = model.nq + model.nv;
+    let grad = |mode: Mode, load: FrictionLoad| {
+        let r = DiffRollout::new(model.clone(), mode, DT).with_params(params.clone()).with_friction_load(load);
+        let lin = r.linearize(&x0, &u, &theta, n).expect("rollout");
+        let mut g = vec![0.0; (n + 1) * nx];
+        g[n * nx] = 1.0;
+        let (_, gu, gt) = lin.vjp(&g);
+        (gu, gt)
+    };
+    let (ref_u, ref_t) = grad(Mode::Fixed { dt: 1e-5 }, FrictionLoad::Lagged);
+    let errs: Vec<(f64, f64)> = [1e-4, 1e-5, 1e-6]
+        .iter()
+        .map(|&acc| {
+            let (gu, gt) = grad(cenic(acc), FrictionLoad::Implicit);
+            let e = (rel_err(&gu, &ref_u), rel_err(&gt, &ref_t));
+            eprintln!("accuracy {acc:e}, implicit load: control {:.2e}, parameters {:.2e}", e.0, e.1);
+            e
+        })
+        .collect();
+    let (lag_u, _) = grad(cenic(1e-4), FrictionLoad::Lagged);
+    let lagged = rel_err(&lag_u, &ref_u);
+    eprintln!("accuracy 1e-4, lagged load: control {lagged:.2e}");
+    assert!(errs.windows(2).all(|w| w[0].0 > w[1].0 && w[0].1 > w[1].1), "not monotone: {errs:?}");
+    assert!(errs[2].0 < 0.08 && errs[2].1 < 0.15, "1e-6 too far from the reference: {errs:?}");
+    assert!(lagged > 2.0 * errs[0].0, "implicit load should beat the lagged one at 1e-4: {lagged:.2e} vs {errs:?}");
+}
