@@ -65,10 +65,15 @@ impl BlockStructure {
             return;
         }
         std::mem::swap(&mut self.pairs, &mut self.pairs_new);
+        // The other pair list grows with the contacts (whose own storage grows then).
+        self.pairs_new.reserve(p.contacts.capacity());
         self.analyzed_blocks = nb;
-        self.adj.resize_with(nb, Vec::new);
-        self.later.resize_with(nb, Vec::new);
-        self.direct.resize_with(nb, Vec::new);
+        // A tree has at most nb − 1 neighbours: full capacity up front, so a
+        // new coupling pattern never allocates inside a step.
+        for lists in [&mut self.adj, &mut self.later, &mut self.direct] {
+            lists.resize_with(nb, Vec::new);
+            lists.iter_mut().for_each(|l| l.reserve(nb));
+        }
         self.adj.iter_mut().for_each(|a| a.clear());
         self.direct.iter_mut().for_each(|a| a.clear());
         self.later.iter_mut().for_each(|a| a.clear());
