@@ -515,8 +515,10 @@ fn geom_motion(w: u32, g: u32) -> GeomMotion {
     }
     let cv = unpack_motion(cvel_get(body_at(w, gm.body)));
     let r = unpack3(geom_xpos_get(geom_at(w, g))) - unpack3(body_ref_get(body_at(w, gm.body)));
-    // Planes carry f32::MAX as their (infinite) bounding radius.
-    return GeomMotion(cv.lin + cross3(cv.ang, r), cv.ang, select(gm.rbound, 0.0, gm.rbound > 1e37));
+    // Planes carry f32::MAX as their (infinite) bounding radius; a sphere's
+    // gaps do not change as it spins (World::impact_bound).
+    let spin_r = select(gm.rbound, 0.0, gm.rbound > 1e37 || gm.kind == GEOM_SPHERE);
+    return GeomMotion(cv.lin + cross3(cv.ang, r), cv.ang, spin_r);
 }
 
 /// Upper bound on the speed of any point of a geom (m/s).
@@ -527,7 +529,7 @@ fn motion_speed(m: GeomMotion) -> f32 {
 /// World::impact_bound (seed eq. 3): the largest step (≤ hs) during which
 /// no two geoms farther apart than the skin can touch, each gap shrinking
 /// at most at the approach speed along its normal, n·(v_A − v_B) +
-/// |n × ω_A| r_A + |n × ω_B| r_B, plus |n·g|·t from gravity. Pairs with
+/// |n × ω_A| r_A + |n × ω_B| r_B (r = 0 for spheres), plus |n·g|·t from gravity. Pairs with
 /// contacts at x0 use the closest contact (as the CPU's narrow phase); the
 /// others are at least the contact margin plus the skin apart (the
 /// collision found nothing closer) and at least their separation().

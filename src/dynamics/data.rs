@@ -51,6 +51,8 @@ pub struct Data<T> {
     pub cdof_dot: Vec<Motion<T>>,
 
     /// Joint-space mass matrix including armature, row-major (nv × nv, kg·m² / kg).
+    /// Entries of dofs on different ancestor chains are zero and never
+    /// written (the mass-matrix pass writes only the others).
     pub mass: Vec<T>,
     /// Bias forces: Coriolis, centrifugal and gravity, `M v̇ + bias = τ` (nv).
     pub bias: Vec<T>,

@@ -102,8 +102,17 @@ impl IcfBuilder {
         if problem.blocks != self.blocks {
             problem.blocks.clone_from(&self.blocks);
             problem.dof_block.clone_from(&self.dof_block);
+            problem.mass.copy_from_slice(&data.mass);
+        } else {
+            // M is block diagonal over the trees: the entries between two
+            // trees are zero in both and need no copy (nv² per call otherwise).
+            for bi in 0..problem.block_count() {
+                let (s, m) = problem.block(bi);
+                for i in s..s + m {
+                    problem.mass[i * nv + s..i * nv + s + m].copy_from_slice(&data.mass[i * nv + s..i * nv + s + m]);
+                }
+            }
         }
-        problem.mass.copy_from_slice(&data.mass);
         problem.v0.copy_from_slice(&data.v);
         problem.stiction_tolerance = T::c(model.options.stiction_tolerance);
         for (i, dof) in model.dofs.iter().enumerate() {

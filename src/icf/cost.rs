@@ -2,7 +2,7 @@
 //! the cost along a search line for the exact line search.
 
 use super::problem::{ContactConstraint, GainConstraint, IcfProblem, LimitConstraint, RowConstraint};
-use crate::math::{Mat3, Real, Vec3};
+use crate::math::{Mat3, Real, Vec3, dense_dot};
 
 /// Hunt–Crossley normal impulse and its potential for normal velocity `vn`
 /// (m/s): returns (P(vn), γn(vn), g' = −dγn/dvn), with
@@ -213,24 +213,16 @@ fn matvec_a<T: Real>(p: &IcfProblem<T>, x: &[T], out: &mut [T]) {
         return matvec(&p.a, n, x, out);
     }
     for &(s, m) in &p.blocks {
-        for i in s..s + m {
-            let mut acc = T::zero();
-            for j in s..s + m {
-                acc += p.a[i * n + j] * x[j];
-            }
-            out[i] = acc;
+        let xs = &x[s..s + m];
+        for (i, o) in (s..s + m).zip(&mut out[s..s + m]) {
+            *o = dense_dot(&p.a[i * n + s..i * n + s + m], xs);
         }
     }
 }
 
 fn matvec<T: Real>(a: &[T], n: usize, x: &[T], out: &mut [T]) {
-    for i in 0..n {
-        let row = &a[i * n..(i + 1) * n];
-        let mut s = T::zero();
-        for j in 0..n {
-            s += row[j] * x[j];
-        }
-        out[i] = s;
+    for (row, o) in a.chunks_exact(n).zip(out.iter_mut()) {
+        *o = dense_dot(row, &x[..n]);
     }
 }
 

@@ -25,4 +25,4 @@ mod sparse;
 
 pub use builder::{Actuation, IcfBuilder, MaterialScale};
 pub use problem::{ContactConstraint, GainConstraint, IcfProblem, LimitConstraint, RowConstraint, STICTION_EPS_RATIO};
-pub use solver::{IcfSolver, SolveError, SolveStats, SolverParams};
+pub use solver::{IcfSolver, LINE_SEARCH_EXACT_BELOW, LINE_SEARCH_TOLERANCE, SolveError, SolveStats, SolverParams};

@@ -6,6 +6,21 @@ use super::problem::IcfProblem;
 use super::sparse::BlockStructure;
 use crate::math::{Real, cholesky_factor, cholesky_solve_in_place};
 
+/// The line search stops once |ℓ'(α)| ≤ this fraction of |ℓ'(0)| while the
+/// residual is above 10³ times the tolerance or the relative tolerance is
+/// at least [`LINE_SEARCH_EXACT_BELOW`]; otherwise it is exact (1e-10). Measured on clutter20 (issue 13): 1e-2 everywhere
+/// instead of 1e-10 cuts the line-search evaluations per Newton iteration
+/// from 4.2 to 3.2 (fixed 1 ms) and 4.9 to 3.7 (accuracy 1e-2) with the same
+/// Newton iterations (1e-1: 2.9, but 2–3 % more Newton iterations); the
+/// exact search near the solution keeps the final iterates as precise as
+/// before, which finite differences through a rollout need.
+pub const LINE_SEARCH_TOLERANCE: f64 = 1e-2;
+
+/// Relative solver tolerances below this get an exact line search near the
+/// solution ([`LINE_SEARCH_TOLERANCE`]): fixed steps (1e-8) and tight
+/// error control, not CENIC's κ·accuracy at everyday accuracies.
+pub const LINE_SEARCH_EXACT_BELOW: f64 = 1e-6;
+
 /// Solver settings.
 #[derive(Clone, Copy, Debug)]
 pub struct SolverParams {
@@ -191,7 +206,14 @@ impl<T: Real> IcfSolver<T> {
                 self.w[i] = -self.grad[i];
             }
             self.solve_factored();
-            let (alpha, ls_iters) = self.line_search(p, v, cost, params.max_line_search_iterations);
+            // Far from the solution, or for a loose tolerance, an approximate
+            // minimiser along the line serves as well; near the solution of a
+            // tight solve the search is exact, so the final iterates (and
+            // finite differences through them) are as precise as quadratic
+            // convergence makes them.
+            let loose = gnorm > 1e3 * tol || eps >= LINE_SEARCH_EXACT_BELOW;
+            let ls_tol = if loose { LINE_SEARCH_TOLERANCE } else { 1e-10 };
+            let (alpha, ls_iters) = self.line_search(p, v, cost, ls_tol, params.max_line_search_iterations);
             stats.line_search_iterations += ls_iters;
             let mut step = 0.0f64;
             for i in 0..nv {
@@ -284,10 +306,10 @@ impl<T: Real> IcfSolver<T> {
 
     /// Exact line search along w from v, where the cost is `f0` and the
     /// gradient `self.grad`: α = 1 when ℓ'(1) ≤ 0; otherwise the root of
-    /// ℓ'(α) in (0, 1) by Newton with bisection fallback, starting from the
-    /// minimiser of the cubic Hermite interpolant. Returns (α, cost
-    /// evaluations along the line).
-    fn line_search(&mut self, p: &IcfProblem<T>, v: &[T], f0: T, max_iter: usize) -> (T, usize) {
+    /// ℓ'(α) in (0, 1) (to |ℓ'(α)| ≤ `rel_tol`·|ℓ'(0)|) by Newton with
+    /// bisection fallback, starting from the minimiser of the cubic Hermite
+    /// interpolant. Returns (α, cost evaluations along the line).
+    fn line_search(&mut self, p: &IcfProblem<T>, v: &[T], f0: T, rel_tol: f64, max_iter: usize) -> (T, usize) {
         prepare_line_cached(p, v, &self.w, &mut self.work);
         // ℓ'(0) = ∇ℓ·w, known without evaluating along the line.
         let d0: T = self.grad.iter().zip(&self.w).map(|(g, w)| *g * *w).sum();
@@ -304,7 +326,7 @@ impl<T: Real> IcfSolver<T> {
         let c3 = d0 + d1 - T::c(2.0) * df;
         let mut alpha = hermite_min(d0, c2, c3).unwrap_or(T::c(0.5));
         let (mut lo, mut hi) = (T::zero(), T::one());
-        let tol = d0.abs() * T::c(1e-10).max(T::EPS * T::c(10.0));
+        let tol = d0.abs() * T::c(rel_tol).max(T::EPS * T::c(10.0));
         let mut iters = 1;
         for _ in 0..max_iter {
             let (_, d, dd) = line_eval(p, v, &self.w, alpha, &self.work);

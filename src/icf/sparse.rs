@@ -12,7 +12,7 @@
 
 use super::cost::contact_blocks;
 use super::problem::IcfProblem;
-use crate::math::{CholeskyError, Real};
+use crate::math::{CholeskyError, Real, dense_dot};
 
 /// Elimination structure of the tree blocks for one contact pattern.
 #[derive(Clone, Debug, Default)]
@@ -65,10 +65,15 @@ impl BlockStructure {
             return;
         }
         std::mem::swap(&mut self.pairs, &mut self.pairs_new);
+        // The other pair list grows with the contacts (whose own storage grows then).
+        self.pairs_new.reserve(p.contacts.capacity());
         self.analyzed_blocks = nb;
-        self.adj.resize_with(nb, Vec::new);
-        self.later.resize_with(nb, Vec::new);
-        self.direct.resize_with(nb, Vec::new);
+        // A tree has at most nb − 1 neighbours: full capacity up front, so a
+        // new coupling pattern never allocates inside a step.
+        for lists in [&mut self.adj, &mut self.later, &mut self.direct] {
+            lists.resize_with(nb, Vec::new);
+            lists.iter_mut().for_each(|l| l.reserve(nb));
+        }
         self.adj.iter_mut().for_each(|a| a.clear());
         self.direct.iter_mut().for_each(|a| a.clear());
         self.later.iter_mut().for_each(|a| a.clear());
@@ -141,7 +146,8 @@ impl BlockStructure {
     }
 
     /// Factorizes H (dense storage, symmetric) in place: H = L Lᵀ with the
-    /// blocks described in the module docs.
+    /// blocks described in the module docs. Every inner product runs over
+    /// contiguous row segments (a block's columns within one row).
     pub fn factor<T: Real>(&self, h: &mut [T], n: usize, blocks: &[(usize, usize)]) -> Result<(), CholeskyError> {
         for &k in &self.order {
             let (sk, nk) = blocks[k];
@@ -150,12 +156,11 @@ impl BlockStructure {
             for &j in &self.later[k] {
                 let (sj, nj) = blocks[j];
                 for r in sj..sj + nj {
+                    let row = r * n + sk;
                     for c in 0..nk {
-                        let mut s = h[r * n + sk + c];
-                        for m in 0..c {
-                            s -= h[r * n + sk + m] * h[(sk + c) * n + sk + m];
-                        }
-                        h[r * n + sk + c] = s / h[(sk + c) * n + sk + c];
+                        let lc = (sk + c) * n + sk;
+                        let s = dense_dot(&h[row..row + c], &h[lc..lc + c]);
+                        h[row + c] = (h[row + c] - s) / h[lc + c];
                     }
                 }
             }
@@ -165,13 +170,12 @@ impl BlockStructure {
                 for &b in &self.later[k][..=ia] {
                     let (sb, nb) = blocks[b];
                     for r in 0..na {
+                        let ra = (sa + r) * n;
                         let cmax = if a == b { r + 1 } else { nb };
                         for c in 0..cmax {
-                            let mut s = T::zero();
-                            for m in 0..nk {
-                                s += h[(sa + r) * n + sk + m] * h[(sb + c) * n + sk + m];
-                            }
-                            h[(sa + r) * n + sb + c] -= s;
+                            let rb = (sb + c) * n + sk;
+                            let s = dense_dot(&h[ra + sk..ra + sk + nk], &h[rb..rb + nk]);
+                            h[ra + sb + c] -= s;
                         }
                     }
                 }
@@ -185,41 +189,40 @@ impl BlockStructure {
         for &k in &self.order {
             let (sk, nk) = blocks[k];
             for r in 0..nk {
-                let mut s = b[sk + r];
-                for m in 0..r {
-                    s -= l[(sk + r) * n + sk + m] * b[sk + m];
-                }
-                b[sk + r] = s / l[(sk + r) * n + sk + r];
+                let row = (sk + r) * n + sk;
+                let s = dense_dot(&l[row..row + r], &b[sk..sk + r]);
+                b[sk + r] = (b[sk + r] - s) / l[row + r];
             }
             for &a in &self.later[k] {
                 let (sa, na) = blocks[a];
                 for r in 0..na {
-                    let mut s = T::zero();
-                    for m in 0..nk {
-                        s += l[(sa + r) * n + sk + m] * b[sk + m];
-                    }
+                    let row = (sa + r) * n + sk;
+                    let s = dense_dot(&l[row..row + nk], &b[sk..sk + nk]);
                     b[sa + r] -= s;
                 }
             }
         }
         for &k in self.order.iter().rev() {
             let (sk, nk) = blocks[k];
+            // b_k −= L_akᵀ b_a, row by row of L_ak (contiguous).
             for &a in &self.later[k] {
                 let (sa, na) = blocks[a];
-                for m in 0..nk {
-                    let mut s = T::zero();
-                    for r in 0..na {
-                        s += l[(sa + r) * n + sk + m] * b[sa + r];
+                for r in 0..na {
+                    let x = b[sa + r];
+                    let row = (sa + r) * n + sk;
+                    for (bm, lm) in b[sk..sk + nk].iter_mut().zip(&l[row..row + nk]) {
+                        *bm -= *lm * x;
                     }
-                    b[sk + m] -= s;
                 }
             }
+            // L_kkᵀ x = b_k, column-oriented so that L_kk is read by rows.
             for r in (0..nk).rev() {
-                let mut s = b[sk + r];
-                for m in r + 1..nk {
-                    s -= l[(sk + m) * n + sk + r] * b[sk + m];
+                let row = (sk + r) * n + sk;
+                let x = b[sk + r] / l[row + r];
+                b[sk + r] = x;
+                for (bm, lm) in b[sk..sk + r].iter_mut().zip(&l[row..row + r]) {
+                    *bm -= *lm * x;
                 }
-                b[sk + r] = s / l[(sk + r) * n + sk + r];
             }
         }
     }
@@ -236,22 +239,17 @@ fn add_edge(adj: &mut [Vec<usize>], a: usize, b: usize) {
 /// n × n storage (lower triangle).
 fn dense_block_cholesky<T: Real>(h: &mut [T], n: usize, s: usize, m: usize) -> Result<(), CholeskyError> {
     for j in 0..m {
-        let mut d = h[(s + j) * n + s + j];
-        for k in 0..j {
-            let l = h[(s + j) * n + s + k];
-            d -= l * l;
-        }
+        let rj = (s + j) * n + s;
+        let d = h[rj + j] - dense_dot(&h[rj..rj + j], &h[rj..rj + j]);
         if !(d > T::zero()) || !d.is_finite() {
             return Err(CholeskyError { pivot: s + j });
         }
         let d = d.sqrt();
-        h[(s + j) * n + s + j] = d;
+        h[rj + j] = d;
         for i in j + 1..m {
-            let mut v = h[(s + i) * n + s + j];
-            for k in 0..j {
-                v -= h[(s + i) * n + s + k] * h[(s + j) * n + s + k];
-            }
-            h[(s + i) * n + s + j] = v / d;
+            let ri = (s + i) * n + s;
+            let v = h[ri + j] - dense_dot(&h[ri..ri + j], &h[rj..rj + j]);
+            h[ri + j] = v / d;
         }
     }
     Ok(())

@@ -11,6 +11,7 @@ mod quat;
 mod spatial;
 mod vec3;
 
+pub(crate) use dense::dot as dense_dot;
 pub use dense::{CholeskyError, cholesky_factor, cholesky_solve_in_place};
 pub use mat3::Mat3;
 pub use quat::Quat;
