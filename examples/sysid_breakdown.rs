@@ -6,6 +6,14 @@
 //! ```text
 //! cargo run --release --example sysid_breakdown -- DATA_DIR A-B HORIZON MODEL.xml [MODEL.xml ...]
 //! ```
+//!
+//! Environment switches (each applied identically to every model):
+//! `LEVEL=1` levels every toss first (`Toss::level`, as `sysid eval --level`);
+//! `VW=w` takes initial velocities from a least-squares line through the
+//! 2w + 1 samples around the start instead of central differences (w = 1);
+//! `LIFT=1` lifts an initial state that penetrates the model's box straight
+//! up until it touches; `ACC=a` sets the CENIC accuracy (1e-4); `DUMP=n`
+//! lists the n segments where model 2 is worse than model 1 in orientation.
 
 use cenic::integrator::{CenicParams, Mode};
 use cenic::math::{Quat, Vec3};
@@ -25,6 +33,10 @@ enum Kind {
     Impact,
 }
 const KINDS: [Kind; 4] = [Kind::Free, Kind::Resting, Kind::Sliding, Kind::Impact];
+
+/// One segment's errors: kind, mean position error (m), mean rotation angle
+/// (rad), rotation angle per step (rad), initial lowest-corner height (m).
+type SegErr = (Kind, f64, f64, Vec<f64>, f64);
 
 fn lowest_corner(t: &Toss, k: usize) -> f64 {
     lowest(&t.poses[k].pos, &t.poses[k].quat, HALF)
@@ -62,8 +74,8 @@ fn state_window(t: &Toss, k: usize, w: usize) -> [f64; 13] {
     let (mut v, mut r, mut s2) = (Vec3::zero(), Vec3::zero(), 0.0);
     for j in 1..=w {
         let jf = j as f64;
-        v = v + (p(k + j) - p(k - j)) * jf;
-        r = r + ((q(k).conj() * q(k + j)).log() - (q(k).conj() * q(k - j)).log()) * jf;
+        v += (p(k + j) - p(k - j)) * jf;
+        r += ((q(k).conj() * q(k + j)).log() - (q(k).conj() * q(k - j)).log()) * jf;
         s2 += 2.0 * jf * jf;
     }
     x[7..10].copy_from_slice(&(v * (1.0 / (s2 * t.dt))).to_array());
@@ -100,7 +112,13 @@ fn main() {
         eprintln!("usage: sysid_breakdown DATA_DIR A-B HORIZON MODEL.xml [MODEL.xml ...]");
         std::process::exit(2);
     }
-    let tosses = sysid::load_dir(&PathBuf::from(&args[0]), 3).expect("tosses");
+    let mut tosses = sysid::load_dir(&PathBuf::from(&args[0]), 3).expect("tosses");
+    // LEVEL: level every toss first (`Toss::level`, as `sysid eval --level`).
+    if std::env::var("LEVEL").is_ok() {
+        for t in &mut tosses {
+            t.level().expect("level");
+        }
+    }
     let tosses = sysid::select(&tosses, &sysid::parse_range(&args[1]).expect("range"));
     let h: usize = args[2].parse().expect("horizon");
     let accuracy: f64 = std::env::var("ACC").ok().and_then(|s| s.parse().ok()).unwrap_or(1e-4);
@@ -115,14 +133,14 @@ fn main() {
         let n = jobs.iter().filter(|j| j.2 == k).count();
         println!("{k:?}: {n} segments");
     }
-    let mut all_errs: Vec<Vec<(Kind, f64, f64, Vec<f64>, f64)>> = vec![];
+    let mut all_errs: Vec<Vec<SegErr>> = vec![];
     for m in &args[3..] {
-        let model = cenic::Model::from_mjcf_file(&PathBuf::from(m)).expect("model");
+        let model = cenic::Model::from_mjcf_file(PathBuf::from(m)).expect("model");
         let half = model.geoms.iter().find(|g| g.body == 1).expect("box").size[0];
         let lift = std::env::var("LIFT").is_ok();
         let vw: usize = std::env::var("VW").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
         let pred = Predictor::new(Arc::new(model), mode.clone()).expect("predictor");
-        let errs: Vec<(Kind, f64, f64, Vec<f64>, f64)> = jobs
+        let errs: Vec<SegErr> = jobs
             .par_iter()
             .map(|&(i, start, kind)| {
                 let t = &tosses[i];

@@ -139,6 +139,9 @@ pub struct FitArgs {
     /// Level every toss (training and validation): one constant body-frame rotation per toss
     /// makes its last sample lie exactly flat on a face (a per-toss tracking offset; see
     /// `cenic::sysid::Toss::level`). Evaluate the fitted model with `sysid eval --level` too.
+    /// With `--fit side,corner_radius --corner-radius 0.003 --orientation-length 0.3` this is
+    /// the fit that beats the nominal cube at every horizon on levelled validation tosses
+    /// (BENCHMARKS.md; on raw poses it loses horizon-4 orientation).
     #[arg(long)]
     level: bool,
     /// Horizons of the final validation (repeatable).
