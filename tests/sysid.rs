@@ -8,7 +8,7 @@
 mod common;
 
 use burn::tensor::{DType, Device, Tensor, TensorData};
-use cenic::diff::DiffRollout;
+use cenic::diff::{DiffRollout, Param};
 use cenic::integrator::{CenicParams, Mode, World};
 use cenic::math::{Quat, Vec3};
 use cenic::sysid::{self, CubeModel, CubeParams, FitConfig, FitParam, Loss, Parametrization, Pose, Predictor, Toss};
@@ -204,21 +204,60 @@ fn loss_is_free_of_the_quaternion_sign() {
 }
 
 fn some_params() -> CubeParams {
-    CubeParams { side: 0.104, mass: 0.41, mu_static: 0.3, mu_dynamic: 0.2, stiffness: 8e4, dissipation: 7.0 }
+    CubeParams {
+        side: 0.104,
+        mass: 0.41,
+        mu_static: 0.3,
+        mu_dynamic: 0.2,
+        stiffness: 8e4,
+        dissipation: 7.0,
+        corner_radius: 0.0,
+    }
+}
+
+/// The nominal cube toss with corners rounded to 6 mm, and `some_params` with 4 mm corners.
+fn rounded() -> (CubeModel, CubeParams) {
+    let cube = CubeModel::new(cenic::scenes::cube_toss()).unwrap().with_corner_radius(0.006).unwrap();
+    (cube, CubeParams { corner_radius: 0.004, ..some_params() })
 }
 
 #[test]
 fn parametrization_round_trips_and_its_burn_graph_matches_finite_differences() {
-    let cube = CubeModel::new(cenic::scenes::cube_toss()).unwrap();
+    let sharp = CubeModel::new(cenic::scenes::cube_toss()).unwrap();
     assert_eq!(
-        cube.nominal,
-        CubeParams { side: 0.1, mass: 0.37, mu_static: 0.18, mu_dynamic: 0.18, stiffness: 1e5, dissipation: 10.0 }
+        sharp.nominal,
+        CubeParams {
+            side: 0.1,
+            mass: 0.37,
+            mu_static: 0.18,
+            mu_dynamic: 0.18,
+            stiffness: 1e5,
+            dissipation: 10.0,
+            corner_radius: 0.0
+        }
     );
-    let p = some_params();
-    let param = Parametrization::new(FitParam::ALL.to_vec(), p, cube.nominal, cube.geom);
+    assert!(!sharp.is_rounded());
+    // Corner radii need the rounded form, and the rounded form needs a radius.
+    assert!(Parametrization::new(FitParam::ALL.to_vec(), some_params(), &sharp).is_err());
+    let (round, pr) = rounded();
+    assert!(round.is_rounded() && round.corners.len() == 8);
+    assert!((round.nominal.corner_radius - 0.006).abs() < 1e-15 && (round.nominal.side - 0.1).abs() < 1e-15);
+    assert!(Parametrization::new(vec![FitParam::Side], some_params(), &round).is_err());
+    check_parametrization(&sharp, some_params(), &FitParam::SHARP);
+    check_parametrization(&round, pr, &FitParam::ALL);
+    // A fixed corner radius stays fixed in metres while the side moves.
+    let param = Parametrization::new(vec![FitParam::Side], pr, &round).unwrap();
+    let q = param.from_phi(&[0.2f64.ln()]);
+    assert!(q.corner_radius == 0.004 && (q.side - 0.2).abs() < 1e-15);
+    let m = param.multipliers(&q);
+    assert!((m[0] - (0.1 - 0.004) / (0.05 - 0.006)).abs() < 1e-12 && (m[1] - 4.0 / 6.0).abs() < 1e-12, "{m:?}");
+}
+
+fn check_parametrization(cube: &CubeModel, p: CubeParams, fit: &[FitParam]) {
+    let param = Parametrization::new(fit.to_vec(), p, cube).unwrap();
     let phi = param.to_phi(&p);
     let back = param.from_phi(&phi);
-    for f in FitParam::ALL {
+    for &f in fit {
         assert!((back.get(f) / p.get(f) - 1.0).abs() < 1e-12, "{f:?}");
     }
     // Any coordinates give valid parameters (positive, μd ≤ μs).
@@ -256,34 +295,31 @@ fn fitted_mjcf_reproduces_the_multiplier_simulation_and_cenic_run_loads_it() {
     let cube = CubeModel::new(cenic::scenes::cube_toss()).unwrap();
     let p = some_params();
     let xml = cube.to_mjcf(&p, "test -- note").unwrap();
-    let model = cenic::Model::from_mjcf_str(&xml).unwrap();
-    assert!(model.warnings.is_empty(), "{:?}", model.warnings);
-    let fitted = CubeModel::new(model.clone()).unwrap();
-    for f in FitParam::ALL {
-        assert!((fitted.nominal.get(f) / p.get(f) - 1.0).abs() < 1e-12, "{f:?}: {}", fitted.nominal.get(f));
-    }
+    let model = check_mjcf(&cube, &p, &FitParam::SHARP, 6);
     // Inertia scales with the mass; it stays the nominal cube's shape (not the new size).
     let b = &model.bodies[1];
     assert!((b.inertia[0] - 0.37 * 0.01 / 6.0 * (0.41 / 0.37)).abs() < 1e-12, "{:?}", b.inertia);
-
-    // The loaded model simulates exactly like the nominal model with the multipliers.
-    let param = Parametrization::new(FitParam::ALL_BUT_MASS.to_vec(), p, cube.nominal, cube.geom);
-    let mut all = Parametrization::new(FitParam::ALL.to_vec(), p, cube.nominal, cube.geom);
-    all.fixed = p;
-    assert!(param.rollout_params.len() == 6 && all.rollout_params.len() == 6);
-    let theta = all.multipliers(&p);
-    // Fixed steps: with error control, rounding-level differences could flip a step decision.
-    let fixed = Mode::Fixed { dt: 1e-3 };
-    let rollout = DiffRollout::new(Arc::new(cube.model.clone()), fixed.clone(), 0.01).with_params(all.rollout_params);
-    let key = &cube.model.keyframes[0];
-    let x0: Vec<f64> = key.qpos.iter().chain(&key.qvel).copied().collect();
-    let a = rollout.simulate(&x0, &[], &theta, 60).unwrap();
-    let b = DiffRollout::new(Arc::new(model), fixed, 0.01).simulate(&x0, &[], &[], 60).unwrap();
-    let diff = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
-    assert!(diff < 1e-9, "trajectories differ by {diff}");
-    assert!(a[60 * 13 + 2] < 0.1, "the cube has landed: z = {}", a[60 * 13 + 2]);
+    // Rounded corners: the corner spheres spread and shrink with the side and radius.
+    let (round, pr) = rounded();
+    let m = check_mjcf(&round, &pr, &FitParam::ALL, 7);
+    let spheres: Vec<_> = m.geoms.iter().filter(|g| g.body == 1 && g.kind == cenic::model::GeomKind::Sphere).collect();
+    assert_eq!(spheres.len(), 8);
+    for g in spheres {
+        assert!((g.size[0] - 0.004).abs() < 1e-15 && g.pos.iter().all(|x| (x.abs() - 0.048).abs() < 1e-15));
+    }
+    // Back to sharp corners (not a multiplier of the rounded model).
+    let back = CubeModel::new(round.with_params(&CubeParams { corner_radius: 0.0, ..pr }).unwrap()).unwrap();
+    assert!(!back.is_rounded() && back.model.geoms.len() == 2 && back.nominal.side == pr.side);
 
     let dir = temp_dir("run_fitted");
+    std::fs::write(dir.join("rounded.xml"), round.to_mjcf(&pr, "rounded").unwrap()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cenic"))
+        .arg("run")
+        .arg(dir.join("rounded.xml"))
+        .args(["--key", "toss", "--time", "0.3"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let file = dir.join("fitted.xml");
     std::fs::write(&file, &xml).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_cenic"))
@@ -295,6 +331,36 @@ fn fitted_mjcf_reproduces_the_multiplier_simulation_and_cenic_run_loads_it() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("model 'cube_toss_fitted'"));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Writes `p` for `cube` as MJCF, loads it back, checks that it holds `p`
+/// and simulates exactly like `cube` with `p`'s multipliers (a landing toss),
+/// and returns the loaded model.
+fn check_mjcf(cube: &CubeModel, p: &CubeParams, fit: &[FitParam], nparams: usize) -> cenic::Model {
+    let xml = cube.to_mjcf(p, "test -- note").unwrap();
+    let model = cenic::Model::from_mjcf_str(&xml).unwrap();
+    assert!(model.warnings.is_empty(), "{:?}", model.warnings);
+    let fitted = CubeModel::new(model.clone()).unwrap();
+    for f in FitParam::ALL {
+        let (a, b) = (fitted.nominal.get(f), p.get(f));
+        assert!((a - b).abs() <= 1e-12 * b, "{f:?}: {a} vs {b}");
+    }
+    // Multipliers from the parametrization: the model's nominal values plus `p` wherever they differ.
+    let mut all = Parametrization::new(fit.to_vec(), *p, cube).unwrap();
+    all.fixed = *p;
+    assert_eq!(all.rollout_params.len(), nparams, "{:?}", all.rollout_params);
+    let theta = all.multipliers(p);
+    // Fixed steps: with error control, rounding-level differences could flip a step decision.
+    let fixed = Mode::Fixed { dt: 1e-3 };
+    let rollout = DiffRollout::new(Arc::new(cube.model.clone()), fixed.clone(), 0.01).with_params(all.rollout_params);
+    let key = &cube.model.keyframes[0];
+    let x0: Vec<f64> = key.qpos.iter().chain(&key.qvel).copied().collect();
+    let a = rollout.simulate(&x0, &[], &theta, 60).unwrap();
+    let b = DiffRollout::new(Arc::new(model.clone()), fixed, 0.01).simulate(&x0, &[], &[], 60).unwrap();
+    let diff = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+    assert!(diff < 1e-9, "trajectories differ by {diff}");
+    assert!(a[60 * 13 + 2] < 0.1, "the cube has landed: z = {}", a[60 * 13 + 2]);
+    model
 }
 
 #[test]
@@ -382,8 +448,15 @@ fn synthetic_tosses(cube: &CubeModel, truth: &CubeParams, n: usize) -> Vec<Toss>
 #[test]
 fn synthetic_identification_recovers_the_parameters_from_wrong_initial_values() {
     let cube = CubeModel::new(cenic::scenes::cube_toss()).unwrap();
-    let truth =
-        CubeParams { side: 0.104, mass: 0.37, mu_static: 0.25, mu_dynamic: 0.2, stiffness: 1e5, dissipation: 4.0 };
+    let truth = CubeParams {
+        side: 0.104,
+        mass: 0.37,
+        mu_static: 0.25,
+        mu_dynamic: 0.2,
+        stiffness: 1e5,
+        dissipation: 4.0,
+        corner_radius: 0.0,
+    };
     let tosses = synthetic_tosses(&cube, &truth, 10);
     let (train, val) = tosses.split_at(8);
     // μs acts only below a few stiction tolerances of slip (1 mm/s): not identifiable from tosses, so it is fixed.
@@ -479,5 +552,120 @@ fn cli_fit_writes_the_four_outputs() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && stderr.contains("--fit: unknown parameter 'size'"), "{stderr}");
+
+    // Rounded corners fitted on levelled tosses: the fitted model has corner spheres.
+    let out = Command::new(env!("CARGO_BIN_EXE_cenic"))
+        .args(["sysid", "fit", "--data"])
+        .arg(fixture_dir().join("tosses"))
+        .arg("--out")
+        .arg(&dir)
+        .args(["--train", "0-2", "--val", "3-3", "--epochs", "1", "--batch", "8", "--quiet", "--horizon", "4"])
+        .args(["--corner-radius", "0.004", "--fit", "side,corner_radius", "--level"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}\n{}", stdout, String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.lines().last().unwrap().contains(" mm, corner radius "), "{stdout}");
+    let fitted = CubeModel::new(cenic::Model::from_mjcf_file(dir.join("fitted.xml")).unwrap()).unwrap();
+    assert!(fitted.is_rounded() && fitted.nominal.corner_radius > 0.0);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    assert_eq!(json["settings"]["level"], true);
+    assert!((json["initial"]["corner_radius_m"].as_f64().unwrap() - 0.004).abs() < 1e-15);
+    // Fitting the radius of a sharp box is an error naming the flag to use.
+    let out = Command::new(env!("CARGO_BIN_EXE_cenic"))
+        .args(["sysid", "fit", "--data"])
+        .arg(fixture_dir().join("tosses"))
+        .arg("--out")
+        .arg(&dir)
+        .args(["--train", "0-2", "--val", "3-3", "--fit", "side,corner_radius", "--quiet"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("--corner-radius"), "{stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The corner-sphere parameters (sphere offsets and radii of the body) have
+/// exact gradients: IFT Jacobians of a fixed-step rollout of a rounded cube
+/// rocking on one edge against central differences of the same map.
+#[test]
+fn corner_sphere_parameters_have_exact_gradients() {
+    let (round, _) = rounded();
+    let model = Arc::new(round.model.clone());
+    let params = vec![Param::BodyGeomOffset(1), Param::BodyGeomSize(1)];
+    let rollout = DiffRollout::new(model, Mode::Fixed { dt: 1e-3 }, 0.01).with_params(params);
+    // On one edge (two corner spheres 0.1 mm deep), 30° from flat, sliding and turning.
+    let th = 30f64.to_radians();
+    let q = Quat::from_axis_angle(Vec3::new(1.0, 0.0, 0.0), th).to_array();
+    let (a, r) = (0.05 - 0.006, 0.006);
+    let z = a * (th.cos() + th.sin()) + r - 1e-4;
+    let x0 = [0.0, 0.0, z, q[0], q[1], q[2], q[3], 0.3, 0.1, -0.05, 1.0, 0.5, -0.3];
+    let theta = [1.03, 0.9];
+    let n = 3;
+    let lin = rollout.linearize(&x0, &[], &theta, n).unwrap();
+    let fd = |i: usize, o: usize| {
+        let run = |d: f64| {
+            let mut t = theta;
+            t[i] += d;
+            rollout.simulate(&x0, &[], &t, n).unwrap()[n * 13 + o]
+        };
+        let d = 1e-6;
+        (run(d) - run(-d)) / (2.0 * d)
+    };
+    let mut worst: f64 = 0.0;
+    for o in 0..7 {
+        let mut g = vec![0.0; (n + 1) * 13];
+        g[n * 13 + o] = 1.0;
+        let (_, _, gt) = lin.vjp(&g);
+        for i in 0..2 {
+            let num = fd(i, o);
+            let err = (gt[i] - num).abs() / num.abs().max(1e-3);
+            eprintln!("d x_{o} / d theta_{i}: IFT {:+.6e}, FD {num:+.6e}", gt[i]);
+            worst = worst.max(err);
+        }
+    }
+    // The offset moves the contact points: the final height must depend on it.
+    assert!(worst < 1e-4, "relative gradient error {worst:.2e}");
+}
+
+#[test]
+fn level_removes_the_resting_tilt_and_keeps_relative_angles() {
+    // A toss ending on a face, yawed, tracked with a constant body-frame offset of 0.6°.
+    let offset = Quat::from_axis_angle(Vec3::new(0.3, -0.2, 0.9).normalize(), 0.6f64.to_radians());
+    let face = Quat::from_axis_angle(Vec3::new(0.0, 0.0, 1.0), 0.5)
+        * Quat::from_axis_angle(Vec3::new(1.0, 0.0, 0.0), -std::f64::consts::FRAC_PI_2);
+    let mut rng = common::Rng::new(3);
+    let mut quats: Vec<Quat<f64>> = (0..6).map(|_| Quat::from_slice(&rng.quat())).collect();
+    quats.push(face);
+    let poses: Vec<Pose> = quats
+        .iter()
+        .enumerate()
+        .map(|(k, q)| Pose { pos: [0.01 * k as f64, 0.0, 0.05], quat: (*q * offset).normalize().to_array() })
+        .collect();
+    let toss = Toss { path: "dir/toss_005.csv".into(), index: 5, dt: 1.0 / 148.0, poses };
+    let mut level = toss.clone();
+    let angle = level.level().unwrap();
+    // The tilt part of the offset is removed (its yaw about the face normal is not).
+    assert!(angle > 0.0 && angle < 0.6f64.to_radians() + 1e-12, "{angle}");
+    let up = Quat::from_array(level.poses[6].quat).to_mat3().row(2);
+    let flat = (0..3).map(|i| up[i].abs()).fold(0.0, f64::max);
+    assert!((flat - 1.0).abs() < 1e-12, "last sample not flat: {up:?}");
+    let rel = |t: &Toss, i: usize, j: usize| {
+        let (a, b) = (t.poses[i].quat, t.poses[j].quat);
+        (0..4).map(|k| a[k] * b[k]).sum::<f64>().abs()
+    };
+    for i in 0..7 {
+        assert_eq!(level.poses[i].pos, toss.poses[i].pos);
+        for j in 0..7 {
+            assert!((rel(&level, i, j) - rel(&toss, i, j)).abs() < 1e-12);
+        }
+    }
+    // Levelling again changes nothing.
+    assert!(level.clone().level().unwrap() < 1e-12);
+    // A toss that ends on an edge cannot be levelled.
+    let mut edge = toss.clone();
+    edge.poses[6].quat = (face * Quat::from_axis_angle(Vec3::new(1.0, 0.0, 0.0), 0.7)).to_array();
+    let e = edge.level().unwrap_err().to_string();
+    assert!(e.contains("dir/toss_005.csv") && e.contains("cannot level") && e.contains("sample 6"), "{e}");
 }

@@ -30,6 +30,14 @@ pub enum Param {
     /// ([`crate::dynamics::Data::geom_size_scale`]); mass properties stay as
     /// modelled. Not available for planes and meshes.
     GeomSize(usize),
+    /// Multiplies the size of every geom of body `b` (as [`Param::GeomSize`]
+    /// on each): one parameter for a shape built from several geoms.
+    BodyGeomSize(usize),
+    /// Multiplies the position of every geom of body `b` in the body frame
+    /// ([`crate::dynamics::Data::geom_offset_scale`]): spreads or gathers the
+    /// geoms about the body origin, e.g. the corner spheres of a box with
+    /// rounded corners. Mass properties stay as modelled.
+    BodyGeomOffset(usize),
 }
 
 impl Param {
@@ -47,6 +55,26 @@ impl Param {
                     "Param::GeomSize({g}): geom '{}' is a {}; only primitive shapes can be scaled",
                     geom.name,
                     geom.kind.name()
+                )));
+            }
+        }
+        if let Param::BodyGeomSize(b) | Param::BodyGeomOffset(b) = *self {
+            if b == 0 || b >= model.bodies.len() {
+                return Err(DiffError::Input(format!(
+                    "{self:?}: no moving body {b} (the model has bodies 1..{})",
+                    model.bodies.len()
+                )));
+            }
+            let geoms: Vec<_> = model.geoms.iter().filter(|g| g.body == b).collect();
+            if geoms.is_empty() {
+                return Err(DiffError::Input(format!("{self:?}: body '{}' has no geoms", model.bodies[b].name)));
+            }
+            if let Some(g) = geoms.iter().find(|g| matches!(g.kind, GeomKind::Plane | GeomKind::Mesh)) {
+                return Err(DiffError::Input(format!(
+                    "{self:?}: geom '{}' of body '{}' is a {}; only primitive shapes can be scaled",
+                    g.name,
+                    model.bodies[b].name,
+                    g.kind.name()
                 )));
             }
         }
@@ -92,6 +120,7 @@ pub(crate) fn set_params<T: Real>(sim: &mut Simulator<T>, params: &[Param], valu
     sim.data.mass_scale = T::one();
     sim.materials = Default::default();
     sim.data.geom_size_scale.iter_mut().for_each(|s| *s = T::one());
+    sim.data.geom_offset_scale.iter_mut().for_each(|s| *s = T::one());
     for (p, x) in params.iter().zip(values) {
         match *p {
             Param::MassScale => sim.data.mass_scale = x,
@@ -104,6 +133,17 @@ pub(crate) fn set_params<T: Real>(sim: &mut Simulator<T>, params: &[Param], valu
                 sim.materials.mu_dynamic = x;
             }
             Param::GeomSize(g) => sim.data.geom_size_scale[g] = x,
+            Param::BodyGeomSize(b) | Param::BodyGeomOffset(b) => {
+                let scales = match *p {
+                    Param::BodyGeomSize(_) => &mut sim.data.geom_size_scale,
+                    _ => &mut sim.data.geom_offset_scale,
+                };
+                for (s, g) in scales.iter_mut().zip(&sim.model.geoms) {
+                    if g.body == b {
+                        *s = x;
+                    }
+                }
+            }
         }
     }
 }

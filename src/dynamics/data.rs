@@ -17,6 +17,11 @@ pub struct Data<T> {
     /// properties stay as modelled. Mesh geoms ignore it (their vertices are
     /// used as stored).
     pub geom_size_scale: Vec<T>,
+    /// Per geom (ngeom): multiplies the geom's position in its body frame
+    /// (kinematics, hence every collision stage), for identification of
+    /// geometry built from several geoms (e.g. spheres at the corners of a
+    /// box); 1 by default.
+    pub geom_offset_scale: Vec<T>,
 
     /// Body frame origins, world (nbody, m).
     pub xpos: Vec<Vec3<T>>,
@@ -93,6 +98,7 @@ impl<T: Real> Data<T> {
             v: vec![T::zero(); nv],
             mass_scale: T::one(),
             geom_size_scale: vec![T::one(); model.geoms.len()],
+            geom_offset_scale: vec![T::one(); model.geoms.len()],
             xpos: vec![Vec3::zero(); nb],
             xquat: vec![Quat::identity(); nb],
             xmat: vec![Mat3::identity(); nb],

@@ -60,7 +60,7 @@ pub fn kinematics<T: Real>(model: &Model, data: &mut Data<T>) {
     }
     for (gi, g) in model.geoms.iter().enumerate() {
         let (p, q) = (data.xpos[g.body], data.xquat[g.body]);
-        data.geom_xpos[gi] = p + q.rotate(v3(g.pos));
+        data.geom_xpos[gi] = p + q.rotate(v3::<T>(g.pos) * data.geom_offset_scale[gi]);
         data.geom_xmat[gi] = (q * q4(g.quat)).to_mat3();
     }
     for (si, s) in model.sites.iter().enumerate() {

@@ -161,6 +161,7 @@ impl<T: Real> Simulator<T> {
         fresh(&mut self.qacc);
         self.data.mass_scale = T::one();
         self.data.geom_size_scale.iter_mut().for_each(|s| *s = T::one());
+        self.data.geom_offset_scale.iter_mut().for_each(|s| *s = T::one());
         fresh(&mut self.ctrl);
         fresh(&mut self.target_velocity);
         fresh(&mut self.applied);

@@ -270,7 +270,7 @@ pub fn fit(cube: &CubeModel, train: &[Toss], val: &[Toss], cfg: &FitConfig) -> R
             cfg.segment + 1
         )));
     }
-    let param = Parametrization::new(cfg.fit.clone(), cfg.init, cube.nominal, cube.geom);
+    let param = Parametrization::new(cfg.fit.clone(), cfg.init, cube)?;
     let model = Arc::new(cube.model.clone());
     let rollout = DiffRollout::new(model.clone(), cfg.mode.clone(), 1.0)
         .with_params(param.rollout_params.clone())
@@ -441,6 +441,7 @@ pub fn params_json(p: &CubeParams) -> serde_json::Value {
         "mu_dynamic": p.mu_dynamic,
         "stiffness_n_per_m": p.stiffness,
         "dissipation_s_per_m": p.dissipation,
+        "corner_radius_m": p.corner_radius,
     })
 }
 

@@ -66,8 +66,8 @@ pub mod plot;
 mod predict;
 
 pub use data::{
-    INTERVAL_TOLERANCE, Pose, QUAT_NORM_TOLERANCE, REQUIRED_COLUMNS, Segment, Toss, load_dir, load_toss, parse_range,
-    parse_toss, segments, select,
+    INTERVAL_TOLERANCE, LEVEL_MAX_TILT_DEG, Pose, QUAT_NORM_TOLERANCE, REQUIRED_COLUMNS, Segment, Toss, load_dir,
+    load_toss, parse_range, parse_toss, segments, select,
 };
 pub use fit::{ADAM_BETA_1, ADAM_BETA_2, ADAM_EPSILON, EpochRecord, FitConfig, FitResult, Overlay, fit, params_json};
 pub use params::{

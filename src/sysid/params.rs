@@ -28,6 +28,12 @@ pub struct CubeParams {
     pub stiffness: f64,
     /// Hunt–Crossley dissipation of the pair (s/m).
     pub dissipation: f64,
+    /// Radius of the box's rounded corners (m); 0 for sharp corners. A
+    /// rounded box is modelled as a non-colliding box of the full size with
+    /// 8 colliding spheres of this radius at the corners of the box shrunk
+    /// by it ([`CubeModel`]): against a plane, exactly a box with rounded
+    /// edges and corners.
+    pub corner_radius: f64,
 }
 
 impl CubeParams {
@@ -40,6 +46,7 @@ impl CubeParams {
             FitParam::MuDynamic => self.mu_dynamic,
             FitParam::Stiffness => self.stiffness,
             FitParam::Dissipation => self.dissipation,
+            FitParam::CornerRadius => self.corner_radius,
         }
     }
 
@@ -52,12 +59,21 @@ impl CubeParams {
             FitParam::MuDynamic => self.mu_dynamic = x,
             FitParam::Stiffness => self.stiffness = x,
             FitParam::Dissipation => self.dissipation = x,
+            FitParam::CornerRadius => self.corner_radius = x,
         }
     }
 
-    /// Checks that every value is finite and positive and μd ≤ μs.
+    /// Checks that every value is finite and positive (the corner radius:
+    /// ≥ 0 and less than half the side), and μd ≤ μs.
     pub fn validate(&self) -> Result<(), SysidError> {
-        for p in FitParam::ALL {
+        let r = self.corner_radius;
+        if !(r >= 0.0 && r < 0.5 * self.side) {
+            return Err(SysidError::Input(format!(
+                "corner_radius must be ≥ 0 and less than half the side ({} m), got {r}",
+                0.5 * self.side
+            )));
+        }
+        for p in FitParam::ALL.into_iter().filter(|&p| p != FitParam::CornerRadius) {
             let x = self.get(p);
             if !(x > 0.0 && x.is_finite()) {
                 return Err(SysidError::Input(format!("{} must be finite and positive, got {x}", p.name())));
@@ -74,8 +90,13 @@ impl CubeParams {
 
     /// One line: every parameter with its unit.
     pub fn summary(&self) -> String {
+        let corners = if self.corner_radius > 0.0 {
+            format!(", corner radius {:.2} mm", 1e3 * self.corner_radius)
+        } else {
+            String::new()
+        };
         format!(
-            "side {:.2} mm, mass {:.4} kg, mu_static {:.4}, mu_dynamic {:.4}, stiffness {:.4e} N/m, dissipation {:.3} s/m",
+            "side {:.2} mm{corners}, mass {:.4} kg, mu_static {:.4}, mu_dynamic {:.4}, stiffness {:.4e} N/m, dissipation {:.3} s/m",
             1e3 * self.side,
             self.mass,
             self.mu_static,
@@ -104,11 +125,26 @@ pub enum FitParam {
     Stiffness,
     /// [`CubeParams::dissipation`].
     Dissipation,
+    /// [`CubeParams::corner_radius`], fitted as the fraction 2r/side ∈ (0, 1)
+    /// (logit); only for a model with rounded corners. Without it the radius
+    /// stays at its initial value (m).
+    CornerRadius,
 }
 
 impl FitParam {
     /// Every parameter, in report order.
-    pub const ALL: [FitParam; 6] = [
+    pub const ALL: [FitParam; 7] = [
+        FitParam::Side,
+        FitParam::Mass,
+        FitParam::MuStatic,
+        FitParam::MuDynamic,
+        FitParam::Stiffness,
+        FitParam::Dissipation,
+        FitParam::CornerRadius,
+    ];
+
+    /// The parameters of a box with sharp corners (all but the corner radius).
+    pub const SHARP: [FitParam; 6] = [
         FitParam::Side,
         FitParam::Mass,
         FitParam::MuStatic,
@@ -118,7 +154,7 @@ impl FitParam {
     ];
 
     /// Everything but the mass (which a single free body cannot tell from
-    /// the contact stiffness).
+    /// the contact stiffness) and the corner radius.
     pub const ALL_BUT_MASS: [FitParam; 5] =
         [FitParam::Side, FitParam::MuStatic, FitParam::MuDynamic, FitParam::Stiffness, FitParam::Dissipation];
 
@@ -131,6 +167,7 @@ impl FitParam {
             FitParam::MuDynamic => "mu_dynamic",
             FitParam::Stiffness => "stiffness",
             FitParam::Dissipation => "dissipation",
+            FitParam::CornerRadius => "corner_radius",
         }
     }
 
@@ -160,8 +197,20 @@ impl FitParam {
 /// tolerance) rather than lowering μd.
 pub const MAX_INITIAL_FRICTION_RATIO: f64 = 0.95;
 
-/// A model for system identification: one body with a free joint and one
-/// box geom, moving among static geoms, with its nominal [`CubeParams`].
+/// Relative tolerance of the corner-sphere layout check of [`CubeModel::new`].
+const LAYOUT_TOLERANCE: f64 = 1e-9;
+
+/// A model for system identification: one body with a free joint moving
+/// among static geoms, and its nominal [`CubeParams`]. The body's collision
+/// geometry is either
+/// - one box (sharp corners), or
+/// - a cube with rounded corners: one box with `contype` = `conaffinity` =
+///   0 (its full size, for looks and the side length) at the body origin,
+///   and 8 colliding spheres of one radius r at (±(h − r), ±(h − r), ±(h − r))
+///   in the box frame, h the box's half-side. Against a plane this is exact
+///   for a box whose edges and corners are rounded with radius r; MJCF has no
+///   rounded box, and MuJoCo loads this form too. [`CubeModel::to_mjcf`]
+///   writes it for parameters with `corner_radius > 0`.
 #[derive(Clone, Debug)]
 pub struct CubeModel {
     /// The model as loaded.
@@ -170,13 +219,18 @@ pub struct CubeModel {
     pub body: usize,
     /// Its box geom.
     pub geom: usize,
-    /// The model's own parameters (pair values with the first static geom).
+    /// The corner spheres (empty for a sharp box), in corner order: bit i of
+    /// the index set means + along axis i.
+    pub corners: Vec<usize>,
+    /// The model's own parameters (pair values of its colliding geom with
+    /// the first static geom).
     pub nominal: CubeParams,
 }
 
 impl CubeModel {
-    /// Checks that `model` is a single free body with one box geom among
-    /// static geoms (no actuators, tendons or other joints).
+    /// Checks that `model` is a single free body with one box geom, or one
+    /// box and its 8 corner spheres (see the type's docs), among static
+    /// geoms (no actuators, tendons or other joints).
     pub fn new(model: Model) -> Result<Self, SysidError> {
         let bad = |why: String| SysidError::Model(format!("model '{}': {why}", model.name));
         if model.bodies.len() != 2 || model.joints.len() != 1 || model.joints[0].kind != JointKind::Free {
@@ -194,14 +248,71 @@ impl CubeModel {
         }
         let body = 1;
         let moving: Vec<usize> = (0..model.geoms.len()).filter(|&g| model.geoms[g].body == body).collect();
-        if moving.len() != 1 || model.geoms[moving[0]].kind != GeomKind::Box {
-            return Err(bad(format!(
-                "the body '{}' must have exactly one geom, a box ({} geoms)",
+        let boxes: Vec<usize> = moving.iter().copied().filter(|&g| model.geoms[g].kind == GeomKind::Box).collect();
+        let spheres: Vec<usize> = moving.iter().copied().filter(|&g| model.geoms[g].kind == GeomKind::Sphere).collect();
+        let shape_err = || {
+            bad(format!(
+                "the body '{}' must have exactly one geom, a box, or a non-colliding box and 8 corner spheres ({} geoms: {} boxes, {} spheres)",
                 model.bodies[body].name,
-                moving.len()
-            )));
+                moving.len(),
+                boxes.len(),
+                spheres.len()
+            ))
+        };
+        if boxes.len() != 1 || boxes.len() + spheres.len() != moving.len() {
+            return Err(shape_err());
         }
-        let geom = moving[0];
+        let geom = boxes[0];
+        let b = &model.geoms[geom];
+        let corners = match spheres.len() {
+            0 => vec![],
+            8 => {
+                if b.contype != 0 || b.conaffinity != 0 {
+                    return Err(bad(format!(
+                        "box '{}' has corner spheres, so it must not collide itself (contype = conaffinity = 0)",
+                        b.name
+                    )));
+                }
+                if b.pos != [0.0; 3]
+                    || b.quat != [1.0, 0.0, 0.0, 0.0]
+                    || b.size[1] != b.size[0]
+                    || b.size[2] != b.size[0]
+                {
+                    return Err(bad(format!(
+                        "box '{}' with corner spheres must be a cube at the body origin, unrotated",
+                        b.name
+                    )));
+                }
+                let r = model.geoms[spheres[0]].size[0];
+                let a = b.size[0] - r;
+                let tol = LAYOUT_TOLERANCE * b.size[0];
+                let mut corners = vec![usize::MAX; 8];
+                for &s in &spheres {
+                    let g = &model.geoms[s];
+                    let c = (0..3).fold(0, |c, i| c | (usize::from(g.pos[i] > 0.0) << i));
+                    let at_corner = (0..3).all(|i| (g.pos[i].abs() - a).abs() <= tol);
+                    if (g.size[0] - r).abs() > tol || !at_corner || !(r > 0.0 && a > 0.0) || corners[c] != usize::MAX {
+                        return Err(bad(format!(
+                            "sphere '{}' (radius {}, at {:?}) is not a corner sphere of box '{}': 8 spheres of one radius r at (±(h − r), ±(h − r), ±(h − r)), h = {}",
+                            g.name, g.size[0], g.pos, b.name, b.size[0]
+                        )));
+                    }
+                    let (c0, s0) = (&model.geoms[spheres[0]], g);
+                    if (s0.contype, s0.conaffinity, s0.margin, &s0.material)
+                        != (c0.contype, c0.conaffinity, c0.margin, &c0.material)
+                    {
+                        return Err(bad(format!(
+                            "corner sphere '{}' differs from '{}' in contype, conaffinity, margin or material",
+                            s0.name, c0.name
+                        )));
+                    }
+                    corners[c] = s;
+                }
+                corners
+            }
+            _ => return Err(shape_err()),
+        };
+        let contact = corners.first().copied().unwrap_or(geom);
         let Some(ground) = (0..model.geoms.len()).find(|&g| model.geoms[g].body == 0) else {
             return Err(bad("no static geom for the body to land on".into()));
         };
@@ -210,7 +321,7 @@ impl CubeModel {
                 return Err(bad(format!("geom '{}' is a mesh; only primitive geoms are supported", g.name)));
             }
         }
-        let pair = Material::combine(&model.geoms[geom].material, &model.geoms[ground].material);
+        let pair = Material::combine(&model.geoms[contact].material, &model.geoms[ground].material);
         let nominal = CubeParams {
             side: 2.0 * model.geoms[geom].size[0],
             mass: model.bodies[body].mass,
@@ -218,17 +329,31 @@ impl CubeModel {
             mu_dynamic: pair.mu_dynamic,
             stiffness: pair.stiffness,
             dissipation: pair.dissipation,
+            corner_radius: corners.first().map_or(0.0, |&s| model.geoms[s].size[0]),
         };
         nominal.validate().map_err(|e| bad(format!("nominal parameters: {e}")))?;
-        Ok(Self { model, body, geom, nominal })
+        Ok(Self { model, body, geom, corners, nominal })
+    }
+
+    /// True for the form with corner spheres.
+    pub fn is_rounded(&self) -> bool {
+        !self.corners.is_empty()
+    }
+
+    /// The same model with corners of radius `r` (m; 0: sharp), all else nominal.
+    pub fn with_corner_radius(&self, r: f64) -> Result<Self, SysidError> {
+        let p = CubeParams { corner_radius: r, ..self.nominal };
+        Self::new(self.with_params(&p)?)
     }
 
     /// The model with parameters `p`, as MJCF text that [`Model::from_mjcf_str`]
     /// (and `cenic run`) loads: every geom's material is multiplied by the
     /// ratio of `p` to the nominal pair values (so every pair gets exactly
-    /// `p`'s multipliers), the box is scaled, and the body gets an explicit
-    /// `<inertial>` (the nominal inertia times the mass ratio). Keyframes are
-    /// kept. `note` becomes an XML comment (no `--`).
+    /// `p`'s multipliers), the box is scaled, its contacts are the box itself
+    /// (`p.corner_radius` = 0) or 8 corner spheres (> 0, see the type's
+    /// docs; these need a cube), and the body gets an explicit `<inertial>`
+    /// (the nominal inertia times the mass ratio). Keyframes are kept.
+    /// `note` becomes an XML comment (no `--`).
     pub fn to_mjcf(&self, p: &CubeParams, note: &str) -> Result<String, SysidError> {
         p.validate()?;
         let m = &self.model;
@@ -247,29 +372,30 @@ impl CubeModel {
             v(&o.gravity),
             o.stiction_tolerance
         );
-        let geom = |s: &mut String, g: usize, indent: &str, scale: f64| -> Result<(), SysidError> {
-            let geom = &m.geoms[g];
-            let size: &[f64] = match geom.kind {
-                GeomKind::Sphere => &geom.size[..1],
-                GeomKind::Capsule | GeomKind::Cylinder => &geom.size[..2],
-                GeomKind::Mesh => return Err(SysidError::Model(format!("geom '{}' is a mesh", geom.name))),
-                _ => &geom.size,
-            };
-            let size: Vec<f64> = size.iter().map(|x| x * scale).collect();
+        // One <geom>: `like` gives the name, kind, contact masks, margin and material.
+        struct Spec<'a> {
+            name: String,
+            kind: GeomKind,
+            size: &'a [f64],
+            pos: [f64; 3],
+            quat: [f64; 4],
+            collides: bool,
+        }
+        let geom = |s: &mut String, like: usize, spec: Spec, indent: &str| {
+            let geom = &m.geoms[like];
             let mat = &geom.material;
             let _ = write!(s, "{indent}<geom");
-            if !geom.name.is_empty() {
-                let _ = write!(s, " name=\"{}\"", xml_escape(&geom.name));
+            if !spec.name.is_empty() {
+                let _ = write!(s, " name=\"{}\"", xml_escape(&spec.name));
             }
+            let (contype, conaffinity) = if spec.collides { (geom.contype, geom.conaffinity) } else { (0, 0) };
             let _ = write!(
                 s,
-                " type=\"{}\" size=\"{}\" pos=\"{}\" quat=\"{}\" contype=\"{}\" conaffinity=\"{}\" margin=\"{}\"",
-                geom.kind.name(),
-                v(&size),
-                v(&geom.pos),
-                v(&geom.quat),
-                geom.contype,
-                geom.conaffinity,
+                " type=\"{}\" size=\"{}\" pos=\"{}\" quat=\"{}\" contype=\"{contype}\" conaffinity=\"{conaffinity}\" margin=\"{}\"",
+                spec.kind.name(),
+                v(spec.size),
+                v(&spec.pos),
+                v(&spec.quat),
                 geom.margin
             );
             if mat.stiffness.is_finite() {
@@ -277,11 +403,28 @@ impl CubeModel {
             }
             let _ =
                 writeln!(s, " friction=\"{} 0 0\" friction_dynamic=\"{}\"/>", mat.mu_static * ms, mat.mu_dynamic * md);
-            Ok(())
+        };
+        let own_size = |g: usize| -> Result<&[f64], SysidError> {
+            let geom = &m.geoms[g];
+            Ok(match geom.kind {
+                GeomKind::Sphere => &geom.size[..1],
+                GeomKind::Capsule | GeomKind::Cylinder => &geom.size[..2],
+                GeomKind::Mesh => return Err(SysidError::Model(format!("geom '{}' is a mesh", geom.name))),
+                _ => &geom.size,
+            })
         };
         s.push_str("  <worldbody>\n");
         for g in (0..m.geoms.len()).filter(|&g| m.geoms[g].body == 0) {
-            geom(&mut s, g, "    ", 1.0)?;
+            let e = &m.geoms[g];
+            let spec = Spec {
+                name: e.name.clone(),
+                kind: e.kind,
+                size: own_size(g)?,
+                pos: e.pos,
+                quat: e.quat,
+                collides: true,
+            };
+            geom(&mut s, g, spec, "    ");
         }
         let b = &m.bodies[self.body];
         let mass_scale = p.mass / n.mass;
@@ -297,7 +440,35 @@ impl CubeModel {
             p.mass,
             v(&inertia)
         );
-        geom(&mut s, self.geom, "      ", p.side / n.side)?;
+        let bx = &m.geoms[self.geom];
+        let size: Vec<f64> = bx.size.iter().map(|x| x * p.side / n.side).collect();
+        let contact = self.corners.first().copied().unwrap_or(self.geom);
+        let r = p.corner_radius;
+        let spec = Spec {
+            name: bx.name.clone(),
+            kind: GeomKind::Box,
+            size: &size,
+            pos: bx.pos,
+            quat: bx.quat,
+            collides: r == 0.0,
+        };
+        geom(&mut s, contact, spec, "      ");
+        if r > 0.0 {
+            if size[1] != size[0] || size[2] != size[0] || bx.pos != [0.0; 3] || bx.quat != [1.0, 0.0, 0.0, 0.0] {
+                return Err(SysidError::Model(format!(
+                    "rounded corners need a cube at the body origin, unrotated; box '{}' has half-sizes {:?} at {:?}",
+                    bx.name, bx.size, bx.pos
+                )));
+            }
+            let a = size[0] - r;
+            for c in 0..8 {
+                let pos = [0, 1, 2].map(|i| if (c >> i) & 1 == 1 { a } else { -a });
+                let name = if bx.name.is_empty() { String::new() } else { format!("{}_corner{c}", bx.name) };
+                let spec =
+                    Spec { name, kind: GeomKind::Sphere, size: &[r], pos, quat: [1.0, 0.0, 0.0, 0.0], collides: true };
+                geom(&mut s, contact, spec, "      ");
+            }
+        }
         s.push_str("    </body>\n  </worldbody>\n");
         if !m.keyframes.is_empty() {
             s.push_str("  <keyframe>\n");
@@ -330,8 +501,9 @@ fn xml_escape(s: &str) -> String {
 
 /// The map between [`CubeParams`] and the optimizer's unconstrained
 /// coordinates φ (positive by construction): ln of the side, mass, μs,
-/// stiffness and dissipation, and logit(μd/μs) for μd. Parameters not
-/// fitted keep the values they were given.
+/// stiffness and dissipation, logit(μd/μs) for μd and logit(2r/side) for
+/// the corner radius r. Parameters not fitted keep the values they were
+/// given (the corner radius in metres).
 #[derive(Clone, Debug)]
 pub struct Parametrization {
     /// The fitted parameters, in the order of φ.
@@ -345,14 +517,36 @@ pub struct Parametrization {
 }
 
 impl Parametrization {
-    /// The parametrization fitting `fit` starting from `init`, for a model
-    /// whose nominal values are `nominal` (`geom` is the box's index).
-    pub fn new(fit: Vec<FitParam>, init: CubeParams, nominal: CubeParams, geom: usize) -> Self {
+    /// The parametrization fitting `fit` of `cube`, starting from `init`.
+    /// The corner radius can only be fitted, or differ from 0, for a cube
+    /// with corner spheres ([`CubeModel::with_corner_radius`]), and is
+    /// never 0 for one.
+    pub fn new(fit: Vec<FitParam>, init: CubeParams, cube: &CubeModel) -> Result<Self, SysidError> {
+        let nominal = cube.nominal;
+        if cube.is_rounded() != (init.corner_radius > 0.0) {
+            return Err(SysidError::Input(format!(
+                "corner radius {} m for a model with {} corners: build the model with CubeModel::with_corner_radius (--corner-radius)",
+                init.corner_radius,
+                if cube.is_rounded() { "rounded" } else { "sharp" }
+            )));
+        }
+        if fit.contains(&FitParam::CornerRadius) && !cube.is_rounded() {
+            return Err(SysidError::Input(
+                "the corner radius can only be fitted for a box with rounded corners (--corner-radius > 0)".into(),
+            ));
+        }
+        init.validate()?;
         let moves = |p: FitParam| fit.contains(&p) || init.get(p) != nominal.get(p);
         let friction = moves(FitParam::MuStatic) || moves(FitParam::MuDynamic);
         let mut rollout_params = vec![];
+        if cube.is_rounded() {
+            if moves(FitParam::Side) || moves(FitParam::CornerRadius) {
+                rollout_params.extend([Param::BodyGeomOffset(cube.body), Param::BodyGeomSize(cube.body)]);
+            }
+        } else if moves(FitParam::Side) {
+            rollout_params.push(Param::GeomSize(cube.geom));
+        }
         for (p, rp) in [
-            (FitParam::Side, Param::GeomSize(geom)),
             (FitParam::Mass, Param::MassScale),
             (FitParam::Stiffness, Param::Stiffness),
             (FitParam::Dissipation, Param::Dissipation),
@@ -364,7 +558,7 @@ impl Parametrization {
         if friction {
             rollout_params.extend([Param::MuStatic, Param::MuDynamic]);
         }
-        Self { fit, fixed: init, nominal, rollout_params }
+        Ok(Self { fit, fixed: init, nominal, rollout_params })
     }
 
     /// Number of coordinates.
@@ -379,13 +573,12 @@ impl Parametrization {
 
     /// Coordinates of `p`.
     pub fn to_phi(&self, p: &CubeParams) -> Vec<f64> {
+        let logit = |r: f64| (r / (1.0 - r)).ln();
         self.fit
             .iter()
             .map(|&f| match f {
-                FitParam::MuDynamic => {
-                    let r = p.mu_dynamic / p.mu_static;
-                    (r / (1.0 - r)).ln()
-                }
+                FitParam::MuDynamic => logit(p.mu_dynamic / p.mu_static),
+                FitParam::CornerRadius => logit(2.0 * p.corner_radius / p.side),
                 _ => p.get(f).ln(),
             })
             .collect()
@@ -394,25 +587,35 @@ impl Parametrization {
     /// Parameters at coordinates `phi`.
     pub fn from_phi(&self, phi: &[f64]) -> CubeParams {
         let mut p = self.fixed;
-        let ratio = self.fixed.mu_dynamic / self.fixed.mu_static;
-        let mut r = ratio;
+        let sigmoid = |x: f64| 1.0 / (1.0 + (-x).exp());
+        let mut r = self.fixed.mu_dynamic / self.fixed.mu_static;
+        let mut corner_fraction = None;
         for (&f, &x) in self.fit.iter().zip(phi) {
             match f {
-                FitParam::MuDynamic => r = 1.0 / (1.0 + (-x).exp()),
+                FitParam::MuDynamic => r = sigmoid(x),
+                FitParam::CornerRadius => corner_fraction = Some(sigmoid(x)),
                 _ => p.set(f, x.exp()),
             }
         }
         p.mu_dynamic = p.mu_static * r;
+        if let Some(c) = corner_fraction {
+            p.corner_radius = c * 0.5 * p.side;
+        }
         p
     }
 
-    /// Multipliers on the nominal model for [`Self::rollout_params`].
+    /// Multipliers on the nominal model for [`Self::rollout_params`]. For
+    /// corner spheres: the offset multiplier (side/2 − r)/(side₀/2 − r₀) and
+    /// the radius multiplier r/r₀.
     pub fn multipliers(&self, p: &CubeParams) -> Vec<f64> {
         let n = &self.nominal;
+        let inner = |q: &CubeParams| 0.5 * q.side - q.corner_radius;
         self.rollout_params
             .iter()
             .map(|rp| match rp {
                 Param::GeomSize(_) => p.side / n.side,
+                Param::BodyGeomOffset(_) => inner(p) / inner(n),
+                Param::BodyGeomSize(_) => p.corner_radius / n.corner_radius,
                 Param::MassScale => p.mass / n.mass,
                 Param::Stiffness => p.stiffness / n.stiffness,
                 Param::Dissipation => p.dissipation / n.dissipation,
@@ -433,19 +636,28 @@ impl Parametrization {
             let i = self.fit.iter().position(|&g| g == f)?;
             Some(phi.clone().slice([0..1, i..i + 1]))
         };
-        // Physical value of a log-parametrised quantity, divided by its nominal value.
-        let ratio_of = |f: FitParam| -> Tensor<2> {
-            let nominal = self.nominal.get(f);
+        // Physical value of a log-parametrised quantity.
+        let value = |f: FitParam| -> Tensor<2> {
             match column(f) {
-                Some(c) => c.exp().div_scalar(nominal),
-                None => constant(self.fixed.get(f) / nominal),
+                Some(c) => c.exp(),
+                None => constant(self.fixed.get(f)),
             }
         };
+        let ratio_of = |f: FitParam| value(f).div_scalar(self.nominal.get(f));
+        let radius = || match column(FitParam::CornerRadius) {
+            Some(c) => sigmoid(c) * value(FitParam::Side).mul_scalar(0.5),
+            None => constant(self.fixed.corner_radius),
+        };
+        let n = &self.nominal;
         let cols: Vec<Tensor<2>> = self
             .rollout_params
             .iter()
             .map(|rp| match rp {
                 Param::GeomSize(_) => ratio_of(FitParam::Side),
+                Param::BodyGeomOffset(_) => {
+                    (value(FitParam::Side).mul_scalar(0.5) - radius()).div_scalar(0.5 * n.side - n.corner_radius)
+                }
+                Param::BodyGeomSize(_) => radius().div_scalar(n.corner_radius),
                 Param::MassScale => ratio_of(FitParam::Mass),
                 Param::Stiffness => ratio_of(FitParam::Stiffness),
                 Param::Dissipation => ratio_of(FitParam::Dissipation),
@@ -477,26 +689,33 @@ pub fn interior_start(fit: &[FitParam], mut init: CubeParams) -> CubeParams {
 /// Random starting values for the fitted parameters (the others stay as in
 /// `base`), log-uniform over ranges around the nominal values: side 60 …
 /// 140 mm, mass 0.5 … 2 × nominal, μs 0.05 … 0.6, μd/μs 0.5 … 0.95,
-/// stiffness and dissipation 0.1 … 10 × nominal.
+/// stiffness and dissipation 0.1 … 10 × nominal, corner radius 2 … 20 % of
+/// the half side.
 pub fn random_start(fit: &[FitParam], base: CubeParams, nominal: CubeParams, rng: &mut impl rand::Rng) -> CubeParams {
     use rand::RngExt;
     let mut p = base;
     let mut log_uniform = |lo: f64, hi: f64| (lo.ln() + (hi.ln() - lo.ln()) * rng.random::<f64>()).exp();
+    let mut corner_fraction = None;
     for &f in FitParam::ALL.iter().filter(|f| fit.contains(f)) {
         let x = match f {
             FitParam::Side => log_uniform(0.06, 0.14),
             FitParam::Mass => log_uniform(0.5 * nominal.mass, 2.0 * nominal.mass),
             FitParam::MuStatic => log_uniform(0.05, 0.6),
-            FitParam::MuDynamic => 0.0, // set from the ratio below
+            FitParam::MuDynamic => continue, // set from the ratio below
             FitParam::Stiffness => log_uniform(0.1 * nominal.stiffness, 10.0 * nominal.stiffness),
             FitParam::Dissipation => log_uniform(0.1 * nominal.dissipation, 10.0 * nominal.dissipation),
+            FitParam::CornerRadius => {
+                corner_fraction = Some(log_uniform(0.02, 0.2));
+                continue;
+            }
         };
-        if f != FitParam::MuDynamic {
-            p.set(f, x);
-        }
+        p.set(f, x);
     }
     let ratio =
         if fit.contains(&FitParam::MuDynamic) { log_uniform(0.5, 0.95) } else { base.mu_dynamic / base.mu_static };
     p.mu_dynamic = p.mu_static * ratio;
+    if let Some(c) = corner_fraction {
+        p.corner_radius = c * 0.5 * p.side;
+    }
     p
 }
