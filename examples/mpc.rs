@@ -34,12 +34,13 @@ struct Args {
     seed: u64,
     goals: u64,
     eval: bool,
-    budget: Budget,
+    budget: Option<Budget>,
     samples: usize,
     out: PathBuf,
     horizon: Option<usize>,
     cfd_width: Option<f64>,
     cfd_strength: Option<f64>,
+    reuse: Option<usize>,
 }
 
 fn parse() -> Args {
@@ -49,12 +50,13 @@ fn parse() -> Args {
         seed: 0,
         goals: 20,
         eval: false,
-        budget: Budget::Iterations(3),
+        budget: None,
         samples: 32,
         out: PathBuf::from("target/mpc"),
         horizon: None,
         cfd_width: None,
         cfd_strength: None,
+        reuse: None,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -69,13 +71,20 @@ fn parse() -> Args {
             }
             "--seed" => a.seed = v.parse().expect("--seed N"),
             "--goals" => a.goals = v.parse().expect("--goals N"),
-            "--iters" => a.budget = Budget::Iterations(v.parse().expect("--iters N")),
-            "--budget-ms" => a.budget = Budget::WallTime(Duration::from_secs_f64(v.parse::<f64>().expect("--budget-ms MS") * 1e-3)),
+            "--iters" => a.budget = Some(Budget::Iterations(v.parse().expect("--iters N"))),
+            "--budget-ms" => {
+                a.budget =
+                    Some(Budget::WallTime(Duration::from_secs_f64(v.parse::<f64>().expect("--budget-ms MS") * 1e-3)))
+            }
+            "--cpu-ms" => {
+                a.budget = Some(Budget::CpuTime(Duration::from_secs_f64(v.parse::<f64>().expect("--cpu-ms MS") * 1e-3)))
+            }
             "--samples" => a.samples = v.parse().expect("--samples N"),
             "--out" => a.out = PathBuf::from(v),
             "--horizon" => a.horizon = Some(v.parse().expect("--horizon H")),
             "--cfd-width" => a.cfd_width = Some(v.parse().expect("--cfd-width M")),
             "--cfd-strength" => a.cfd_strength = Some(v.parse().expect("--cfd-strength N")),
+            "--reuse" => a.reuse = Some(v.parse().expect("--reuse N")),
             "--eval" => {
                 a.eval = true;
                 i += 1;
@@ -95,6 +104,12 @@ fn parse() -> Args {
 /// The task of `seed` with the command line's overrides.
 fn make_task(a: &Args, models: &Path, seed: u64) -> Task {
     let mut t = Task::new(&a.task, models, seed).expect("task");
+    if let Some(b) = a.budget {
+        t.budget = b;
+    }
+    if let Some(r) = a.reuse {
+        t.ilqr.reuse = r;
+    }
     if let Some(h) = a.horizon {
         t.problem.horizon = h;
     }
@@ -110,18 +125,19 @@ fn make_task(a: &Args, models: &Path, seed: u64) -> Task {
 fn planner(name: &str, task: &Task, samples: usize, seed: u64) -> Box<dyn Planner> {
     let p = task.problem.clone();
     match name {
-        "ilqr-cfd" => Box::new(Ilqr::new(p, IlqrOptions { cfd: Some(task.cfd), ..Default::default() })),
-        "ilqr" => Box::new(Ilqr::new(p, IlqrOptions::default())),
+        "ilqr-cfd" => Box::new(Ilqr::new(p, IlqrOptions { cfd: Some(task.cfd), ..task.ilqr.clone() })),
+        "ilqr" => Box::new(Ilqr::new(p, IlqrOptions { cfd: None, ..task.ilqr.clone() })),
         "sampling" => Box::new(
-            PredictiveSampling::new(p, SamplingOptions { samples, seed, ..Default::default() }).expect("sampling planner"),
+            PredictiveSampling::new(p, SamplingOptions { samples, seed, ..Default::default() })
+                .expect("sampling planner"),
         ),
         other => panic!("unknown planner {other} (ilqr-cfd, ilqr, sampling)"),
     }
 }
 
-fn run(task: &Task, planner: &mut dyn Planner, budget: Budget) -> Episode {
+fn run(task: &Task, planner: &mut dyn Planner) -> Episode {
     let mut plant = task.plant();
-    closed_loop(planner, &mut plant, &task.x0, task.steps, budget).expect("closed loop")
+    closed_loop(planner, &mut plant, &task.x0, task.steps, task.budget).expect("closed loop")
 }
 
 fn percentile(v: &[f64], p: f64) -> f64 {
@@ -135,7 +151,11 @@ fn main() {
     let shared = cenic::zoo::shared_dir();
     let models = shared.as_ref().map(|s| s.join("models/gymnasium")).unwrap_or_default();
     if a.task != "billiards" && !models.join("reacher.xml").exists() {
-        eprintln!("skipping {}: the shared gymnasium models are not at {} (set CENIC_SHARED)", a.task, models.display());
+        eprintln!(
+            "skipping {}: the shared gymnasium models are not at {} (set CENIC_SHARED)",
+            a.task,
+            models.display()
+        );
         return;
     }
     std::fs::create_dir_all(&a.out).expect("output folder");
@@ -144,24 +164,51 @@ fn main() {
         let task = make_task(&a, &models, a.seed);
         for name in &a.planners {
             let mut p = planner(name, &task, a.samples, a.seed);
-            let ep = run(&task, p.as_mut(), a.budget);
+            let ep = run(&task, p.as_mut());
             if std::env::var_os("MPC_VERBOSE").is_some() {
+                let paths: Vec<Vec<[f64; 3]>> = (0..task.draw.len()).map(|i| path_of(&task, &ep, i)).collect();
                 for (k, s) in ep.plans.iter().enumerate() {
+                    let gap = if paths.len() > 1 {
+                        let (a, b) = (paths[0][k], paths[1][k]);
+                        // The second point relative to the first, along the first's direction to the goal and across it.
+                        let g = task.goal;
+                        let (ex, ey) = (g[0] - a[0], g[1] - a[1]);
+                        let n = (ex * ex + ey * ey).sqrt().max(1e-9);
+                        let (rx, ry) = (b[0] - a[0], b[1] - a[1]);
+                        format!(
+                            ", goal {:.3} m, {} at {:+.3} along {:+.3} across {:+.3} up",
+                            n,
+                            task.draw[1].0,
+                            (rx * ex + ry * ey) / n,
+                            (ry * ex - rx * ey) / n,
+                            b[2] - a[2]
+                        )
+                    } else {
+                        String::new()
+                    };
+                    let u = &ep.controls[k * task.problem.nc()..(k + 1) * task.problem.nc()];
                     eprintln!(
-                        "  interval {k:3}: cost {:.5} -> {:.5}, iterations {}, accepted {}, rollouts {}, {:.1} ms",
-                        s.initial_cost, s.cost, s.iterations, s.accepted, s.rollouts, 1e3 * s.seconds
+                        "  interval {k:3}: cost {:.5} -> {:.5}, iterations {}, accepted {}, rollouts {}, {:.1} ms cpu{gap}, |u| {:.2}",
+                        s.initial_cost,
+                        s.cost,
+                        s.iterations,
+                        s.accepted,
+                        s.rollouts,
+                        1e3 * s.cpu_seconds,
+                        u.iter().map(|x| x * x).sum::<f64>().sqrt()
                     );
                 }
             }
             let path = a.out.join(format!("mpc_{}_{}_{}.png", a.task, name, a.seed));
             println!(
-                "{} {} seed {}: error {:.4} ({}), cost {:.4}, planning {:.1} ms per {:.0} ms interval, {} planning errors{}",
+                "{} {} seed {}: error {:.4} ({}), cost {:.4}, planning {:.1} ms CPU ({:.1} ms wall) per {:.0} ms interval, {} planning errors{}",
                 a.task,
                 p.name(),
                 a.seed,
                 task.error(&ep),
                 if task.success(&ep) { "success" } else { "failure" },
                 ep.total_cost(),
+                1e3 * ep.mean_plan_cpu_seconds(),
                 1e3 * ep.mean_plan_seconds(),
                 1e3 * task.problem.dt,
                 ep.planning_errors.len(),
@@ -171,74 +218,90 @@ fn main() {
         }
         return;
     }
+    let task0 = make_task(&a, &models, 0);
+    let dt_ms = 1e3 * task0.problem.dt;
     println!(
-        "task {}: {} goals, budget {:?}, {} rayon thread(s), planner dt {} s × H {}",
-        a.task,
-        a.goals,
-        a.budget,
-        threads,
-        make_task(&a, &models, 0).problem.dt,
-        make_task(&a, &models, 0).problem.horizon
+        "task {}: {} goals, budget {:?} per interval, {} rayon thread(s), planner {:?}, dt {} s × H {}",
+        a.task, a.goals, task0.budget, threads, task0.problem.mode, task0.problem.dt, task0.problem.horizon
     );
-    println!("| task | planner | success | final error median (mean) | episode cost mean | plan ms / interval mean (p95) | plan time / interval | iterations / interval |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!(
+        "| task | planner | success | final error median (mean) | episode cost mean | plan CPU ms / interval mean (p95) | CPU / interval | plan wall ms / interval mean | iterations (linearizations) / interval |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
     let csv_path = a.out.join(format!("mpc_eval_{}.csv", a.task));
-    let mut csv = String::from("task,planner,seed,success,error,cost,plan_ms_mean,plan_ms_p95,iterations,planning_errors,failure\n");
+    let mut csv = String::from(
+        "task,planner,seed,success,error,cost,plan_cpu_ms_mean,plan_cpu_ms_p95,plan_wall_ms_mean,iterations,linearizations,planning_errors,failure\n",
+    );
     for name in &a.planners {
-        let (mut ok, mut errs, mut costs, mut times, mut iters) = (0, vec![], vec![], vec![], vec![]);
+        let (mut ok, mut errs, mut costs, mut cpu, mut wall, mut iters, mut lins) =
+            (0, vec![], vec![], vec![], vec![], vec![], vec![]);
         let mut pname = name.clone();
         for seed in 0..a.goals {
             let task = make_task(&a, &models, seed);
             let mut p = planner(name, &task, a.samples, seed);
             pname = p.name();
-            let ep = run(&task, p.as_mut(), a.budget);
+            let ep = run(&task, p.as_mut());
             let (e, s) = (task.error(&ep), task.success(&ep));
             ok += s as usize;
-            let t: Vec<f64> = ep.plans.iter().map(|s| 1e3 * s.seconds).collect();
-            let it = ep.plans.iter().map(|s| s.iterations as f64).sum::<f64>() / ep.plans.len().max(1) as f64;
+            let c: Vec<f64> = ep.plans.iter().map(|s| 1e3 * s.cpu_seconds).collect();
+            let w: Vec<f64> = ep.plans.iter().map(|s| 1e3 * s.seconds).collect();
+            let per = |f: fn(&cenic::mpc::PlanStats) -> usize| {
+                ep.plans.iter().map(|s| f(s) as f64).sum::<f64>() / ep.plans.len().max(1) as f64
+            };
+            let (it, li) = (per(|s| s.iterations), per(|s| s.linearizations));
+            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
             csv += &format!(
-                "{},{},{},{},{:.5},{:.5},{:.3},{:.3},{:.2},{},{}\n",
+                "{},{},{},{},{:.5},{:.5},{:.3},{:.3},{:.3},{:.2},{:.2},{},{}\n",
                 a.task,
                 name,
                 seed,
                 s,
                 e,
                 ep.total_cost(),
-                t.iter().sum::<f64>() / t.len() as f64,
-                percentile(&t, 0.95),
+                mean(&c),
+                percentile(&c, 0.95),
+                mean(&w),
                 it,
+                li,
                 ep.planning_errors.len(),
                 ep.failure.clone().unwrap_or_default().replace(',', ";")
             );
-            eprintln!("  {name} seed {seed}: error {e:.4} {}", if s { "ok" } else { "FAIL" });
+            eprintln!(
+                "  {name} seed {seed}: error {e:.4} {}, plan {:.1} ms CPU / {:.1} ms wall, {it:.2} iterations",
+                if s { "ok" } else { "FAIL" },
+                mean(&c),
+                mean(&w)
+            );
             errs.push(e);
             costs.push(ep.total_cost());
-            times.extend(t);
+            cpu.extend(c);
+            wall.extend(w);
             iters.push(it);
+            lins.push(li);
         }
         let n = a.goals as f64;
-        let dt_ms = 1e3 * make_task(&a, &models, 0).problem.dt;
-        let mean_t = times.iter().sum::<f64>() / times.len() as f64;
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
         println!(
-            "| {} | {} | {}/{} ({:.0} %) | {:.4} ({:.4}) | {:.4} | {:.1} ({:.1}) | {:.2} | {:.1} |",
+            "| {} | {} | {}/{} ({:.0} %) | {:.4} ({:.4}) | {:.4} | {:.1} ({:.1}) | {:.2} | {:.1} | {:.2} ({:.2}) |",
             a.task,
             pname,
             ok,
             a.goals,
             100.0 * ok as f64 / n,
             percentile(&errs, 0.5),
-            errs.iter().sum::<f64>() / n,
-            costs.iter().sum::<f64>() / n,
-            mean_t,
-            percentile(&times, 0.95),
-            mean_t / dt_ms,
-            iters.iter().sum::<f64>() / n
+            mean(&errs),
+            mean(&costs),
+            mean(&cpu),
+            percentile(&cpu, 0.95),
+            mean(&cpu) / dt_ms,
+            mean(&wall),
+            mean(&iters),
+            mean(&lins)
         );
     }
     std::fs::write(&csv_path, csv).expect("write CSV");
     eprintln!("wrote {}", csv_path.display());
 }
-
 
 /// World positions of the drawn point `i` over the episode.
 fn path_of(task: &Task, ep: &Episode, i: usize) -> Vec<[f64; 3]> {
@@ -274,12 +337,12 @@ fn plot(task: &Task, ep: &Episode, planner: &str, path: &Path) -> Result<(), Box
                 .y_label_area_size(55)
                 .build_cartesian_2d(0.0..t_end, lo..hi)?;
             c.configure_mesh().x_desc("time (s)").y_desc("speed (m/s)").draw()?;
-            c.draw_series(LineSeries::new(v, BLUE.stroke_width(2)))?.label("plant").legend(|(x, y)| {
-                PathElement::new([(x, y), (x + 15, y)], BLUE.stroke_width(2))
-            });
-            c.draw_series(LineSeries::new([(0.0, *goal), (t_end, *goal)], RED.stroke_width(2)))?.label("goal").legend(
-                |(x, y)| PathElement::new([(x, y), (x + 15, y)], RED.stroke_width(2)),
-            );
+            c.draw_series(LineSeries::new(v, BLUE.stroke_width(2)))?
+                .label("plant")
+                .legend(|(x, y)| PathElement::new([(x, y), (x + 15, y)], BLUE.stroke_width(2)));
+            c.draw_series(LineSeries::new([(0.0, *goal), (t_end, *goal)], RED.stroke_width(2)))?
+                .label("goal")
+                .legend(|(x, y)| PathElement::new([(x, y), (x + 15, y)], RED.stroke_width(2)));
             c.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
         }
         Measure::FinalDistance(_) => {
@@ -314,7 +377,9 @@ fn plot(task: &Task, ep: &Episode, planner: &str, path: &Path) -> Result<(), Box
             c.draw_series(LineSeries::new(xy.clone(), BLUE.stroke_width(2)))?
                 .label(task.draw[0].0.clone())
                 .legend(|(x, y)| PathElement::new([(x, y), (x + 15, y)], BLUE.stroke_width(2)));
-            c.draw_series([Circle::new(xy[0], 5, BLUE.filled())])?.label("start").legend(|(x, y)| Circle::new((x, y), 4, BLUE.filled()));
+            c.draw_series([Circle::new(xy[0], 5, BLUE.filled())])?
+                .label("start")
+                .legend(|(x, y)| Circle::new((x, y), 4, BLUE.filled()));
             c.draw_series([Circle::new((goal[0], goal[1]), 6, RED.filled())])?
                 .label(format!("goal (tolerance {} m)", task.tolerance))
                 .legend(|(x, y)| Circle::new((x, y), 4, RED.filled()));

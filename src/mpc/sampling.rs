@@ -146,7 +146,11 @@ impl PredictiveSampling {
         }
         for k in 0..h {
             for w in 0..nworld {
-                let src = if w < count { &self.cand_u[w][k * nc..(k + 1) * nc] } else { &self.cand_u[0][k * nc..(k + 1) * nc] };
+                let src = if w < count {
+                    &self.cand_u[w][k * nc..(k + 1) * nc]
+                } else {
+                    &self.cand_u[0][k * nc..(k + 1) * nc]
+                };
                 ctrl[w * nc..(w + 1) * nc].copy_from_slice(src);
             }
             self.batch.set_ctrl_all(&ctrl).expect("control sizes checked");
@@ -215,13 +219,14 @@ impl Planner for PredictiveSampling {
             return Err(MpcError::Input(format!("state: expected {} values, got {}", self.problem.nx(), x0.len())));
         }
         let mut stats = PlanStats::default();
-        let (n, seconds) = run_budget(budget, || {
+        let (n, seconds, cpu) = run_budget(budget, || {
             let r = self.iterate(x0, &mut stats);
             stats.iterations += 1;
             Ok(r)
         })?;
         stats.iterations = n;
         stats.seconds = seconds;
+        stats.cpu_seconds = cpu;
         Ok(stats)
     }
 

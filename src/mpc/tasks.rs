@@ -17,7 +17,7 @@
 //! cheetah); the plant runs CENIC at accuracy 1e-3.
 
 use super::cost::{ControlEffort, Cost, CostSum, Penalty, QuadraticTracking, Target, TargetDistance, Workspace};
-use super::{Episode, MpcError, Plant, Problem};
+use super::{Budget, Episode, IlqrOptions, MpcError, Plant, Problem};
 use crate::batch::WorldParams;
 use crate::diff::Cfd;
 use crate::integrator::{CenicParams, Mode};
@@ -61,6 +61,12 @@ pub struct Task {
     pub steps: usize,
     /// Contacts from distance suited to the task (for the gradient planner).
     pub cfd: Cfd,
+    /// Settings of the gradient planner for this task (contacts from
+    /// distance off: the evaluation turns them on with [`Task::cfd`]).
+    pub ilqr: IlqrOptions,
+    /// Planning budget per control interval of the evaluation (the same
+    /// for every planner).
+    pub budget: Budget,
     /// What counts as success.
     pub measure: Measure,
     /// Success when the measure is at most this (m, or relative).
@@ -171,6 +177,8 @@ fn distance_task(
         x0,
         steps,
         cfd,
+        ilqr: IlqrOptions::default(),
+        budget: Budget::Iterations(3),
         measure: Measure::FinalDistance(measured),
         tolerance,
         draw,
@@ -219,16 +227,64 @@ pub fn reacher(models_dir: &Path, seed: u64) -> Result<Task, MpcError> {
     Ok(distance_task("reacher", problem, x0, 50, cfd, reach, 0.02, &[]))
 }
 
-/// Pusher: the object to a random goal, cost on the object's distance only.
+/// The gymnasium Pusher-v5 model (`pusher.xml` with v5's edits, as
+/// [`crate::rl::tasks::load_model`] makes it) with the goal marker's two
+/// slide joints removed: the marker has no physics (it collides with
+/// nothing), and the task's goal is a point of the cost, so the marker
+/// stays at gymnasium's default goal and the state loses 4 entries that
+/// every Jacobian pass would otherwise carry (nx = 18 instead of 22).
+pub fn pusher_model(models_dir: &Path) -> Result<Arc<Model>, MpcError> {
+    let path = models_dir.join("pusher.xml");
+    let text = std::fs::read_to_string(&path).map_err(|e| MpcError::Input(format!("{}: {e}", path.display())))?;
+    let sphere = r#"<geom rgba="1 1 1 0" type="sphere" size="0.05 0.05 0.05" density="0.00001" conaffinity="0"/>"#;
+    let cylinder =
+        r#"<geom rgba="1 1 1 1" type="cylinder" size="0.05 0.05 0.05" density="0.00001" contype="1" conaffinity="0"/>"#;
+    let goal_joints = [
+        r#"<joint name="goal_slidey" type="slide" pos="0 0 0" axis="0 1 0" range="-10.3213 10.3" damping="0.5"/>"#,
+        r#"<joint name="goal_slidex" type="slide" pos="0 0 0" axis="1 0 0" range="-10.3213 10.3" damping="0.5"/>"#,
+    ];
+    if let Some(missing) = [sphere, cylinder].iter().chain(&goal_joints).find(|t| !text.contains(**t)) {
+        return Err(MpcError::Input(format!("{}: not gymnasium's pusher (no `{missing}`)", path.display())));
+    }
+    // v5: the object's sphere commented out, its cylinder 1000× denser.
+    let mut v5 =
+        text.replace(sphere, "").replace(cylinder, &cylinder.replace(r#"density="0.00001""#, r#"density="0.01""#));
+    for j in goal_joints {
+        v5 = v5.replace(j, "");
+    }
+    let mut model = Model::from_mjcf_str(&v5).map_err(|e| MpcError::Input(format!("{}: {e}", path.display())))?;
+    // The object–table contact is frictionless (condim 1) and normal to the
+    // object's two horizontal slides, so it exerts no generalized force:
+    // drop it (object contype 2, the moving geoms that touch the object
+    // accept 2) and spare every step and Jacobian pass its constraints and
+    // phantom pairs.
+    let object = body(&model, "object")?;
+    let on_object: Vec<usize> =
+        (0..model.geoms.len()).filter(|&g| model.geoms[g].body == object && model.geoms[g].contype != 0).collect();
+    let partners: Vec<usize> = (0..model.geoms.len())
+        .filter(|&g| {
+            model.body_is_dynamic(model.geoms[g].body) && on_object.iter().any(|&o| model.geoms_can_collide(g, o))
+        })
+        .collect();
+    for &g in &on_object {
+        model.geoms[g].contype = 2;
+        model.geoms[g].conaffinity = 0;
+    }
+    for g in partners {
+        model.geoms[g].conaffinity |= 2;
+    }
+    Ok(Arc::new(model))
+}
+
+/// Pusher: the object to a random goal, cost on the object's distance
+/// (plus a small control effort, see the [module docs](self)).
 pub fn pusher(models_dir: &Path, seed: u64) -> Result<Task, MpcError> {
-    let model = crate::rl::tasks::load_model(crate::rl::tasks::Kind::Pusher, models_dir)
-        .map(Arc::new)
-        .map_err(|e| MpcError::Input(e.to_string()))?;
+    let model = pusher_model(models_dir)?;
     let mut rng = EnvRng::new(seed, 0);
     let mut q = model.qpos0.clone();
     let (oy, ox) = (joint_qpos(&model, "obj_slidey")?, joint_qpos(&model, "obj_slidex")?);
-    let (gy, gx) = (joint_qpos(&model, "goal_slidey")?, joint_qpos(&model, "goal_slidex")?);
-    // gymnasium: qpos[-4:-2] (slide y, slide x) = (U(−0.3, 0), U(−0.2, 0.2)), at least 0.17 from the goal.
+    // gymnasium: qpos[-4:-2] (slide y, slide x) = (U(−0.3, 0), U(−0.2, 0.2)), at least 0.17 from the goal;
+    // the goal here is (slide y, slide x) = g instead of gymnasium's (0, 0).
     let (obj, goal) = loop {
         let o = [rng.uniform(-0.3, 0.0), rng.uniform(-0.2, 0.2)];
         let r = 0.1 * rng.uniform(0.0, 1.0).sqrt();
@@ -240,11 +296,10 @@ pub fn pusher(models_dir: &Path, seed: u64) -> Result<Task, MpcError> {
     };
     q[oy] = obj[0];
     q[ox] = obj[1];
-    q[gy] = goal[0];
-    q[gx] = goal[1];
     let x0 = state(&model, q);
     let object = body(&model, "object")?;
-    let goal = world_point(&model, &x0, body(&model, "goal")?, [0.0; 3]);
+    let marker = world_point(&model, &x0, body(&model, "goal")?, [0.0; 3]);
+    let goal = [marker[0] + goal[1], marker[1] + goal[0], marker[2]];
     let push = TargetDistance {
         body: object,
         offset: [0.0; 3],
@@ -254,9 +309,27 @@ pub fn pusher(models_dir: &Path, seed: u64) -> Result<Task, MpcError> {
         terminal_weight: 1.0,
         penalty: Penalty::SmoothAbs { epsilon: 0.01 },
     };
-    let problem = Problem::new(model.clone(), Mode::Fixed { dt: 0.05 }, 0.05, 20, Arc::new(push.clone()))?;
+    // The work plane: the fork at the object's height (nothing pulls it
+    // toward the object within the plane). From above, every contact
+    // normal to the object is vertical and moves neither slide, so contacts
+    // from distance alone give no reason to come down.
+    let tip = body(&model, "tips_arm")?;
+    let plane = TargetDistance {
+        body: tip,
+        offset: [0.0; 3],
+        target: Target::Point([0.0, 0.0, world_point(&model, &x0, object, [0.0; 3])[2]]),
+        axes: [false, false, true],
+        running_weight: 10.0,
+        terminal_weight: 0.0,
+        penalty: Penalty::Quadratic,
+    };
+    let cost = CostSum::new().with(push.clone()).with(plane).with(ControlEffort::uniform(model.nu(), 1e-3));
+    let problem = Problem::new(model.clone(), Mode::Fixed { dt: 0.025 }, 0.05, 20, Arc::new(cost))?;
     let cfd = Cfd { width: 0.5, strength: 1.0 };
-    Ok(distance_task("pusher", problem, x0, 100, cfd, push, 0.05, &[body(&model, "tips_arm")?]))
+    let mut task = distance_task("pusher", problem, x0, 100, cfd, push, 0.05, &[tip]);
+    task.ilqr.reuse = 2;
+    task.budget = Budget::CpuTime(std::time::Duration::from_millis(40));
+    Ok(task)
 }
 
 /// MJCF of the billiards-like task: a striker sphere on two actuated
@@ -338,6 +411,8 @@ pub fn half_cheetah(models_dir: &Path, seed: u64) -> Result<Task, MpcError> {
         plant_params: WorldParams::default(),
         steps: 60,
         cfd: Cfd { width: 0.05, strength: 10.0 },
+        ilqr: IlqrOptions::default(),
+        budget: Budget::Iterations(3),
         measure: Measure::MeanSpeed { dof: rootx, goal },
         tolerance: 0.25,
         draw: vec![("torso".into(), torso, [0.0; 3])],
