@@ -92,6 +92,8 @@ pub struct Ilqr {
     jac_uses: usize,
     /// Whether `xs` is the rollout of `u` from `xs[..nx]`.
     xs_valid: bool,
+    /// Expected duration of a reuse and of a fresh iteration (for [`Budget`]s in time).
+    iteration_cost: [f64; 2],
 }
 
 /// The expected decrease of J along a step of length α is
@@ -121,6 +123,7 @@ impl Ilqr {
             jac_u: vec![],
             jac_uses: usize::MAX,
             xs_valid: false,
+            iteration_cost: [0.0; 2],
             problem,
             options,
         }
@@ -137,6 +140,11 @@ impl Ilqr {
     /// States of the plan's last rollout ((H + 1) × nx), empty before the first plan.
     pub fn states(&self) -> &[f64] {
         &self.xs
+    }
+
+    /// The kind of the next iteration: 1 when it linearizes, 0 when it reuses a linearization.
+    fn next_kind(&self) -> usize {
+        usize::from(self.jac_uses == usize::MAX || self.jac_uses > self.options.reuse)
     }
 
     /// The current Levenberg–Marquardt damping μ.
@@ -259,7 +267,7 @@ impl Ilqr {
         let p = self.problem.clone();
         let (nx, nc, h) = (p.nx(), p.nc(), p.horizon);
         let o = self.options.clone();
-        let fresh = self.jac_uses == usize::MAX || self.jac_uses > o.reuse;
+        let fresh = self.next_kind() == 1;
         if fresh {
             let lin = self.rollout.linearize(x0, &self.u, &[], h)?;
             stats.linearizations += 1;
@@ -379,11 +387,14 @@ impl Planner for Ilqr {
         // (a plan stuck at μ_max would otherwise never move again).
         self.mu = self.options.mu_init;
         let mut stats = PlanStats::default();
-        let (n, seconds, cpu) = run_budget(budget, || {
+        let mut cost = self.iteration_cost;
+        let first = self.next_kind();
+        let (n, seconds, cpu) = run_budget(budget, first, &mut cost, || {
             let r = self.iterate(x0, &mut stats);
             stats.iterations += 1;
-            r
+            r.map(|converged| (converged, self.next_kind()))
         })?;
+        self.iteration_cost = cost;
         stats.iterations = n;
         stats.seconds = seconds;
         stats.cpu_seconds = cpu;

@@ -108,8 +108,9 @@ pub enum MpcError {
 pub enum Budget {
     /// A fixed number of planner iterations.
     Iterations(usize),
-    /// Wall time: iterations continue while the next one (estimated by
-    /// the longest so far) still ends within it; at least one always runs.
+    /// Wall time: iterations continue while the next one (expected to
+    /// last as long as the longest recent one of its kind) still ends
+    /// within it; at least one always runs.
     WallTime(Duration),
     /// CPU time of the process (all its threads, see [`cpu_seconds`]),
     /// counted like [`Budget::WallTime`]: the compute a planner may spend
@@ -327,12 +328,18 @@ pub(crate) fn apply_controls(world: &mut World<f64>, control: ControlKind, u: &[
     dst.copy_from_slice(u);
 }
 
-/// Runs planner iterations while `budget` allows; `iterate` returns
-/// whether the planner has converged (no further iteration needed).
+/// Runs planner iterations while `budget` allows. Iterations come in kinds
+/// of different cost (a linearization, or a reuse of one): `iterate`
+/// returns whether the planner has converged (no further iteration needed)
+/// and the kind of its next iteration; `kind` is the first one's. `cost`
+/// holds the expected duration (s, on the budget's clock) of each kind,
+/// carried between calls: the longest seen, decaying by 10 % per call.
 /// Returns the iterations run, wall and CPU seconds.
 pub(crate) fn run_budget(
     budget: Budget,
-    mut iterate: impl FnMut() -> Result<bool, MpcError>,
+    mut kind: usize,
+    cost: &mut [f64],
+    mut iterate: impl FnMut() -> Result<(bool, usize), MpcError>,
 ) -> Result<(usize, f64, f64), MpcError> {
     let start = Instant::now();
     let cpu0 = cpu_seconds();
@@ -341,14 +348,13 @@ pub(crate) fn run_budget(
         Budget::CpuTime(_) => cpu_seconds() - cpu0,
         _ => start.elapsed().as_secs_f64(),
     };
-    // Iterations differ in cost (a linearization or a reuse of one), so the
-    // next is expected to take as long as the longest so far.
-    let mut longest: f64 = 0.0;
+    cost.iter_mut().for_each(|c| *c *= 0.9);
     let mut done = 0;
-    while budget.allows(done, Duration::from_secs_f64(clock()), Duration::from_secs_f64(longest)) {
+    while budget.allows(done, Duration::from_secs_f64(clock()), Duration::from_secs_f64(cost[kind])) {
         let t = clock();
-        let converged = iterate()?;
-        longest = longest.max(clock() - t);
+        let (converged, next) = iterate()?;
+        cost[kind] = cost[kind].max(clock() - t);
+        kind = next;
         done += 1;
         if converged {
             break;

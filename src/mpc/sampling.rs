@@ -55,6 +55,8 @@ pub struct PredictiveSampling {
     cand_knots: Vec<Vec<f64>>,
     cand_u: Vec<Vec<f64>>,
     cand_x: Vec<Vec<f64>>,
+    /// Expected duration of an iteration (for [`Budget`]s in time).
+    iteration_cost: f64,
 }
 
 impl PredictiveSampling {
@@ -86,6 +88,7 @@ impl PredictiveSampling {
             cand_u: vec![vec![0.0; h * nc]; s],
             cand_x: vec![vec![0.0; (h + 1) * nx]; s],
             u: vec![0.0; h * nc],
+            iteration_cost: 0.0,
             knots,
             problem,
             options,
@@ -219,11 +222,13 @@ impl Planner for PredictiveSampling {
             return Err(MpcError::Input(format!("state: expected {} values, got {}", self.problem.nx(), x0.len())));
         }
         let mut stats = PlanStats::default();
-        let (n, seconds, cpu) = run_budget(budget, || {
+        let mut cost = [self.iteration_cost];
+        let (n, seconds, cpu) = run_budget(budget, 0, &mut cost, || {
             let r = self.iterate(x0, &mut stats);
             stats.iterations += 1;
-            Ok(r)
+            Ok((r, 0))
         })?;
+        self.iteration_cost = cost[0];
         stats.iterations = n;
         stats.seconds = seconds;
         stats.cpu_seconds = cpu;
