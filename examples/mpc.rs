@@ -5,7 +5,8 @@
 //! ```text
 //! cargo run --release --example mpc -- --task pusher --planner ilqr-cfd --seed 3      # one episode + PNG
 //! cargo run --release --example mpc -- --eval --task pusher --goals 20                # the evaluation table
-//!     [--planners ilqr-cfd,ilqr,sampling] [--iters N | --budget-ms MS] [--samples S] [--out DIR]
+//!     [--planners ilqr-cfd,ilqr,sampling] [--iters N | --budget-ms MS | --cpu-ms MS] [--samples S] [--out DIR]
+//!     [--horizon H] [--cfd-width M] [--cfd-strength N] [--reuse N] [--cfd-slack F] [--reach W (pusher)] [--verbose]
 //! ```
 //!
 //! One episode writes `DIR/mpc_<task>_<planner>_<seed>.png`: the tracked
@@ -41,6 +42,9 @@ struct Args {
     cfd_width: Option<f64>,
     cfd_strength: Option<f64>,
     reuse: Option<usize>,
+    cfd_slack: Option<f64>,
+    reach: Option<f64>,
+    verbose: bool,
 }
 
 fn parse() -> Args {
@@ -57,6 +61,9 @@ fn parse() -> Args {
         cfd_width: None,
         cfd_strength: None,
         reuse: None,
+        cfd_slack: None,
+        reach: None,
+        verbose: false,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -85,8 +92,15 @@ fn parse() -> Args {
             "--cfd-width" => a.cfd_width = Some(v.parse().expect("--cfd-width M")),
             "--cfd-strength" => a.cfd_strength = Some(v.parse().expect("--cfd-strength N")),
             "--reuse" => a.reuse = Some(v.parse().expect("--reuse N")),
+            "--cfd-slack" => a.cfd_slack = Some(v.parse().expect("--cfd-slack F")),
+            "--reach" => a.reach = Some(v.parse().expect("--reach W")),
             "--eval" => {
                 a.eval = true;
+                i += 1;
+                continue;
+            }
+            "--verbose" => {
+                a.verbose = true;
                 i += 1;
                 continue;
             }
@@ -103,12 +117,19 @@ fn parse() -> Args {
 
 /// The task of `seed` with the command line's overrides.
 fn make_task(a: &Args, models: &Path, seed: u64) -> Task {
-    let mut t = Task::new(&a.task, models, seed).expect("task");
+    let mut t = match (a.task.as_str(), a.reach) {
+        ("pusher", Some(w)) => cenic::mpc::tasks::pusher_with_reach(models, seed, w).expect("task"),
+        (_, Some(_)) => panic!("--reach: only for the pusher"),
+        _ => Task::new(&a.task, models, seed).expect("task"),
+    };
     if let Some(b) = a.budget {
         t.budget = b;
     }
     if let Some(r) = a.reuse {
         t.ilqr.reuse = r;
+    }
+    if let Some(s) = a.cfd_slack {
+        t.ilqr.cfd_slack = s;
     }
     if let Some(h) = a.horizon {
         t.problem.horizon = h;
@@ -165,7 +186,7 @@ fn main() {
         for name in &a.planners {
             let mut p = planner(name, &task, a.samples, a.seed);
             let ep = run(&task, p.as_mut());
-            if std::env::var_os("MPC_VERBOSE").is_some() {
+            if a.verbose {
                 let paths: Vec<Vec<[f64; 3]>> = (0..task.draw.len()).map(|i| path_of(&task, &ep, i)).collect();
                 for (k, s) in ep.plans.iter().enumerate() {
                     let gap = if paths.len() > 1 {

@@ -4,17 +4,27 @@
 //! | task | model | dt × H (s) | episode | goal (per seed) | success |
 //! |---|---|---|---|---|---|
 //! | `reacher` | gymnasium `reacher.xml` | 0.02 × 25 | 1 s | target in a disc of 0.2 m (gymnasium's) | fingertip within 2 cm of the target at the end |
-//! | `pusher` | gymnasium Pusher-v5 (`pusher.xml`, v5 edits) | 0.05 × 20 | 5 s | object placed as gymnasium does, goal in a 0.1 m disc around gymnasium's | object centre within 5 cm of the goal at the end |
+//! | `pusher` | gymnasium Pusher-v5 ([`pusher_model`]) | 0.05 × 20 | 5 s | object placed as gymnasium does, goal in a 0.1 m disc around gymnasium's | object centre within 5 cm of the goal at the end |
 //! | `billiards` | built-in: a striker confined to a 0.25 m box bats a puck | 0.05 × 30 | 2 s | target 0.35–0.6 m from the puck, ±25° off the line | puck within 5 cm of the target at the end |
 //! | `half_cheetah` | gymnasium `half_cheetah.xml` | 0.05 × 16 | 3 s | forward speed 1–3 m/s | mean speed over the last half within 25 % of the goal |
 //!
-//! Costs use only what the task asks for: the pusher's is the object's
-//! distance to the goal (no shaping term pulling the arm toward the
-//! object, unlike gymnasium's reward), and the billiards' the puck's
-//! distance to the target, so the first contact has to be found: the case
-//! for contacts from distance ([`Task::cfd`]). The planner simulates one
-//! fixed step per interval (reacher, pusher) or a few (billiards,
-//! cheetah); the plant runs CENIC at accuracy 1e-3.
+//! Costs use little beyond what the task asks for, so that the first
+//! contact has to be found: the case for contacts from distance
+//! ([`Task::cfd`]). The pusher's is the object's distance to the goal, a
+//! small control effort (10⁻³, so that idle controls decay), a work-plane
+//! term holding the fork at the object's height and a weak reach term
+//! ([`pusher_with_reach`], weight 0.3 against the object term's 1; 0
+//! turns it off) drawing the fork to the point behind the object
+//! (gymnasium's reward has a fork–object distance term at weight 0.5):
+//! without it an arm that swings past the object, farther than the
+//! contacts-from-distance width, has no gradient left. The billiards' is
+//! the puck's distance to the target. The planner
+//! simulates fixed steps: one per interval (reacher), two (pusher: one
+//! 50 ms step mispredicts the push at first touch, see `BENCHMARKS.md`)
+//! or more (billiards, cheetah); the plant runs CENIC at accuracy 1e-3.
+//! Each task names the evaluation's planning budget per interval
+//! ([`Task::budget`], the same for every planner) and its gradient
+//! planner settings ([`Task::ilqr`]).
 
 use super::cost::{ControlEffort, Cost, CostSum, Penalty, QuadraticTracking, Target, TargetDistance, Workspace};
 use super::{Budget, Episode, IlqrOptions, MpcError, Plant, Problem};
@@ -153,6 +163,20 @@ fn world_point(model: &Arc<Model>, x: &[f64], body: usize, offset: [f64; 3]) -> 
     Workspace::new(model.clone()).point(&x[..model.nq], body, offset)
 }
 
+/// The gradient planner's settings on every task: each linearization
+/// serves two further iterations (the Jacobian pass costs 25–60 rollouts).
+fn default_ilqr() -> IlqrOptions {
+    IlqrOptions { reuse: 2, ..Default::default() }
+}
+
+/// The evaluation's budget: 80 % of the control interval in CPU time, so
+/// that planning runs faster than real time on one core with room for the
+/// last iteration's overrun.
+fn default_budget(problem: &Problem) -> Budget {
+    Budget::CpuTime(std::time::Duration::from_secs_f64(0.8 * problem.dt))
+}
+
+#[allow(clippy::too_many_arguments)]
 fn distance_task(
     name: &'static str,
     problem: Problem,
@@ -177,8 +201,8 @@ fn distance_task(
         x0,
         steps,
         cfd,
-        ilqr: IlqrOptions::default(),
-        budget: Budget::Iterations(3),
+        ilqr: default_ilqr(),
+        budget: default_budget(&problem),
         measure: Measure::FinalDistance(measured),
         tolerance,
         draw,
@@ -276,9 +300,29 @@ pub fn pusher_model(models_dir: &Path) -> Result<Arc<Model>, MpcError> {
     Ok(Arc::new(model))
 }
 
+/// Weight (cost per m and s) of the pusher's reach term (see [`pusher_with_reach`]).
+pub const PUSHER_REACH: f64 = 0.3;
+
+/// Distance (m) from the object's centre, against the push, of the
+/// point the pusher's reach term draws the fork's crossbar to: the
+/// object's radius (0.05) plus the crossbar's (0.02), i.e. touching it.
+pub const PUSHER_REACH_BEHIND: f64 = 0.07;
+
 /// Pusher: the object to a random goal, cost on the object's distance
-/// (plus a small control effort, see the [module docs](self)).
+/// (plus a reach term of weight [`PUSHER_REACH`] and a small control
+/// effort, see the [module docs](self)).
 pub fn pusher(models_dir: &Path, seed: u64) -> Result<Task, MpcError> {
+    pusher_with_reach(models_dir, seed, PUSHER_REACH)
+}
+
+/// [`pusher`] with reach weight `reach` (cost per m and s; 0: none): the
+/// running cost gets `reach`·|p − b| (smoothed) in the plane, p the fork's
+/// crossbar centre (`tips_arm`'s origin) and b the point
+/// [`PUSHER_REACH_BEHIND`] behind the object's centre, against the
+/// initial object→goal direction. Without it, an arm that has swung more
+/// than the contacts-from-distance width away from the object sees no
+/// gradient at all and the plan stops (the task cost is flat there).
+pub fn pusher_with_reach(models_dir: &Path, seed: u64, reach: f64) -> Result<Task, MpcError> {
     let model = pusher_model(models_dir)?;
     let mut rng = EnvRng::new(seed, 0);
     let mut q = model.qpos0.clone();
@@ -309,8 +353,7 @@ pub fn pusher(models_dir: &Path, seed: u64) -> Result<Task, MpcError> {
         terminal_weight: 1.0,
         penalty: Penalty::SmoothAbs { epsilon: 0.01 },
     };
-    // The work plane: the fork at the object's height (nothing pulls it
-    // toward the object within the plane). From above, every contact
+    // The work plane: the fork at the object's height. From above, every contact
     // normal to the object is vertical and moves neither slide, so contacts
     // from distance alone give no reason to come down.
     let tip = body(&model, "tips_arm")?;
@@ -323,13 +366,27 @@ pub fn pusher(models_dir: &Path, seed: u64) -> Result<Task, MpcError> {
         terminal_weight: 0.0,
         penalty: Penalty::Quadratic,
     };
-    let cost = CostSum::new().with(push.clone()).with(plane).with(ControlEffort::uniform(model.nu(), 1e-3));
+    let o0 = world_point(&model, &x0, object, [0.0; 3]);
+    let (dx, dy) = (goal[0] - o0[0], goal[1] - o0[1]);
+    let n = (dx * dx + dy * dy).sqrt();
+    let behind = [-PUSHER_REACH_BEHIND * dx / n, -PUSHER_REACH_BEHIND * dy / n, 0.0];
+    let approach = TargetDistance {
+        body: tip,
+        offset: [0.0; 3],
+        target: Target::Body { body: object, offset: behind },
+        axes: [true, true, false],
+        running_weight: reach,
+        terminal_weight: 0.0,
+        penalty: Penalty::SmoothAbs { epsilon: 0.01 },
+    };
+    let mut cost = CostSum::new().with(push.clone()).with(plane);
+    if reach > 0.0 {
+        cost = cost.with(approach);
+    }
+    let cost = cost.with(ControlEffort::uniform(model.nu(), 1e-3));
     let problem = Problem::new(model.clone(), Mode::Fixed { dt: 0.025 }, 0.05, 20, Arc::new(cost))?;
     let cfd = Cfd { width: 0.5, strength: 1.0 };
-    let mut task = distance_task("pusher", problem, x0, 100, cfd, push, 0.05, &[tip]);
-    task.ilqr.reuse = 2;
-    task.budget = Budget::CpuTime(std::time::Duration::from_millis(40));
-    Ok(task)
+    Ok(distance_task("pusher", problem, x0, 100, cfd, push, 0.05, &[tip]))
 }
 
 /// MJCF of the billiards-like task: a striker sphere on two actuated
@@ -411,8 +468,8 @@ pub fn half_cheetah(models_dir: &Path, seed: u64) -> Result<Task, MpcError> {
         plant_params: WorldParams::default(),
         steps: 60,
         cfd: Cfd { width: 0.05, strength: 10.0 },
-        ilqr: IlqrOptions::default(),
-        budget: Budget::Iterations(3),
+        ilqr: default_ilqr(),
+        budget: default_budget(&problem),
         measure: Measure::MeanSpeed { dof: rootx, goal },
         tolerance: 0.25,
         draw: vec![("torso".into(), torso, [0.0; 3])],
