@@ -11,12 +11,13 @@
 //!
 //! One episode writes `DIR/mpc_<task>_<planner>_<seed>.png`: the tracked
 //! point's path in the plane with its goal (speed over time for the half
-//! cheetah), and the running cost and planning time per interval. The
+//! cheetah), and the running cost and planning CPU time per interval. The
 //! evaluation runs `--goals` seeded goals per planner at the same budget
 //! and prints one Markdown row per planner: success rate, median and mean
-//! final error, mean episode cost, wall time per control interval (mean
-//! and 95th percentile) and its ratio to the interval (real-time factor of
-//! planning), iterations per interval; per-goal rows go to
+//! final error, mean episode cost, planning CPU time per control interval
+//! (mean and 95th percentile) and its ratio to the interval (real-time
+//! factor of planning on one core), planning wall time per interval,
+//! iterations (linearizations) per interval; per-goal rows go to
 //! `DIR/mpc_eval_<task>.csv`. Set `RAYON_NUM_THREADS=1` for one core.
 
 mod common;
@@ -411,12 +412,13 @@ fn plot(task: &Task, ep: &Episode, planner: &str, path: &Path) -> Result<(), Box
         }
     }
     let cost: Vec<(f64, f64)> = ep.running_cost.iter().enumerate().map(|(k, c)| (k as f64 * dt, *c)).collect();
-    let plan: Vec<(f64, f64)> = ep.plans.iter().enumerate().map(|(k, s)| (k as f64 * dt, 1e3 * s.seconds)).collect();
+    let plan: Vec<(f64, f64)> =
+        ep.plans.iter().enumerate().map(|(k, s)| (k as f64 * dt, 1e3 * s.cpu_seconds)).collect();
     let t_end = (cost.len().max(1) as f64) * dt;
     let c_hi = cost.iter().map(|p| p.1).fold(1e-9, f64::max) * 1.1;
     let p_hi = plan.iter().map(|p| p.1).fold(1e3 * dt, f64::max) * 1.1;
     let mut c = ChartBuilder::on(&right)
-        .caption("running cost (blue) and planning time (grey)", ("sans-serif", 18))
+        .caption("running cost (blue) and planning CPU time (grey)", ("sans-serif", 18))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(55)
@@ -424,7 +426,7 @@ fn plot(task: &Task, ep: &Episode, planner: &str, path: &Path) -> Result<(), Box
         .build_cartesian_2d(0.0..t_end, 0.0..c_hi)?
         .set_secondary_coord(0.0..t_end, 0.0..p_hi);
     c.configure_mesh().x_desc("time (s)").y_desc("cost rate").draw()?;
-    c.configure_secondary_axes().y_desc("planning time (ms)").draw()?;
+    c.configure_secondary_axes().y_desc("planning CPU time (ms)").draw()?;
     c.draw_series(LineSeries::new(cost, BLUE.stroke_width(2)))?;
     c.draw_secondary_series(LineSeries::new(plan, RGBColor(120, 120, 120).stroke_width(1)))?;
     c.draw_secondary_series(LineSeries::new([(0.0, 1e3 * dt), (t_end, 1e3 * dt)], RED.mix(0.6).stroke_width(1)))?;
