@@ -1,11 +1,13 @@
 //! Issue 16: receding-horizon control of the `cenic::mpc` tasks with the
 //! gradient planner (iLQR on the interval Jacobians, with and without
-//! contacts from distance) and predictive sampling.
+//! contacts from distance), predictive sampling and the hybrid of the two
+//! (sampling, then iLQR + CFD refinement; `--planner hybrid`).
 //!
 //! ```text
 //! cargo run --release --example mpc -- --task pusher --planner ilqr-cfd --seed 3      # one episode + PNG
 //! cargo run --release --example mpc -- --eval --task pusher --goals 20                # the evaluation table
-//!     [--planners ilqr-cfd,ilqr,sampling] [--iters N | --budget-ms MS | --cpu-ms MS] [--samples S] [--out DIR]
+//!     [--planners ilqr-cfd,ilqr,sampling,hybrid] [--iters N | --budget-ms MS | --cpu-ms MS] [--samples S] [--out DIR]
+//!     [--share F (hybrid: sampling's share of the budget)]
 //!     [--horizon H] [--cfd-width M] [--cfd-strength N] [--reuse N] [--cfd-slack F] [--reach W (pusher)] [--verbose]
 //! ```
 //!
@@ -24,7 +26,8 @@ mod common;
 
 use cenic::mpc::tasks::{Measure, NAMES, Task};
 use cenic::mpc::{
-    Budget, Episode, Ilqr, IlqrOptions, Planner, PredictiveSampling, SamplingOptions, Workspace, closed_loop,
+    Budget, Episode, Hybrid, HybridOptions, Ilqr, IlqrOptions, Planner, PredictiveSampling, SamplingOptions, Workspace,
+    closed_loop,
 };
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
@@ -45,6 +48,7 @@ struct Args {
     reuse: Option<usize>,
     cfd_slack: Option<f64>,
     reach: Option<f64>,
+    share: f64,
     verbose: bool,
 }
 
@@ -64,6 +68,7 @@ fn parse() -> Args {
         reuse: None,
         cfd_slack: None,
         reach: None,
+        share: HybridOptions::default().sampling_share,
         verbose: false,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -95,6 +100,7 @@ fn parse() -> Args {
             "--reuse" => a.reuse = Some(v.parse().expect("--reuse N")),
             "--cfd-slack" => a.cfd_slack = Some(v.parse().expect("--cfd-slack F")),
             "--reach" => a.reach = Some(v.parse().expect("--reach W")),
+            "--share" => a.share = v.parse().expect("--share F"),
             "--eval" => {
                 a.eval = true;
                 i += 1;
@@ -144,7 +150,7 @@ fn make_task(a: &Args, models: &Path, seed: u64) -> Task {
     t
 }
 
-fn planner(name: &str, task: &Task, samples: usize, seed: u64) -> Box<dyn Planner> {
+fn planner(name: &str, task: &Task, samples: usize, seed: u64, share: f64) -> Box<dyn Planner> {
     let p = task.problem.clone();
     match name {
         "ilqr-cfd" => Box::new(Ilqr::new(p, IlqrOptions { cfd: Some(task.cfd), ..task.ilqr.clone() })),
@@ -153,7 +159,18 @@ fn planner(name: &str, task: &Task, samples: usize, seed: u64) -> Box<dyn Planne
             PredictiveSampling::new(p, SamplingOptions { samples, seed, ..Default::default() })
                 .expect("sampling planner"),
         ),
-        other => panic!("unknown planner {other} (ilqr-cfd, ilqr, sampling)"),
+        "hybrid" => Box::new(
+            Hybrid::new(
+                p,
+                HybridOptions {
+                    sampling: SamplingOptions { samples, seed, ..Default::default() },
+                    ilqr: IlqrOptions { cfd: Some(task.cfd), ..task.ilqr.clone() },
+                    sampling_share: share,
+                },
+            )
+            .expect("hybrid planner"),
+        ),
+        other => panic!("unknown planner {other} (ilqr-cfd, ilqr, sampling, hybrid)"),
     }
 }
 
@@ -185,7 +202,7 @@ fn main() {
     if !a.eval {
         let task = make_task(&a, &models, a.seed);
         for name in &a.planners {
-            let mut p = planner(name, &task, a.samples, a.seed);
+            let mut p = planner(name, &task, a.samples, a.seed, a.share);
             let ep = run(&task, p.as_mut());
             if a.verbose {
                 let paths: Vec<Vec<[f64; 3]>> = (0..task.draw.len()).map(|i| path_of(&task, &ep, i)).collect();
@@ -243,8 +260,8 @@ fn main() {
     let task0 = make_task(&a, &models, 0);
     let dt_ms = 1e3 * task0.problem.dt;
     println!(
-        "task {}: {} goals, budget {:?} per interval, {} rayon thread(s), planner {:?}, dt {} s × H {}",
-        a.task, a.goals, task0.budget, threads, task0.problem.mode, task0.problem.dt, task0.problem.horizon
+        "task {}: {} goals, budget {:?} per interval, {} rayon thread(s), planner {:?}, dt {} s × H {}, hybrid sampling share {}",
+        a.task, a.goals, task0.budget, threads, task0.problem.mode, task0.problem.dt, task0.problem.horizon, a.share
     );
     println!(
         "| task | planner | success | final error median (mean) | episode cost mean | plan CPU ms / interval mean (p95) | CPU / interval | plan wall ms / interval mean | iterations (linearizations) / interval |"
@@ -260,7 +277,7 @@ fn main() {
         let mut pname = name.clone();
         for seed in 0..a.goals {
             let task = make_task(&a, &models, seed);
-            let mut p = planner(name, &task, a.samples, seed);
+            let mut p = planner(name, &task, a.samples, seed, a.share);
             pname = p.name();
             let ep = run(&task, p.as_mut());
             let (e, s) = (task.error(&ep), task.success(&ep));

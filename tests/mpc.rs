@@ -2,7 +2,8 @@
 //! cost against the Riccati solution (and the box-constrained optimum's KKT
 //! conditions), cost derivatives and plan gradients against finite
 //! differences, warm-start shifts, control limits, and contacts from
-//! distance giving the pusher a gradient before contact.
+//! distance giving the pusher a gradient before contact; the hybrid
+//! planner's refinement lowering the cost of its sampled plan.
 
 mod common;
 
@@ -12,9 +13,9 @@ use cenic::integrator::{CenicParams, Mode};
 use cenic::model::Model;
 use cenic::mpc::tasks::{self, Measure, Task};
 use cenic::mpc::{
-    Budget, BurnCost, ControlEffort, Cost, CostDerivatives, CostSum, Ilqr, IlqrOptions, Interpolation, Penalty,
-    Planner, PredictiveSampling, Problem, QuadraticTracking, SamplingOptions, Target, TargetDistance, Workspace,
-    closed_loop,
+    Budget, BurnCost, ControlEffort, Cost, CostDerivatives, CostSum, Hybrid, HybridOptions, Ilqr, IlqrOptions,
+    Interpolation, Penalty, Planner, PredictiveSampling, Problem, QuadraticTracking, SamplingOptions, Target,
+    TargetDistance, Workspace, closed_loop,
 };
 use std::sync::Arc;
 
@@ -618,4 +619,54 @@ fn smooth_abs_curvature_majorizes_the_penalty() {
         assert!(pen.eval(&r2, None) <= model + 1e-15, "not a majorizer at r = {r:?}, r' = {r2:?}");
         assert!(h[0] > 0.0 && h[3] > 0.0 && h[1] == 0.0, "curvature {h:?}");
     }
+}
+
+#[test]
+fn hybrid_refinement_lowers_the_cost_of_the_sampled_plan() {
+    let (p, ..) = carts_problem(true);
+    let nc = p.nc();
+    let x0 = vec![0.6, -0.4, 0.5, 0.1];
+    let mut ws = Workspace::new(p.model.clone());
+    // Objective of a plan by an independent rollout (the differentiable one).
+    let mut objective = |u: &[f64]| {
+        let xs = p.rollout(None).simulate(&x0, u, &[], H).unwrap();
+        p.cost.trajectory(&mut ws, &xs, u, DT, None)
+    };
+    let j_initial = objective(&p.initial_controls());
+    let opts = HybridOptions {
+        sampling: SamplingOptions { samples: 16, knots: 4, sigma: 0.5, seed: 7, ..Default::default() },
+        ilqr: IlqrOptions { tolerance: 1e-13, ..Default::default() },
+        sampling_share: 2.0 / 3.0,
+    };
+    let mut hybrid = Hybrid::new(p.clone(), opts.clone()).unwrap();
+    // Three iterations: two sampling rounds, one iLQR step.
+    let stats = hybrid.plan(&x0, Budget::Iterations(3)).unwrap();
+    assert_eq!(stats.iterations, 3, "{stats:?}");
+    assert_eq!(stats.linearizations, 1, "{stats:?}");
+    let (sampled, refined) = (hybrid.sampled_controls().to_vec(), hybrid.controls().to_vec());
+    let (j_sampled, j_refined) = (objective(&sampled), objective(&refined));
+    eprintln!("hybrid: J initial {j_initial:.6} → sampled {j_sampled:.6} → refined {j_refined:.6} ({stats:?})");
+    assert!((stats.initial_cost - j_initial).abs() < 1e-9 * j_initial, "{} vs {j_initial}", stats.initial_cost);
+    assert!((hybrid.sampled_cost() - j_sampled).abs() < 1e-9 * j_sampled, "{} vs {j_sampled}", hybrid.sampled_cost());
+    assert!((stats.cost - j_refined).abs() < 1e-9 * j_refined, "{} vs {j_refined}", stats.cost);
+    assert!(j_sampled < j_initial, "sampling found nothing better than the initial guess ({j_sampled} vs {j_initial})");
+    // One Gauss–Newton step on a linear-quadratic problem is nearly exact:
+    // the refinement must remove most of the sampled plan's excess over the optimum.
+    let mut exact = Ilqr::new(p.clone(), IlqrOptions { tolerance: 1e-13, ..Default::default() });
+    let j_opt = exact.plan(&x0, Budget::Iterations(30)).unwrap().cost;
+    assert!(j_refined >= j_opt - 1e-9 * j_opt, "refined {j_refined} below the optimum {j_opt}");
+    assert!(
+        j_refined - j_opt < 0.5 * (j_sampled - j_opt),
+        "refinement did not lower the sampled plan's cost enough: optimum {j_opt}, sampled {j_sampled}, refined {j_refined}"
+    );
+    for (i, v) in refined.iter().enumerate() {
+        assert!(*v >= p.lower[i % nc] && *v <= p.upper[i % nc], "control {i} = {v} outside its range");
+    }
+    // Warm start: the refined plan, shifted, is the next sampling nominal.
+    hybrid.shift();
+    assert_eq!(&hybrid.controls()[..(H - 1) * nc], &refined[nc..], "controls move one interval earlier");
+    // No sampling share: plain iLQR.
+    let mut plain = Hybrid::new(p.clone(), HybridOptions { sampling_share: 0.0, ..opts }).unwrap();
+    let s = plain.plan(&x0, Budget::Iterations(30)).unwrap();
+    assert!((s.cost - j_opt).abs() < 1e-9 * j_opt, "{} vs {j_opt}", s.cost);
 }

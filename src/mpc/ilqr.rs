@@ -129,12 +129,15 @@ impl Ilqr {
         }
     }
 
-    /// Sets the plan's controls (H × nc; clamped into the bounds).
+    /// Sets the plan's controls (H × nc; clamped into the bounds). The
+    /// Jacobians kept for reuse belong to the previous plan: the next
+    /// iteration linearizes afresh.
     pub fn set_controls(&mut self, u: &[f64]) {
         assert_eq!(u.len(), self.u.len(), "plan controls: H × nc values");
         self.u.copy_from_slice(u);
         self.problem.clamp(&mut self.u);
         self.xs_valid = false;
+        self.jac_uses = usize::MAX;
     }
 
     /// States of the plan's last rollout ((H + 1) × nx), empty before the first plan.

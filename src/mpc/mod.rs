@@ -47,6 +47,12 @@
 //! [`crate::batch::CpuBatch`] and keeps the best. Warm start: the spline
 //! re-sampled one interval later.
 //!
+//! **Hybrid planner** ([`Hybrid`]): the two in series within one budget
+//! per interval: a share of it for rounds of sampling around the current
+//! plan (the nominal is a full-rate control sequence, the perturbations a
+//! spline of Gaussian knots, as above), the rest for iLQR on the best
+//! candidate. Warm start: the refined plan shifted by one interval.
+//!
 //! **Closed loop** ([`closed_loop`]): plan from the plant's state within a
 //! [`Budget`] (iterations, wall time or the process's CPU time, the last
 //! being the compute a planner may spend on one core whatever else the
@@ -65,6 +71,7 @@
 mod boxqp;
 mod closed_loop;
 pub mod cost;
+mod hybrid;
 mod ilqr;
 mod sampling;
 pub mod tasks;
@@ -75,6 +82,7 @@ pub use cost::{
     BurnCost, ControlEffort, Cost, CostDerivatives, CostSum, Penalty, QuadraticTracking, Target, TargetDistance,
     Workspace,
 };
+pub use hybrid::{Hybrid, HybridOptions};
 pub use ilqr::{Ilqr, IlqrOptions};
 pub use sampling::{Interpolation, PredictiveSampling, SamplingOptions};
 

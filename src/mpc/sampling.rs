@@ -176,6 +176,35 @@ impl PredictiveSampling {
             .collect()
     }
 
+    /// One round of sampling around a full-resolution nominal plan `u`
+    /// (H × nc; for the [`super::Hybrid`] planner): the candidates are `u`
+    /// itself and `u` plus spline perturbations of the knots (σ times each
+    /// control's half range, the sum clamped into the bounds); `u` becomes
+    /// the best. Returns the objectives of the nominal and of the best.
+    pub(crate) fn sample_around(&mut self, x0: &[f64], u: &mut [f64], stats: &mut PlanStats) -> (f64, f64) {
+        let p = &self.problem;
+        let nc = p.nc();
+        let s = self.options.samples;
+        self.cand_u[0].copy_from_slice(u);
+        for c in 1..s {
+            for (i, v) in self.cand_knots[c].iter_mut().enumerate() {
+                *v = self.options.sigma * 0.5 * (p.upper[i % nc] - p.lower[i % nc]) * self.rng.normal();
+            }
+            let mut cu = self.controls_of(&self.cand_knots[c]);
+            cu.iter_mut().zip(u.iter()).for_each(|(d, n)| *d += n);
+            self.problem.clamp(&mut cu);
+            self.cand_u[c] = cu;
+        }
+        let costs = self.evaluate(x0, s);
+        stats.rollouts += s;
+        let best = (0..s).min_by(|&a, &b| costs[a].total_cmp(&costs[b])).expect("at least one sample");
+        if best != 0 && costs[best] < costs[0] {
+            u.copy_from_slice(&self.cand_u[best]);
+            stats.accepted += 1;
+        }
+        (costs[0], costs[best].min(costs[0]))
+    }
+
     fn iterate(&mut self, x0: &[f64], stats: &mut PlanStats) -> bool {
         let p = &self.problem;
         let nc = p.nc();
