@@ -14,7 +14,8 @@ pub struct HybridOptions {
     /// The refinement (contacts from distance, damping, reuse, …).
     pub ilqr: IlqrOptions,
     /// Share of each planning budget given to sampling, in [0, 1]: of a
-    /// time budget, that fraction of the time; of an iteration budget,
+    /// time budget, that fraction of the time (less where the refinement's
+    /// first linearization would not fit in the rest); of an iteration budget,
     /// that fraction of the iterations, rounded (at least one round when
     /// the share is positive). The refinement gets the rest, and at least
     /// one iteration.
@@ -84,17 +85,23 @@ impl Hybrid {
         self.sampled_cost
     }
 
-    /// The sampling phase's and the refinement's budgets out of `budget`.
+    /// The sampling phase's budget out of `budget` (`None`: no sampling).
+    /// Of a time budget, the share, but no more than leaves room for one
+    /// linearization (the refinement always runs one iteration, and after
+    /// sampling has replaced the plan that one linearizes): otherwise the
+    /// two phases together would overrun the budget.
     fn split(&self, budget: Budget) -> Option<Budget> {
         let share = self.options.sampling_share;
         if share == 0.0 {
             return None;
         }
-        Some(match budget {
-            Budget::Iterations(n) => Budget::Iterations(((n as f64 * share).round() as usize).max(1)),
-            Budget::WallTime(t) => Budget::WallTime(t.mul_f64(share)),
-            Budget::CpuTime(t) => Budget::CpuTime(t.mul_f64(share)),
-        })
+        let reserve = Duration::from_secs_f64(self.ilqr.expected_linearization());
+        let time = |t: Duration| Some(t.mul_f64(share).min(t.saturating_sub(reserve))).filter(|s| !s.is_zero());
+        match budget {
+            Budget::Iterations(n) => Some(Budget::Iterations(((n as f64 * share).round() as usize).max(1))),
+            Budget::WallTime(t) => time(t).map(Budget::WallTime),
+            Budget::CpuTime(t) => time(t).map(Budget::CpuTime),
+        }
     }
 }
 

@@ -150,6 +150,12 @@ impl Ilqr {
         usize::from(self.jac_uses == usize::MAX || self.jac_uses > self.options.reuse)
     }
 
+    /// Expected duration (s, on the last time budget's clock) of an
+    /// iteration that linearizes: the longest recent one, 0 before any.
+    pub fn expected_linearization(&self) -> f64 {
+        self.iteration_cost[1]
+    }
+
     /// The current Levenberg–Marquardt damping μ.
     pub fn damping(&self) -> f64 {
         self.mu
