@@ -1,28 +1,33 @@
 //! Issue 16: receding-horizon control of the `cenic::mpc` tasks with the
 //! gradient planner (iLQR on the interval Jacobians, with and without
-//! contacts from distance) and predictive sampling.
+//! contacts from distance), predictive sampling and the hybrid of the two
+//! (sampling, then iLQR + CFD refinement; `--planner hybrid`).
 //!
 //! ```text
 //! cargo run --release --example mpc -- --task pusher --planner ilqr-cfd --seed 3      # one episode + PNG
 //! cargo run --release --example mpc -- --eval --task pusher --goals 20                # the evaluation table
-//!     [--planners ilqr-cfd,ilqr,sampling] [--iters N | --budget-ms MS] [--samples S] [--out DIR]
+//!     [--planners ilqr-cfd,ilqr,sampling,hybrid] [--iters N | --budget-ms MS | --cpu-ms MS] [--samples S] [--out DIR]
+//!     [--share F (hybrid: sampling's share of the budget)]
+//!     [--horizon H] [--cfd-width M] [--cfd-strength N] [--reuse N] [--cfd-slack F] [--reach W (pusher)] [--verbose]
 //! ```
 //!
 //! One episode writes `DIR/mpc_<task>_<planner>_<seed>.png`: the tracked
 //! point's path in the plane with its goal (speed over time for the half
-//! cheetah), and the running cost and planning time per interval. The
+//! cheetah), and the running cost and planning CPU time per interval. The
 //! evaluation runs `--goals` seeded goals per planner at the same budget
 //! and prints one Markdown row per planner: success rate, median and mean
-//! final error, mean episode cost, wall time per control interval (mean
-//! and 95th percentile) and its ratio to the interval (real-time factor of
-//! planning), iterations per interval; per-goal rows go to
+//! final error, mean episode cost, planning CPU time per control interval
+//! (mean and 95th percentile) and its ratio to the interval (real-time
+//! factor of planning on one core), planning wall time per interval,
+//! iterations (linearizations) per interval; per-goal rows go to
 //! `DIR/mpc_eval_<task>.csv`. Set `RAYON_NUM_THREADS=1` for one core.
 
 mod common;
 
 use cenic::mpc::tasks::{Measure, NAMES, Task};
 use cenic::mpc::{
-    Budget, Episode, Ilqr, IlqrOptions, Planner, PredictiveSampling, SamplingOptions, Workspace, closed_loop,
+    Budget, Episode, Hybrid, HybridOptions, Ilqr, IlqrOptions, Planner, PredictiveSampling, SamplingOptions, Workspace,
+    closed_loop,
 };
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
@@ -34,12 +39,17 @@ struct Args {
     seed: u64,
     goals: u64,
     eval: bool,
-    budget: Budget,
+    budget: Option<Budget>,
     samples: usize,
     out: PathBuf,
     horizon: Option<usize>,
     cfd_width: Option<f64>,
     cfd_strength: Option<f64>,
+    reuse: Option<usize>,
+    cfd_slack: Option<f64>,
+    reach: Option<f64>,
+    share: f64,
+    verbose: bool,
 }
 
 fn parse() -> Args {
@@ -49,12 +59,17 @@ fn parse() -> Args {
         seed: 0,
         goals: 20,
         eval: false,
-        budget: Budget::Iterations(3),
+        budget: None,
         samples: 32,
         out: PathBuf::from("target/mpc"),
         horizon: None,
         cfd_width: None,
         cfd_strength: None,
+        reuse: None,
+        cfd_slack: None,
+        reach: None,
+        share: HybridOptions::default().sampling_share,
+        verbose: false,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -69,15 +84,30 @@ fn parse() -> Args {
             }
             "--seed" => a.seed = v.parse().expect("--seed N"),
             "--goals" => a.goals = v.parse().expect("--goals N"),
-            "--iters" => a.budget = Budget::Iterations(v.parse().expect("--iters N")),
-            "--budget-ms" => a.budget = Budget::WallTime(Duration::from_secs_f64(v.parse::<f64>().expect("--budget-ms MS") * 1e-3)),
+            "--iters" => a.budget = Some(Budget::Iterations(v.parse().expect("--iters N"))),
+            "--budget-ms" => {
+                a.budget =
+                    Some(Budget::WallTime(Duration::from_secs_f64(v.parse::<f64>().expect("--budget-ms MS") * 1e-3)))
+            }
+            "--cpu-ms" => {
+                a.budget = Some(Budget::CpuTime(Duration::from_secs_f64(v.parse::<f64>().expect("--cpu-ms MS") * 1e-3)))
+            }
             "--samples" => a.samples = v.parse().expect("--samples N"),
             "--out" => a.out = PathBuf::from(v),
             "--horizon" => a.horizon = Some(v.parse().expect("--horizon H")),
             "--cfd-width" => a.cfd_width = Some(v.parse().expect("--cfd-width M")),
             "--cfd-strength" => a.cfd_strength = Some(v.parse().expect("--cfd-strength N")),
+            "--reuse" => a.reuse = Some(v.parse().expect("--reuse N")),
+            "--cfd-slack" => a.cfd_slack = Some(v.parse().expect("--cfd-slack F")),
+            "--reach" => a.reach = Some(v.parse().expect("--reach W")),
+            "--share" => a.share = v.parse().expect("--share F"),
             "--eval" => {
                 a.eval = true;
+                i += 1;
+                continue;
+            }
+            "--verbose" => {
+                a.verbose = true;
                 i += 1;
                 continue;
             }
@@ -94,7 +124,20 @@ fn parse() -> Args {
 
 /// The task of `seed` with the command line's overrides.
 fn make_task(a: &Args, models: &Path, seed: u64) -> Task {
-    let mut t = Task::new(&a.task, models, seed).expect("task");
+    let mut t = match (a.task.as_str(), a.reach) {
+        ("pusher", Some(w)) => cenic::mpc::tasks::pusher_with_reach(models, seed, w).expect("task"),
+        (_, Some(_)) => panic!("--reach: only for the pusher"),
+        _ => Task::new(&a.task, models, seed).expect("task"),
+    };
+    if let Some(b) = a.budget {
+        t.budget = b;
+    }
+    if let Some(r) = a.reuse {
+        t.ilqr.reuse = r;
+    }
+    if let Some(s) = a.cfd_slack {
+        t.ilqr.cfd_slack = s;
+    }
     if let Some(h) = a.horizon {
         t.problem.horizon = h;
     }
@@ -107,21 +150,33 @@ fn make_task(a: &Args, models: &Path, seed: u64) -> Task {
     t
 }
 
-fn planner(name: &str, task: &Task, samples: usize, seed: u64) -> Box<dyn Planner> {
+fn planner(name: &str, task: &Task, samples: usize, seed: u64, share: f64) -> Box<dyn Planner> {
     let p = task.problem.clone();
     match name {
-        "ilqr-cfd" => Box::new(Ilqr::new(p, IlqrOptions { cfd: Some(task.cfd), ..Default::default() })),
-        "ilqr" => Box::new(Ilqr::new(p, IlqrOptions::default())),
+        "ilqr-cfd" => Box::new(Ilqr::new(p, IlqrOptions { cfd: Some(task.cfd), ..task.ilqr.clone() })),
+        "ilqr" => Box::new(Ilqr::new(p, IlqrOptions { cfd: None, ..task.ilqr.clone() })),
         "sampling" => Box::new(
-            PredictiveSampling::new(p, SamplingOptions { samples, seed, ..Default::default() }).expect("sampling planner"),
+            PredictiveSampling::new(p, SamplingOptions { samples, seed, ..Default::default() })
+                .expect("sampling planner"),
         ),
-        other => panic!("unknown planner {other} (ilqr-cfd, ilqr, sampling)"),
+        "hybrid" => Box::new(
+            Hybrid::new(
+                p,
+                HybridOptions {
+                    sampling: SamplingOptions { samples, seed, ..Default::default() },
+                    ilqr: IlqrOptions { cfd: Some(task.cfd), ..task.ilqr.clone() },
+                    sampling_share: share,
+                },
+            )
+            .expect("hybrid planner"),
+        ),
+        other => panic!("unknown planner {other} (ilqr-cfd, ilqr, sampling, hybrid)"),
     }
 }
 
-fn run(task: &Task, planner: &mut dyn Planner, budget: Budget) -> Episode {
+fn run(task: &Task, planner: &mut dyn Planner) -> Episode {
     let mut plant = task.plant();
-    closed_loop(planner, &mut plant, &task.x0, task.steps, budget).expect("closed loop")
+    closed_loop(planner, &mut plant, &task.x0, task.steps, task.budget).expect("closed loop")
 }
 
 fn percentile(v: &[f64], p: f64) -> f64 {
@@ -135,7 +190,11 @@ fn main() {
     let shared = cenic::zoo::shared_dir();
     let models = shared.as_ref().map(|s| s.join("models/gymnasium")).unwrap_or_default();
     if a.task != "billiards" && !models.join("reacher.xml").exists() {
-        eprintln!("skipping {}: the shared gymnasium models are not at {} (set CENIC_SHARED)", a.task, models.display());
+        eprintln!(
+            "skipping {}: the shared gymnasium models are not at {} (set CENIC_SHARED)",
+            a.task,
+            models.display()
+        );
         return;
     }
     std::fs::create_dir_all(&a.out).expect("output folder");
@@ -143,25 +202,52 @@ fn main() {
     if !a.eval {
         let task = make_task(&a, &models, a.seed);
         for name in &a.planners {
-            let mut p = planner(name, &task, a.samples, a.seed);
-            let ep = run(&task, p.as_mut(), a.budget);
-            if std::env::var_os("MPC_VERBOSE").is_some() {
+            let mut p = planner(name, &task, a.samples, a.seed, a.share);
+            let ep = run(&task, p.as_mut());
+            if a.verbose {
+                let paths: Vec<Vec<[f64; 3]>> = (0..task.draw.len()).map(|i| path_of(&task, &ep, i)).collect();
                 for (k, s) in ep.plans.iter().enumerate() {
+                    let gap = if paths.len() > 1 {
+                        let (a, b) = (paths[0][k], paths[1][k]);
+                        // The second point relative to the first, along the first's direction to the goal and across it.
+                        let g = task.goal;
+                        let (ex, ey) = (g[0] - a[0], g[1] - a[1]);
+                        let n = (ex * ex + ey * ey).sqrt().max(1e-9);
+                        let (rx, ry) = (b[0] - a[0], b[1] - a[1]);
+                        format!(
+                            ", goal {:.3} m, {} at {:+.3} along {:+.3} across {:+.3} up",
+                            n,
+                            task.draw[1].0,
+                            (rx * ex + ry * ey) / n,
+                            (ry * ex - rx * ey) / n,
+                            b[2] - a[2]
+                        )
+                    } else {
+                        String::new()
+                    };
+                    let u = &ep.controls[k * task.problem.nc()..(k + 1) * task.problem.nc()];
                     eprintln!(
-                        "  interval {k:3}: cost {:.5} -> {:.5}, iterations {}, accepted {}, rollouts {}, {:.1} ms",
-                        s.initial_cost, s.cost, s.iterations, s.accepted, s.rollouts, 1e3 * s.seconds
+                        "  interval {k:3}: cost {:.5} -> {:.5}, iterations {}, accepted {}, rollouts {}, {:.1} ms cpu{gap}, |u| {:.2}",
+                        s.initial_cost,
+                        s.cost,
+                        s.iterations,
+                        s.accepted,
+                        s.rollouts,
+                        1e3 * s.cpu_seconds,
+                        u.iter().map(|x| x * x).sum::<f64>().sqrt()
                     );
                 }
             }
             let path = a.out.join(format!("mpc_{}_{}_{}.png", a.task, name, a.seed));
             println!(
-                "{} {} seed {}: error {:.4} ({}), cost {:.4}, planning {:.1} ms per {:.0} ms interval, {} planning errors{}",
+                "{} {} seed {}: error {:.4} ({}), cost {:.4}, planning {:.1} ms CPU ({:.1} ms wall) per {:.0} ms interval, {} planning errors{}",
                 a.task,
                 p.name(),
                 a.seed,
                 task.error(&ep),
                 if task.success(&ep) { "success" } else { "failure" },
                 ep.total_cost(),
+                1e3 * ep.mean_plan_cpu_seconds(),
                 1e3 * ep.mean_plan_seconds(),
                 1e3 * task.problem.dt,
                 ep.planning_errors.len(),
@@ -171,74 +257,90 @@ fn main() {
         }
         return;
     }
+    let task0 = make_task(&a, &models, 0);
+    let dt_ms = 1e3 * task0.problem.dt;
     println!(
-        "task {}: {} goals, budget {:?}, {} rayon thread(s), planner dt {} s × H {}",
-        a.task,
-        a.goals,
-        a.budget,
-        threads,
-        make_task(&a, &models, 0).problem.dt,
-        make_task(&a, &models, 0).problem.horizon
+        "task {}: {} goals, budget {:?} per interval, {} rayon thread(s), planner {:?}, dt {} s × H {}, hybrid sampling share {}",
+        a.task, a.goals, task0.budget, threads, task0.problem.mode, task0.problem.dt, task0.problem.horizon, a.share
     );
-    println!("| task | planner | success | final error median (mean) | episode cost mean | plan ms / interval mean (p95) | plan time / interval | iterations / interval |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!(
+        "| task | planner | success | final error median (mean) | episode cost mean | plan CPU ms / interval mean (p95) | CPU / interval | plan wall ms / interval mean | iterations (linearizations) / interval |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
     let csv_path = a.out.join(format!("mpc_eval_{}.csv", a.task));
-    let mut csv = String::from("task,planner,seed,success,error,cost,plan_ms_mean,plan_ms_p95,iterations,planning_errors,failure\n");
+    let mut csv = String::from(
+        "task,planner,seed,success,error,cost,plan_cpu_ms_mean,plan_cpu_ms_p95,plan_wall_ms_mean,iterations,linearizations,planning_errors,failure\n",
+    );
     for name in &a.planners {
-        let (mut ok, mut errs, mut costs, mut times, mut iters) = (0, vec![], vec![], vec![], vec![]);
+        let (mut ok, mut errs, mut costs, mut cpu, mut wall, mut iters, mut lins) =
+            (0, vec![], vec![], vec![], vec![], vec![], vec![]);
         let mut pname = name.clone();
         for seed in 0..a.goals {
             let task = make_task(&a, &models, seed);
-            let mut p = planner(name, &task, a.samples, seed);
+            let mut p = planner(name, &task, a.samples, seed, a.share);
             pname = p.name();
-            let ep = run(&task, p.as_mut(), a.budget);
+            let ep = run(&task, p.as_mut());
             let (e, s) = (task.error(&ep), task.success(&ep));
             ok += s as usize;
-            let t: Vec<f64> = ep.plans.iter().map(|s| 1e3 * s.seconds).collect();
-            let it = ep.plans.iter().map(|s| s.iterations as f64).sum::<f64>() / ep.plans.len().max(1) as f64;
+            let c: Vec<f64> = ep.plans.iter().map(|s| 1e3 * s.cpu_seconds).collect();
+            let w: Vec<f64> = ep.plans.iter().map(|s| 1e3 * s.seconds).collect();
+            let per = |f: fn(&cenic::mpc::PlanStats) -> usize| {
+                ep.plans.iter().map(|s| f(s) as f64).sum::<f64>() / ep.plans.len().max(1) as f64
+            };
+            let (it, li) = (per(|s| s.iterations), per(|s| s.linearizations));
+            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
             csv += &format!(
-                "{},{},{},{},{:.5},{:.5},{:.3},{:.3},{:.2},{},{}\n",
+                "{},{},{},{},{:.5},{:.5},{:.3},{:.3},{:.3},{:.2},{:.2},{},{}\n",
                 a.task,
                 name,
                 seed,
                 s,
                 e,
                 ep.total_cost(),
-                t.iter().sum::<f64>() / t.len() as f64,
-                percentile(&t, 0.95),
+                mean(&c),
+                percentile(&c, 0.95),
+                mean(&w),
                 it,
+                li,
                 ep.planning_errors.len(),
                 ep.failure.clone().unwrap_or_default().replace(',', ";")
             );
-            eprintln!("  {name} seed {seed}: error {e:.4} {}", if s { "ok" } else { "FAIL" });
+            eprintln!(
+                "  {name} seed {seed}: error {e:.4} {}, plan {:.1} ms CPU / {:.1} ms wall, {it:.2} iterations",
+                if s { "ok" } else { "FAIL" },
+                mean(&c),
+                mean(&w)
+            );
             errs.push(e);
             costs.push(ep.total_cost());
-            times.extend(t);
+            cpu.extend(c);
+            wall.extend(w);
             iters.push(it);
+            lins.push(li);
         }
         let n = a.goals as f64;
-        let dt_ms = 1e3 * make_task(&a, &models, 0).problem.dt;
-        let mean_t = times.iter().sum::<f64>() / times.len() as f64;
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
         println!(
-            "| {} | {} | {}/{} ({:.0} %) | {:.4} ({:.4}) | {:.4} | {:.1} ({:.1}) | {:.2} | {:.1} |",
+            "| {} | {} | {}/{} ({:.0} %) | {:.4} ({:.4}) | {:.4} | {:.1} ({:.1}) | {:.2} | {:.1} | {:.2} ({:.2}) |",
             a.task,
             pname,
             ok,
             a.goals,
             100.0 * ok as f64 / n,
             percentile(&errs, 0.5),
-            errs.iter().sum::<f64>() / n,
-            costs.iter().sum::<f64>() / n,
-            mean_t,
-            percentile(&times, 0.95),
-            mean_t / dt_ms,
-            iters.iter().sum::<f64>() / n
+            mean(&errs),
+            mean(&costs),
+            mean(&cpu),
+            percentile(&cpu, 0.95),
+            mean(&cpu) / dt_ms,
+            mean(&wall),
+            mean(&iters),
+            mean(&lins)
         );
     }
     std::fs::write(&csv_path, csv).expect("write CSV");
     eprintln!("wrote {}", csv_path.display());
 }
-
 
 /// World positions of the drawn point `i` over the episode.
 fn path_of(task: &Task, ep: &Episode, i: usize) -> Vec<[f64; 3]> {
@@ -274,12 +376,12 @@ fn plot(task: &Task, ep: &Episode, planner: &str, path: &Path) -> Result<(), Box
                 .y_label_area_size(55)
                 .build_cartesian_2d(0.0..t_end, lo..hi)?;
             c.configure_mesh().x_desc("time (s)").y_desc("speed (m/s)").draw()?;
-            c.draw_series(LineSeries::new(v, BLUE.stroke_width(2)))?.label("plant").legend(|(x, y)| {
-                PathElement::new([(x, y), (x + 15, y)], BLUE.stroke_width(2))
-            });
-            c.draw_series(LineSeries::new([(0.0, *goal), (t_end, *goal)], RED.stroke_width(2)))?.label("goal").legend(
-                |(x, y)| PathElement::new([(x, y), (x + 15, y)], RED.stroke_width(2)),
-            );
+            c.draw_series(LineSeries::new(v, BLUE.stroke_width(2)))?
+                .label("plant")
+                .legend(|(x, y)| PathElement::new([(x, y), (x + 15, y)], BLUE.stroke_width(2)));
+            c.draw_series(LineSeries::new([(0.0, *goal), (t_end, *goal)], RED.stroke_width(2)))?
+                .label("goal")
+                .legend(|(x, y)| PathElement::new([(x, y), (x + 15, y)], RED.stroke_width(2)));
             c.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
         }
         Measure::FinalDistance(_) => {
@@ -314,7 +416,9 @@ fn plot(task: &Task, ep: &Episode, planner: &str, path: &Path) -> Result<(), Box
             c.draw_series(LineSeries::new(xy.clone(), BLUE.stroke_width(2)))?
                 .label(task.draw[0].0.clone())
                 .legend(|(x, y)| PathElement::new([(x, y), (x + 15, y)], BLUE.stroke_width(2)));
-            c.draw_series([Circle::new(xy[0], 5, BLUE.filled())])?.label("start").legend(|(x, y)| Circle::new((x, y), 4, BLUE.filled()));
+            c.draw_series([Circle::new(xy[0], 5, BLUE.filled())])?
+                .label("start")
+                .legend(|(x, y)| Circle::new((x, y), 4, BLUE.filled()));
             c.draw_series([Circle::new((goal[0], goal[1]), 6, RED.filled())])?
                 .label(format!("goal (tolerance {} m)", task.tolerance))
                 .legend(|(x, y)| Circle::new((x, y), 4, RED.filled()));
@@ -325,12 +429,13 @@ fn plot(task: &Task, ep: &Episode, planner: &str, path: &Path) -> Result<(), Box
         }
     }
     let cost: Vec<(f64, f64)> = ep.running_cost.iter().enumerate().map(|(k, c)| (k as f64 * dt, *c)).collect();
-    let plan: Vec<(f64, f64)> = ep.plans.iter().enumerate().map(|(k, s)| (k as f64 * dt, 1e3 * s.seconds)).collect();
+    let plan: Vec<(f64, f64)> =
+        ep.plans.iter().enumerate().map(|(k, s)| (k as f64 * dt, 1e3 * s.cpu_seconds)).collect();
     let t_end = (cost.len().max(1) as f64) * dt;
     let c_hi = cost.iter().map(|p| p.1).fold(1e-9, f64::max) * 1.1;
     let p_hi = plan.iter().map(|p| p.1).fold(1e3 * dt, f64::max) * 1.1;
     let mut c = ChartBuilder::on(&right)
-        .caption("running cost (blue) and planning time (grey)", ("sans-serif", 18))
+        .caption("running cost (blue) and planning CPU time (grey)", ("sans-serif", 18))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(55)
@@ -338,7 +443,7 @@ fn plot(task: &Task, ep: &Episode, planner: &str, path: &Path) -> Result<(), Box
         .build_cartesian_2d(0.0..t_end, 0.0..c_hi)?
         .set_secondary_coord(0.0..t_end, 0.0..p_hi);
     c.configure_mesh().x_desc("time (s)").y_desc("cost rate").draw()?;
-    c.configure_secondary_axes().y_desc("planning time (ms)").draw()?;
+    c.configure_secondary_axes().y_desc("planning CPU time (ms)").draw()?;
     c.draw_series(LineSeries::new(cost, BLUE.stroke_width(2)))?;
     c.draw_secondary_series(LineSeries::new(plan, RGBColor(120, 120, 120).stroke_width(1)))?;
     c.draw_secondary_series(LineSeries::new([(0.0, 1e3 * dt), (t_end, 1e3 * dt)], RED.mix(0.6).stroke_width(1)))?;

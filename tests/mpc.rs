@@ -2,20 +2,21 @@
 //! cost against the Riccati solution (and the box-constrained optimum's KKT
 //! conditions), cost derivatives and plan gradients against finite
 //! differences, warm-start shifts, control limits, and contacts from
-//! distance giving the pusher a gradient before contact.
+//! distance giving the pusher a gradient before contact; the hybrid
+//! planner's refinement lowering the cost of its sampled plan.
 
 mod common;
 
 use burn::tensor::Tensor;
 use cenic::diff::{ControlKind, GradCheckOptions, gradcheck};
 use cenic::integrator::{CenicParams, Mode};
-use cenic::mpc::tasks::{self, Task};
-use cenic::mpc::{
-    Budget, BurnCost, ControlEffort, Cost, CostDerivatives, CostSum, Ilqr, IlqrOptions, Interpolation, Penalty,
-    Planner, PredictiveSampling, Problem, QuadraticTracking, SamplingOptions, Target, TargetDistance, Workspace,
-    closed_loop,
-};
 use cenic::model::Model;
+use cenic::mpc::tasks::{self, Measure, Task};
+use cenic::mpc::{
+    Budget, BurnCost, ControlEffort, Cost, CostDerivatives, CostSum, Hybrid, HybridOptions, Ilqr, IlqrOptions,
+    Interpolation, Penalty, Planner, PredictiveSampling, Problem, QuadraticTracking, SamplingOptions, Target,
+    TargetDistance, Workspace, closed_loop,
+};
 use std::sync::Arc;
 
 /// Two coupled carts: a slide along x and, on it, a slide along (1, 1)/√2,
@@ -71,9 +72,8 @@ fn lq_cost(nx: usize, nc: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>, CostSum) {
     let q = vec![4.0, 1.0, 0.5, 0.2];
     let qt = vec![40.0, 20.0, 2.0, 2.0];
     let r = 0.05;
-    let cost = CostSum::new()
-        .with(QuadraticTracking::diagonal(vec![0.0; nx], &q, &qt))
-        .with(ControlEffort::uniform(nc, r));
+    let cost =
+        CostSum::new().with(QuadraticTracking::diagonal(vec![0.0; nx], &q, &qt)).with(ControlEffort::uniform(nc, r));
     (q, qt, vec![r; nc], cost)
 }
 
@@ -91,7 +91,11 @@ fn identify(p: &Problem) -> (Vec<f64>, Vec<f64>) {
         let mut col = vec![0.0; nx];
         for s in [1.0, -1.0] {
             let (mut x, mut u) = (x0.clone(), u0.clone());
-            if j < nx { x[j] = s } else { u[j - nx] = s }
+            if j < nx {
+                x[j] = s
+            } else {
+                u[j - nx] = s
+            }
             let y = step(&x, &u);
             (0..nx).for_each(|i| col[i] += 0.5 * s * y[i]);
         }
@@ -275,10 +279,18 @@ fn box_constrained_ilqr_reaches_the_kkt_point_and_respects_the_limits() {
             assert!(g.abs() < tol, "free control {i} = {v} has gradient {g}");
         }
     }
+    // On a linear model the Jacobians do not depend on the plan: iterations
+    // reusing one linearization reach the same constrained optimum.
+    let mut reuse = Ilqr::new(p.clone(), IlqrOptions { tolerance: 1e-13, reuse: 3, ..Default::default() });
+    let s = reuse.plan(&x0, Budget::Iterations(30)).unwrap();
+    let err = reuse.controls().iter().zip(&u).fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+    assert!(s.linearizations < s.iterations, "{s:?}");
+    assert!(err < 1e-8, "with reused Jacobians the plan differs by {err} ({s:?})");
     // The closed loop and the sampling planner keep within the limits too.
     let mut plant = cenic::mpc::Plant::new(p.model.clone(), p.mode.clone(), Default::default());
     let ep = closed_loop(&mut ilqr, &mut plant, &x0, 5, Budget::Iterations(2)).unwrap();
-    let mut ps = PredictiveSampling::new(p.clone(), SamplingOptions { samples: 16, sigma: 2.0, ..Default::default() }).unwrap();
+    let mut ps =
+        PredictiveSampling::new(p.clone(), SamplingOptions { samples: 16, sigma: 2.0, ..Default::default() }).unwrap();
     let ep2 = closed_loop(&mut ps, &mut plant, &x0, 5, Budget::Iterations(2)).unwrap();
     for (i, v) in ep.controls.iter().chain(&ep2.controls).chain(ps.controls()).enumerate() {
         assert!(*v >= p.lower[i % nc] && *v <= p.upper[i % nc], "applied control {v} outside its range");
@@ -301,7 +313,8 @@ fn check_cost(cost: &dyn Cost, model: &Arc<Model>, x: &[f64], u: &[f64], exact_h
         let v = eval(&z, Some(&mut d));
         assert!((v - eval(&z, None)).abs() < 1e-14 * v.abs().max(1.0));
         let grad: Vec<f64> = d.lx.iter().chain(&d.lu).copied().collect();
-        let report = gradcheck(|z| eval(z, None), &z, &grad, &GradCheckOptions { rel_step: 1e-6, ..Default::default() });
+        let report =
+            gradcheck(|z| eval(z, None), &z, &grad, &GradCheckOptions { rel_step: 1e-6, ..Default::default() });
         let scale = grad.iter().fold(1.0f64, |m, g| m.max(g.abs()));
         assert!(report.max_abs_error() < 1e-7 * scale, "gradient (terminal: {terminal}):\n{report}");
         if !exact_hessian {
@@ -366,7 +379,7 @@ fn cost_derivatives_equal_finite_differences() {
     }
     // Slides only: the residual is linear, so Gauss–Newton is the Hessian.
     let carts = carts();
-        let xc = vec![0.2, -0.1, 0.3, 0.05];
+    let xc = vec![0.2, -0.1, 0.3, 0.05];
     let b = carts.body_id("b").unwrap();
     let slide = TargetDistance {
         body: b,
@@ -415,7 +428,13 @@ fn cost_derivatives_equal_finite_differences() {
     let j2 = builtin.trajectory(&mut wc, &xs, &us, 0.05, Some(&mut d2));
     assert!((j1 - j2).abs() < 1e-14);
     for (a, b) in d1.iter().zip(&d2) {
-        for (x, y) in a.lx.iter().chain(&a.lu).chain(&a.lxx).chain(&a.luu).zip(b.lx.iter().chain(&b.lu).chain(&b.lxx).chain(&b.luu)) {
+        for (x, y) in
+            a.lx.iter()
+                .chain(&a.lu)
+                .chain(&a.lxx)
+                .chain(&a.luu)
+                .zip(b.lx.iter().chain(&b.lu).chain(&b.lxx).chain(&b.luu))
+        {
             assert!((x - y).abs() < 1e-12, "burn adapter {x} vs built-in {y}");
         }
     }
@@ -438,7 +457,8 @@ fn plan_gradient_through_the_rollout_equals_finite_differences() {
             penalty: Penalty::SmoothAbs { epsilon: 0.01 },
         })
         .with(ControlEffort::uniform(2, 0.01));
-    for mode in [Mode::Fixed { dt: 0.01 }, Mode::ErrorControlled(CenicParams { accuracy: 1e-9, ..Default::default() })] {
+    for mode in [Mode::Fixed { dt: 0.01 }, Mode::ErrorControlled(CenicParams { accuracy: 1e-9, ..Default::default() })]
+    {
         let p = Problem::new(model.clone(), mode.clone(), DT, 8, Arc::new(cost.clone())).unwrap();
         let (nx, nc, h) = (p.nx(), p.nc(), p.horizon);
         let x0 = vec![0.3, 0.8, 0.5, -0.2];
@@ -493,7 +513,10 @@ fn warm_start_shifts_the_plan_by_one_interval() {
     let nx = p.nx();
     assert!(old[nx..2 * nx].iter().zip(&x1).all(|(a, b)| (a - b).abs() < 1e-12), "plant and plan agree");
     let new = p.rollout(None).simulate(&x1, ilqr.controls(), &[], H).unwrap();
-    assert!(old[nx..].iter().zip(&new[..H * nx]).all(|(a, b)| (a - b).abs() < 1e-12), "shifted rollout follows the old plan");
+    assert!(
+        old[nx..].iter().zip(&new[..H * nx]).all(|(a, b)| (a - b).abs() < 1e-12),
+        "shifted rollout follows the old plan"
+    );
 
     // Sampling: the knots are the old spline one interval later.
     for interp in [Interpolation::Linear, Interpolation::Zero] {
@@ -515,7 +538,11 @@ fn warm_start_shifts_the_plan_by_one_interval() {
         for j in 0..5 {
             for i in 0..nc {
                 let want = spline(j as f64 * span + DT, i);
-                assert!((ps.knots()[j * nc + i] - want).abs() < 1e-12, "{interp:?} knot {j}: {} vs {want}", ps.knots()[j * nc + i]);
+                assert!(
+                    (ps.knots()[j * nc + i] - want).abs() < 1e-12,
+                    "{interp:?} knot {j}: {} vs {want}",
+                    ps.knots()[j * nc + i]
+                );
             }
         }
         assert_eq!(ps.controls().len(), u0.len());
@@ -526,7 +553,10 @@ fn warm_start_shifts_the_plan_by_one_interval() {
 fn contacts_from_distance_give_the_pusher_a_gradient_before_contact() {
     let Some(dir) = common::shared_file("models/gymnasium") else { return };
     let task = Task::new("pusher", &dir, 0).unwrap();
-    let p = task.problem.clone();
+    // The object's distance to the goal alone (the task's other terms, the
+    // work plane and control effort, depend on the arm anyway).
+    let Measure::FinalDistance(push) = task.measure.clone() else { panic!("the pusher measures a distance") };
+    let p = Problem { cost: Arc::new(push), ..task.problem.clone() };
     let (nx, nc, h) = (p.nx(), p.nc(), p.horizon);
     // The arm at rest, controls zero: no contact over the horizon.
     let u = vec![0.0; h * nc];
@@ -539,7 +569,11 @@ fn contacts_from_distance_give_the_pusher_a_gradient_before_contact() {
         p.cost.trajectory(&mut ws, &lin.trajectory, &u, p.dt, Some(&mut d));
         let g: Vec<f64> = d.iter().flat_map(|d| d.lx.clone()).collect();
         let (_, gu, _) = lin.vjp(&g);
-        eprintln!("CFD {cfd:?}: |dJ/du| = {:.3e}, phantom pairs {}", gu.iter().map(|g| g * g).sum::<f64>().sqrt(), lin.stats.phantom_pairs);
+        eprintln!(
+            "CFD {cfd:?}: |dJ/du| = {:.3e}, phantom pairs {}",
+            gu.iter().map(|g| g * g).sum::<f64>().sqrt(),
+            lin.stats.phantom_pairs
+        );
         grads.push(gu);
         trajs.push(lin.trajectory);
     }
@@ -560,4 +594,79 @@ fn contacts_from_distance_give_the_pusher_a_gradient_before_contact() {
     with.set_controls(&u);
     let s1 = with.plan(&task.x0, Budget::Iterations(3)).unwrap();
     assert!(s1.accepted > 0 && with.controls().iter().any(|v| *v != 0.0), "{s1:?}");
+}
+
+#[test]
+fn smooth_abs_curvature_majorizes_the_penalty() {
+    // The Gauss–Newton curvature of the smooth-abs penalty is its quadratic
+    // majorizer at r: ρ(r') ≤ ρ(r) + g·(r' − r) + ½ (r' − r)ᵀ H (r' − r) for all r'.
+    let pen = Penalty::SmoothAbs { epsilon: 0.01 };
+    let mut seed = 1u64;
+    let mut rnd = || {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 0.6
+    };
+    for _ in 0..1000 {
+        let r: Vec<f64> = (0..2).map(|_| rnd()).collect();
+        let r2: Vec<f64> = (0..2).map(|_| rnd()).collect();
+        let (mut g, mut h) = (vec![0.0; 2], vec![0.0; 4]);
+        let f = pen.eval(&r, Some((&mut g, &mut h)));
+        let d = [r2[0] - r[0], r2[1] - r[1]];
+        let model = f
+            + g[0] * d[0]
+            + g[1] * d[1]
+            + 0.5 * (0..2).map(|i| (0..2).map(|j| d[i] * h[i * 2 + j] * d[j]).sum::<f64>()).sum::<f64>();
+        assert!(pen.eval(&r2, None) <= model + 1e-15, "not a majorizer at r = {r:?}, r' = {r2:?}");
+        assert!(h[0] > 0.0 && h[3] > 0.0 && h[1] == 0.0, "curvature {h:?}");
+    }
+}
+
+#[test]
+fn hybrid_refinement_lowers_the_cost_of_the_sampled_plan() {
+    let (p, ..) = carts_problem(true);
+    let nc = p.nc();
+    let x0 = vec![0.6, -0.4, 0.5, 0.1];
+    let mut ws = Workspace::new(p.model.clone());
+    // Objective of a plan by an independent rollout (the differentiable one).
+    let mut objective = |u: &[f64]| {
+        let xs = p.rollout(None).simulate(&x0, u, &[], H).unwrap();
+        p.cost.trajectory(&mut ws, &xs, u, DT, None)
+    };
+    let j_initial = objective(&p.initial_controls());
+    let opts = HybridOptions {
+        sampling: SamplingOptions { samples: 16, knots: 4, sigma: 0.5, seed: 7, ..Default::default() },
+        ilqr: IlqrOptions { tolerance: 1e-13, ..Default::default() },
+        sampling_share: 2.0 / 3.0,
+    };
+    let mut hybrid = Hybrid::new(p.clone(), opts.clone()).unwrap();
+    // Three iterations: two sampling rounds, one iLQR step.
+    let stats = hybrid.plan(&x0, Budget::Iterations(3)).unwrap();
+    assert_eq!(stats.iterations, 3, "{stats:?}");
+    assert_eq!(stats.linearizations, 1, "{stats:?}");
+    let (sampled, refined) = (hybrid.sampled_controls().to_vec(), hybrid.controls().to_vec());
+    let (j_sampled, j_refined) = (objective(&sampled), objective(&refined));
+    eprintln!("hybrid: J initial {j_initial:.6} → sampled {j_sampled:.6} → refined {j_refined:.6} ({stats:?})");
+    assert!((stats.initial_cost - j_initial).abs() < 1e-9 * j_initial, "{} vs {j_initial}", stats.initial_cost);
+    assert!((hybrid.sampled_cost() - j_sampled).abs() < 1e-9 * j_sampled, "{} vs {j_sampled}", hybrid.sampled_cost());
+    assert!((stats.cost - j_refined).abs() < 1e-9 * j_refined, "{} vs {j_refined}", stats.cost);
+    assert!(j_sampled < j_initial, "sampling found nothing better than the initial guess ({j_sampled} vs {j_initial})");
+    // One Gauss–Newton step on a linear-quadratic problem is nearly exact:
+    // the refinement must remove most of the sampled plan's excess over the optimum.
+    let mut exact = Ilqr::new(p.clone(), IlqrOptions { tolerance: 1e-13, ..Default::default() });
+    let j_opt = exact.plan(&x0, Budget::Iterations(30)).unwrap().cost;
+    assert!(j_refined >= j_opt - 1e-9 * j_opt, "refined {j_refined} below the optimum {j_opt}");
+    assert!(
+        j_refined - j_opt < 0.5 * (j_sampled - j_opt),
+        "refinement did not lower the sampled plan's cost enough: optimum {j_opt}, sampled {j_sampled}, refined {j_refined}"
+    );
+    for (i, v) in refined.iter().enumerate() {
+        assert!(*v >= p.lower[i % nc] && *v <= p.upper[i % nc], "control {i} = {v} outside its range");
+    }
+    // Warm start: the refined plan, shifted, is the next sampling nominal.
+    hybrid.shift();
+    assert_eq!(&hybrid.controls()[..(H - 1) * nc], &refined[nc..], "controls move one interval earlier");
+    // No sampling share: plain iLQR.
+    let mut plain = Hybrid::new(p.clone(), HybridOptions { sampling_share: 0.0, ..opts }).unwrap();
+    let s = plain.plan(&x0, Budget::Iterations(30)).unwrap();
+    assert!((s.cost - j_opt).abs() < 1e-9 * j_opt, "{} vs {j_opt}", s.cost);
 }

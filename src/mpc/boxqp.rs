@@ -89,8 +89,10 @@ pub fn box_qp(h: &[f64], g: &[f64], lo: &[f64], hi: &[f64], x0: &[f64]) -> Optio
         }
         // Newton step on the free variables, clamped ones held: target
         // x_f = −H_ff⁻¹ (g_f + H_fc x_c).
-        let mut rhs: Vec<f64> =
-            idx.iter().map(|&i| g[i] + (0..n).filter(|&j| !free[j]).map(|j| h[i * n + j] * x[j]).sum::<f64>()).collect();
+        let mut rhs: Vec<f64> = idx
+            .iter()
+            .map(|&i| g[i] + (0..n).filter(|&j| !free[j]).map(|j| h[i * n + j] * x[j]).sum::<f64>())
+            .collect();
         cholesky_solve_in_place(fac, idx.len(), &mut rhs);
         let mut dir = vec![0.0; n];
         for (a, &i) in idx.iter().enumerate() {
@@ -164,7 +166,9 @@ mod tests {
         kkt(&h, &g, &ninf, &inf, &r);
         assert!(r.free.iter().all(|&f| f));
         // Tight boxes: every combination of active bounds is handled.
-        for (lo, hi) in [([-0.1, -0.1, -0.1], [0.1, 0.1, 0.1]), ([-1.0, 0.0, -1.0], [0.0, 0.3, 1.0]), ([0.2; 3], [0.5; 3])] {
+        for (lo, hi) in
+            [([-0.1, -0.1, -0.1], [0.1, 0.1, 0.1]), ([-1.0, 0.0, -1.0], [0.0, 0.3, 1.0]), ([0.2; 3], [0.5; 3])]
+        {
             let r = box_qp(&h, &g, &lo, &hi, &[0.0; 3]).unwrap();
             kkt(&h, &g, &lo, &hi, &r);
         }

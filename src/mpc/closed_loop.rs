@@ -73,6 +73,11 @@ impl Episode {
         self.plans.iter().map(|p| p.seconds).sum::<f64>() / self.plans.len().max(1) as f64
     }
 
+    /// Mean planning CPU time per interval (s, see [`super::cpu_seconds`]).
+    pub fn mean_plan_cpu_seconds(&self) -> f64 {
+        self.plans.iter().map(|p| p.cpu_seconds).sum::<f64>() / self.plans.len().max(1) as f64
+    }
+
     /// Σ dt·l + l_T over the episode.
     pub fn total_cost(&self) -> f64 {
         self.running_cost.iter().sum::<f64>() * self.dt + self.terminal_cost

@@ -237,7 +237,11 @@ pub enum Penalty {
     Quadratic,
     /// √(|r|² + ε²) − ε (units of r): quadratic within ε of zero, then
     /// linear — a distance whose gradient does not fade far from the goal
-    /// (MuJoCo MPC's smooth-abs norm).
+    /// (MuJoCo MPC's smooth-abs norm). Its curvature for Gauss–Newton is
+    /// that of the quadratic majorizer touching it at r, I/√(|r|² + ε²)
+    /// (iteratively reweighted least squares), not the exact Hessian,
+    /// which vanishes along r far from zero: with it, a Newton step along
+    /// r is unbounded, while the majorizer's step at most reaches r = 0.
     SmoothAbs {
         /// ε (units of r).
         epsilon: f64,
@@ -245,7 +249,8 @@ pub enum Penalty {
 }
 
 impl Penalty {
-    /// ρ(r); its gradient into `g` (len r) and Hessian into `h` (r × r) when given.
+    /// ρ(r); its gradient into `g` (len r) and Gauss–Newton curvature
+    /// into `h` (r × r, positive definite; see the variants) when given.
     pub fn eval(&self, r: &[f64], grad: Option<(&mut [f64], &mut [f64])>) -> f64 {
         let n = r.len();
         let r2: f64 = r.iter().map(|x| x * x).sum();
@@ -261,11 +266,10 @@ impl Penalty {
             Penalty::SmoothAbs { epsilon } => {
                 let s = (r2 + epsilon * epsilon).sqrt();
                 if let Some((g, h)) = grad {
+                    h.fill(0.0);
                     for i in 0..n {
                         g[i] = r[i] / s;
-                        for j in 0..n {
-                            h[i * n + j] = (if i == j { 1.0 } else { 0.0 } - r[i] * r[j] / (s * s)) / s;
-                        }
+                        h[i * n + i] = 1.0 / s;
                     }
                 }
                 s - epsilon

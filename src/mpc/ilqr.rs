@@ -26,12 +26,25 @@ pub struct IlqrOptions {
     /// fraction of the predicted decrease; otherwise the best tried step
     /// that lowers J is taken.
     pub armijo: f64,
-    /// Accept a full step that leaves J unchanged (within 1e-9 relative)
-    /// when the model predicts a decrease (see the [module docs](super)).
-    pub accept_neutral: bool,
+    /// With contacts from distance on: a full step is also accepted when
+    /// J rises by at most this fraction of the model's predicted decrease
+    /// (negative: never). The phantom impulses predict progress that only
+    /// materialises once contact is made, so before the first touch a
+    /// step toward contact leaves the task cost unchanged and adds a
+    /// little control effort; a strict decrease test would stall there
+    /// (see the [module docs](super)). μ then grows as after a rejected
+    /// step, so these steps shrink until contact is made.
+    pub cfd_slack: f64,
     /// Converged when the predicted decrease of a full step is below this
     /// fraction of |J| (plus 1e-12).
     pub tolerance: f64,
+    /// Further iterations a linearization serves after the one that
+    /// formed it, on the plan's new rollout with the same interval
+    /// Jacobians (shifted with the plan between control intervals): a
+    /// rollout is 25–60× cheaper than a linearization on the tasks here.
+    /// A reuse iteration that finds no better plan forces a fresh
+    /// linearization. 0: linearize every iteration (exact iLQR).
+    pub reuse: usize,
 }
 
 impl Default for IlqrOptions {
@@ -44,8 +57,9 @@ impl Default for IlqrOptions {
             mu_factor: 10.0,
             line_search: vec![1.0, 0.5, 0.25, 0.1, 0.03],
             armijo: 0.1,
-            accept_neutral: true,
+            cfd_slack: 0.5,
             tolerance: 1e-6,
+            reuse: 0,
         }
     }
 }
@@ -70,6 +84,16 @@ pub struct Ilqr {
     kfb: Vec<f64>,
     trial_x: Vec<f64>,
     trial_u: Vec<f64>,
+    /// Interval Jacobians D_x (H × nx × nx) and D_u (H × nx × nc) of the
+    /// last linearization, shifted with the plan.
+    jac_x: Vec<f64>,
+    jac_u: Vec<f64>,
+    /// Iterations run on them (`usize::MAX`: none, or stale).
+    jac_uses: usize,
+    /// Whether `xs` is the rollout of `u` from `xs[..nx]`.
+    xs_valid: bool,
+    /// Expected duration of a reuse and of a fresh iteration (for [`Budget`]s in time).
+    iteration_cost: [f64; 2],
 }
 
 /// The expected decrease of J along a step of length α is
@@ -95,21 +119,41 @@ impl Ilqr {
             kfb: vec![0.0; h * nc * nx],
             trial_x: vec![0.0; (h + 1) * nx],
             trial_u: vec![0.0; h * nc],
+            jac_x: vec![],
+            jac_u: vec![],
+            jac_uses: usize::MAX,
+            xs_valid: false,
+            iteration_cost: [0.0; 2],
             problem,
             options,
         }
     }
 
-    /// Sets the plan's controls (H × nc; clamped into the bounds).
+    /// Sets the plan's controls (H × nc; clamped into the bounds). The
+    /// Jacobians kept for reuse belong to the previous plan: the next
+    /// iteration linearizes afresh.
     pub fn set_controls(&mut self, u: &[f64]) {
         assert_eq!(u.len(), self.u.len(), "plan controls: H × nc values");
         self.u.copy_from_slice(u);
         self.problem.clamp(&mut self.u);
+        self.xs_valid = false;
+        self.jac_uses = usize::MAX;
     }
 
     /// States of the plan's last rollout ((H + 1) × nx), empty before the first plan.
     pub fn states(&self) -> &[f64] {
         &self.xs
+    }
+
+    /// The kind of the next iteration: 1 when it linearizes, 0 when it reuses a linearization.
+    fn next_kind(&self) -> usize {
+        usize::from(self.jac_uses == usize::MAX || self.jac_uses > self.options.reuse)
+    }
+
+    /// Expected duration (s, on the last time budget's clock) of an
+    /// iteration that linearizes: the longest recent one, 0 before any.
+    pub fn expected_linearization(&self) -> f64 {
+        self.iteration_cost[1]
     }
 
     /// The current Levenberg–Marquardt damping μ.
@@ -190,7 +234,8 @@ impl Ilqr {
             }
             let kk = &self.kff[k * nc..(k + 1) * nc];
             out.dv1 += (0..nc).map(|i| kk[i] * qu[i]).sum::<f64>();
-            out.dv2 += 0.5 * (0..nc).map(|i| kk[i] * (0..nc).map(|j| quu[i * nc + j] * kk[j]).sum::<f64>()).sum::<f64>();
+            out.dv2 +=
+                0.5 * (0..nc).map(|i| kk[i] * (0..nc).map(|j| quu[i * nc + j] * kk[j]).sum::<f64>()).sum::<f64>();
             // V_x = Q_x + Kᵀ Q_uu k + Kᵀ Q_u + Q_uxᵀ k;
             // V_xx = Q_xx + Kᵀ Q_uu K + Kᵀ Q_ux + Q_uxᵀ K.
             let quu_k: Vec<f64> = (0..nc).map(|i| (0..nc).map(|j| quu[i * nc + j] * kk[j]).sum()).collect();
@@ -230,32 +275,61 @@ impl Ilqr {
     fn iterate(&mut self, x0: &[f64], stats: &mut PlanStats) -> Result<bool, MpcError> {
         let p = self.problem.clone();
         let (nx, nc, h) = (p.nx(), p.nc(), p.horizon);
-        let lin = self.rollout.linearize(x0, &self.u, &[], h)?;
-        stats.linearizations += 1;
-        stats.rollouts += 1;
-        let j0 = p.cost.trajectory(&mut self.ws, &lin.trajectory, &self.u, p.dt, Some(&mut self.derivs));
+        let o = self.options.clone();
+        let fresh = self.next_kind() == 1;
+        if fresh {
+            let lin = self.rollout.linearize(x0, &self.u, &[], h)?;
+            stats.linearizations += 1;
+            stats.rollouts += 1;
+            self.jac_x = lin.d_x;
+            self.jac_u = lin.d_u;
+            self.xs = lin.trajectory;
+            self.xs_valid = true;
+            self.jac_uses = 0;
+        } else if !(self.xs_valid && self.xs[..nx] == *x0) {
+            self.xs.resize((h + 1) * nx, 0.0);
+            let u = &self.u;
+            p.simulate_policy(
+                &mut self.world,
+                x0,
+                |k, _, uk| uk.copy_from_slice(&u[k * nc..(k + 1) * nc]),
+                &mut self.xs,
+                &mut self.trial_u,
+            )?;
+            stats.rollouts += 1;
+            self.xs_valid = true;
+        }
+        self.jac_uses += 1;
+        let j0 = p.cost.trajectory(&mut self.ws, &self.xs, &self.u, p.dt, Some(&mut self.derivs));
         if stats.iterations == 0 {
             stats.initial_cost = j0;
         }
         stats.cost = j0;
-        self.xs.clone_from(&lin.trajectory);
-        let o = self.options.clone();
+        // A reuse iteration that cannot improve asks for a fresh linearization.
+        let stale = |me: &mut Self| {
+            me.jac_uses = usize::MAX;
+            Ok(false)
+        };
+        let (d_x, d_u) = (std::mem::take(&mut self.jac_x), std::mem::take(&mut self.jac_u));
         let bw = loop {
-            match self.backward(&lin.d_x, &lin.d_u) {
-                Some(b) => break b,
+            match self.backward(&d_x, &d_u) {
+                Some(b) => break Some(b),
                 None if self.mu < o.mu_max => self.mu = (self.mu * o.mu_factor).max(o.mu_min),
-                None => return Ok(true),
+                None => break None,
             }
         };
+        (self.jac_x, self.jac_u) = (d_x, d_u);
+        let Some(bw) = bw else { return if fresh { Ok(true) } else { stale(self) } };
         let predicted = |a: f64| -(a * bw.dv1 + a * a * bw.dv2);
         if predicted(1.0) <= o.tolerance * j0.abs() + 1e-12 {
-            return Ok(true);
+            return if fresh { Ok(true) } else { stale(self) };
         }
         // Forward passes on the nonlinear model.
+        let slack = if o.cfd.is_some() && o.cfd_slack >= 0.0 { Some(o.cfd_slack * predicted(1.0)) } else { None };
         let mut best: Option<(f64, f64, Vec<f64>, Vec<f64>)> = None;
         let mut neutral: Option<(f64, Vec<f64>, Vec<f64>)> = None;
         for &alpha in &o.line_search {
-            let (u_nom, x_nom, kff, kfb) = (&self.u, &lin.trajectory, &self.kff, &self.kfb);
+            let (u_nom, x_nom, kff, kfb) = (&self.u, &self.xs, &self.kff, &self.kfb);
             let policy = |k: usize, x: &[f64], u: &mut [f64]| {
                 for i in 0..nc {
                     let g = &kfb[(k * nc + i) * nx..(k * nc + i + 1) * nx];
@@ -277,27 +351,31 @@ impl Ilqr {
                     break;
                 }
             }
-            if alpha == 1.0 && o.accept_neutral && j <= j0 + 1e-9 * j0.abs() {
+            if alpha == 1.0 && slack.is_some_and(|s| j <= j0 + 1e-9 * j0.abs() + s) {
                 neutral = Some((j, self.trial_x.clone(), self.trial_u.clone()));
             }
         }
-        let step = best.or_else(|| neutral.map(|(j, x, u)| (1.0, j, x, u)));
-        match step {
-            Some((alpha, j, x, u)) => {
-                self.u = u;
-                self.xs = x;
-                stats.cost = j;
-                stats.accepted += 1;
-                if alpha == 1.0 {
-                    self.mu = (self.mu / o.mu_factor).max(o.mu_min);
-                }
-                Ok(false)
+        if let Some((alpha, j, x, u)) = best {
+            self.u = u;
+            self.xs = x;
+            stats.cost = j;
+            stats.accepted += 1;
+            if alpha == 1.0 {
+                self.mu = (self.mu / o.mu_factor).max(o.mu_min);
             }
-            None => {
-                self.mu *= o.mu_factor;
-                Ok(self.mu > o.mu_max)
-            }
+            return Ok(false);
         }
+        if let Some((j, x, u)) = neutral {
+            // Progress the model predicted but the plan does not show yet: take it, trust the model less.
+            self.u = u;
+            self.xs = x;
+            stats.cost = j;
+            stats.accepted += 1;
+            self.mu = (self.mu * o.mu_factor).min(o.mu_max);
+            return Ok(false);
+        }
+        self.mu *= o.mu_factor;
+        if fresh { Ok(self.mu > o.mu_max) } else { stale(self) }
     }
 }
 
@@ -318,13 +396,17 @@ impl Planner for Ilqr {
         // (a plan stuck at μ_max would otherwise never move again).
         self.mu = self.options.mu_init;
         let mut stats = PlanStats::default();
-        let (n, seconds) = run_budget(budget, || {
+        let mut cost = self.iteration_cost;
+        let first = self.next_kind();
+        let (n, seconds, cpu) = run_budget(budget, first, &mut cost, || {
             let r = self.iterate(x0, &mut stats);
             stats.iterations += 1;
-            r
+            r.map(|converged| (converged, self.next_kind()))
         })?;
+        self.iteration_cost = cost;
         stats.iterations = n;
         stats.seconds = seconds;
+        stats.cpu_seconds = cpu;
         Ok(stats)
     }
 
@@ -334,14 +416,20 @@ impl Planner for Ilqr {
 
     fn shift(&mut self) {
         let nc = self.problem.nc();
+        let nx = self.problem.nx();
         shift_sequence(&mut self.u, nc);
         shift_sequence(&mut self.kff, nc);
+        shift_sequence(&mut self.jac_x, nx * nx);
+        shift_sequence(&mut self.jac_u, nx * nc);
+        self.xs_valid = false;
     }
 
     fn reset(&mut self) {
         self.u = self.problem.initial_controls();
         self.kff.fill(0.0);
         self.xs.clear();
+        self.xs_valid = false;
+        self.jac_uses = usize::MAX;
         self.mu = self.options.mu_init;
     }
 }

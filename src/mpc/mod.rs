@@ -24,14 +24,21 @@
 //! feedback gains act only on the free controls (Tassa, Mansard & Todorov,
 //! "Control-limited differential dynamic programming", ICRA 2014). The
 //! forward pass applies u = clamp(ū + α k + K (x − x̄)) on the planner's
-//! nonlinear model for every α of a short list (a rollout is 30–80×
+//! nonlinear model for every α of a short list (a rollout is 25–80×
 //! cheaper than a linearisation, so all of them are tried) and keeps the
 //! best; a step that does not lower J is rejected and μ grows. Exception:
-//! with contacts from distance, a step whose cost is unchanged is accepted
-//! when the model predicted a decrease (`accept_neutral`): the phantom
-//! impulses predict progress that only materialises once contact is made,
-//! and a strict decrease test would stall before the first touch. Warm start:
-//! the previous plan shifted by one interval (last control repeated).
+//! with contacts from distance, a full step whose J rises by at most a
+//! fraction ([`IlqrOptions::cfd_slack`]) of the model's predicted decrease
+//! is accepted, and μ grows as after a rejection: the phantom impulses
+//! predict progress that only materialises once contact is made, so
+//! before the first touch a step toward contact leaves the task cost
+//! unchanged and adds a little control effort, and a strict decrease test
+//! would stall there. Jacobian reuse ([`IlqrOptions::reuse`]): a
+//! linearisation may serve further iterations on the plan's new rollout
+//! (cost derivatives recomputed, interval Jacobians kept and shifted with
+//! the plan between intervals), since the Jacobian pass dominates the cost
+//! of an iteration. Warm start: the previous plan shifted by one interval
+//! (last control repeated).
 //!
 //! **Sampling planner** ([`PredictiveSampling`]): MuJoCo MPC's predictive
 //! sampling (Howell et al., 2022): the plan is a spline of a few knots;
@@ -40,8 +47,16 @@
 //! [`crate::batch::CpuBatch`] and keeps the best. Warm start: the spline
 //! re-sampled one interval later.
 //!
+//! **Hybrid planner** ([`Hybrid`]): the two in series within one budget
+//! per interval: a share of it for rounds of sampling around the current
+//! plan (the nominal is a full-rate control sequence, the perturbations a
+//! spline of Gaussian knots, as above), the rest for iLQR on the best
+//! candidate. Warm start: the refined plan shifted by one interval.
+//!
 //! **Closed loop** ([`closed_loop`]): plan from the plant's state within a
-//! [`Budget`] (iterations or wall time), apply the first control for one
+//! [`Budget`] (iterations, wall time or the process's CPU time, the last
+//! being the compute a planner may spend on one core whatever else the
+//! machine runs), apply the first control for one
 //! interval on the plant (a separate world, possibly at a finer accuracy
 //! or with perturbed parameters, [`Plant`]), shift, repeat.
 //!
@@ -56,6 +71,7 @@
 mod boxqp;
 mod closed_loop;
 pub mod cost;
+mod hybrid;
 mod ilqr;
 mod sampling;
 pub mod tasks;
@@ -66,6 +82,7 @@ pub use cost::{
     BurnCost, ControlEffort, Cost, CostDerivatives, CostSum, Penalty, QuadraticTracking, Target, TargetDistance,
     Workspace,
 };
+pub use hybrid::{Hybrid, HybridOptions};
 pub use ilqr::{Ilqr, IlqrOptions};
 pub use sampling::{Interpolation, PredictiveSampling, SamplingOptions};
 
@@ -99,20 +116,43 @@ pub enum MpcError {
 pub enum Budget {
     /// A fixed number of planner iterations.
     Iterations(usize),
-    /// Wall time: iterations continue while the next one (estimated by
-    /// the last) still ends within it; at least one always runs.
+    /// Wall time: iterations continue while the next one (expected to
+    /// last as long as the longest recent one of its kind) still ends
+    /// within it; at least one always runs.
     WallTime(Duration),
+    /// CPU time of the process (all its threads, see [`cpu_seconds`]),
+    /// counted like [`Budget::WallTime`]: the compute a planner may spend
+    /// whatever else the machine runs (on one core and an idle machine it
+    /// equals wall time).
+    CpuTime(Duration),
 }
 
 impl Budget {
     /// Whether another iteration fits after `done` iterations, `elapsed`
-    /// time so far and `last` the duration of the previous iteration.
-    pub fn allows(&self, done: usize, elapsed: Duration, last: Duration) -> bool {
+    /// time so far and `next` the expected duration of the next iteration
+    /// (wall or CPU time, as the budget counts).
+    pub fn allows(&self, done: usize, elapsed: Duration, next: Duration) -> bool {
         match *self {
             Budget::Iterations(n) => done < n,
-            Budget::WallTime(t) => done == 0 || elapsed + last <= t,
+            Budget::WallTime(t) | Budget::CpuTime(t) => done == 0 || elapsed + next <= t,
         }
     }
+}
+
+/// CPU time consumed by this process so far (s), all threads together
+/// (`CLOCK_PROCESS_CPUTIME_ID`); wall time since the first call on
+/// platforms without that clock.
+pub fn cpu_seconds() -> f64 {
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant.
+        if unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) } == 0 {
+            return ts.tv_sec as f64 + 1e-9 * ts.tv_nsec as f64;
+        }
+    }
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_secs_f64()
 }
 
 /// What one call of [`Planner::plan`] did.
@@ -132,6 +172,8 @@ pub struct PlanStats {
     pub cost: f64,
     /// Wall time (s).
     pub seconds: f64,
+    /// CPU time of the process over the planning (s, see [`cpu_seconds`]).
+    pub cpu_seconds: f64,
 }
 
 /// A receding-horizon planner.
@@ -202,7 +244,10 @@ impl Problem {
             )));
         }
         if let Some(i) = (0..nc).find(|&i| lower[i].is_nan() || upper[i].is_nan() || !(lower[i] <= upper[i])) {
-            return Err(MpcError::Input(format!("control {i}: bounds [{}, {}] are not an interval", lower[i], upper[i])));
+            return Err(MpcError::Input(format!(
+                "control {i}: bounds [{}, {}] are not an interval",
+                lower[i], upper[i]
+            )));
         }
         self.control = control;
         self.lower = lower;
@@ -291,23 +336,37 @@ pub(crate) fn apply_controls(world: &mut World<f64>, control: ControlKind, u: &[
     dst.copy_from_slice(u);
 }
 
-/// Runs planner iterations while `budget` allows; `iterate` returns
-/// whether the planner has converged (no further iteration needed).
+/// Runs planner iterations while `budget` allows. Iterations come in kinds
+/// of different cost (a linearization, or a reuse of one): `iterate`
+/// returns whether the planner has converged (no further iteration needed)
+/// and the kind of its next iteration; `kind` is the first one's. `cost`
+/// holds the expected duration (s, on the budget's clock) of each kind,
+/// carried between calls: the longest seen, decaying by 10 % per call.
+/// Returns the iterations run, wall and CPU seconds.
 pub(crate) fn run_budget(
     budget: Budget,
-    mut iterate: impl FnMut() -> Result<bool, MpcError>,
-) -> Result<(usize, f64), MpcError> {
+    mut kind: usize,
+    cost: &mut [f64],
+    mut iterate: impl FnMut() -> Result<(bool, usize), MpcError>,
+) -> Result<(usize, f64, f64), MpcError> {
     let start = Instant::now();
-    let mut last = Duration::ZERO;
+    let cpu0 = cpu_seconds();
+    // The clock the budget counts, in s since the start.
+    let clock = || match budget {
+        Budget::CpuTime(_) => cpu_seconds() - cpu0,
+        _ => start.elapsed().as_secs_f64(),
+    };
+    cost.iter_mut().for_each(|c| *c *= 0.9);
     let mut done = 0;
-    while budget.allows(done, start.elapsed(), last) {
-        let t = Instant::now();
-        let converged = iterate()?;
-        last = t.elapsed();
+    while budget.allows(done, Duration::from_secs_f64(clock()), Duration::from_secs_f64(cost[kind])) {
+        let t = clock();
+        let (converged, next) = iterate()?;
+        cost[kind] = cost[kind].max(clock() - t);
+        kind = next;
         done += 1;
         if converged {
             break;
         }
     }
-    Ok((done, start.elapsed().as_secs_f64()))
+    Ok((done, start.elapsed().as_secs_f64(), cpu_seconds() - cpu0))
 }

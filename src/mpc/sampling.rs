@@ -55,6 +55,8 @@ pub struct PredictiveSampling {
     cand_knots: Vec<Vec<f64>>,
     cand_u: Vec<Vec<f64>>,
     cand_x: Vec<Vec<f64>>,
+    /// Expected duration of an iteration (for [`Budget`]s in time).
+    iteration_cost: f64,
 }
 
 impl PredictiveSampling {
@@ -86,6 +88,7 @@ impl PredictiveSampling {
             cand_u: vec![vec![0.0; h * nc]; s],
             cand_x: vec![vec![0.0; (h + 1) * nx]; s],
             u: vec![0.0; h * nc],
+            iteration_cost: 0.0,
             knots,
             problem,
             options,
@@ -146,7 +149,11 @@ impl PredictiveSampling {
         }
         for k in 0..h {
             for w in 0..nworld {
-                let src = if w < count { &self.cand_u[w][k * nc..(k + 1) * nc] } else { &self.cand_u[0][k * nc..(k + 1) * nc] };
+                let src = if w < count {
+                    &self.cand_u[w][k * nc..(k + 1) * nc]
+                } else {
+                    &self.cand_u[0][k * nc..(k + 1) * nc]
+                };
                 ctrl[w * nc..(w + 1) * nc].copy_from_slice(src);
             }
             self.batch.set_ctrl_all(&ctrl).expect("control sizes checked");
@@ -167,6 +174,35 @@ impl PredictiveSampling {
             .zip(failed.par_iter())
             .map(|((ws, (xs, us)), &f)| if f { f64::INFINITY } else { objective(cost.as_ref(), ws, xs, us, dt) })
             .collect()
+    }
+
+    /// One round of sampling around a full-resolution nominal plan `u`
+    /// (H × nc; for the [`super::Hybrid`] planner): the candidates are `u`
+    /// itself and `u` plus spline perturbations of the knots (σ times each
+    /// control's half range, the sum clamped into the bounds); `u` becomes
+    /// the best. Returns the objectives of the nominal and of the best.
+    pub(crate) fn sample_around(&mut self, x0: &[f64], u: &mut [f64], stats: &mut PlanStats) -> (f64, f64) {
+        let p = &self.problem;
+        let nc = p.nc();
+        let s = self.options.samples;
+        self.cand_u[0].copy_from_slice(u);
+        for c in 1..s {
+            for (i, v) in self.cand_knots[c].iter_mut().enumerate() {
+                *v = self.options.sigma * 0.5 * (p.upper[i % nc] - p.lower[i % nc]) * self.rng.normal();
+            }
+            let mut cu = self.controls_of(&self.cand_knots[c]);
+            cu.iter_mut().zip(u.iter()).for_each(|(d, n)| *d += n);
+            self.problem.clamp(&mut cu);
+            self.cand_u[c] = cu;
+        }
+        let costs = self.evaluate(x0, s);
+        stats.rollouts += s;
+        let best = (0..s).min_by(|&a, &b| costs[a].total_cmp(&costs[b])).expect("at least one sample");
+        if best != 0 && costs[best] < costs[0] {
+            u.copy_from_slice(&self.cand_u[best]);
+            stats.accepted += 1;
+        }
+        (costs[0], costs[best].min(costs[0]))
     }
 
     fn iterate(&mut self, x0: &[f64], stats: &mut PlanStats) -> bool {
@@ -215,13 +251,16 @@ impl Planner for PredictiveSampling {
             return Err(MpcError::Input(format!("state: expected {} values, got {}", self.problem.nx(), x0.len())));
         }
         let mut stats = PlanStats::default();
-        let (n, seconds) = run_budget(budget, || {
+        let mut cost = [self.iteration_cost];
+        let (n, seconds, cpu) = run_budget(budget, 0, &mut cost, || {
             let r = self.iterate(x0, &mut stats);
             stats.iterations += 1;
-            Ok(r)
+            Ok((r, 0))
         })?;
+        self.iteration_cost = cost[0];
         stats.iterations = n;
         stats.seconds = seconds;
+        stats.cpu_seconds = cpu;
         Ok(stats)
     }
 

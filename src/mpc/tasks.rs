@@ -4,20 +4,30 @@
 //! | task | model | dt × H (s) | episode | goal (per seed) | success |
 //! |---|---|---|---|---|---|
 //! | `reacher` | gymnasium `reacher.xml` | 0.02 × 25 | 1 s | target in a disc of 0.2 m (gymnasium's) | fingertip within 2 cm of the target at the end |
-//! | `pusher` | gymnasium Pusher-v5 (`pusher.xml`, v5 edits) | 0.05 × 20 | 5 s | object placed as gymnasium does, goal in a 0.1 m disc around gymnasium's | object centre within 5 cm of the goal at the end |
+//! | `pusher` | gymnasium Pusher-v5 ([`pusher_model`]) | 0.05 × 20 | 5 s | object placed as gymnasium does, goal in a 0.1 m disc around gymnasium's | object centre within 5 cm of the goal at the end |
 //! | `billiards` | built-in: a striker confined to a 0.25 m box bats a puck | 0.05 × 30 | 2 s | target 0.35–0.6 m from the puck, ±25° off the line | puck within 5 cm of the target at the end |
 //! | `half_cheetah` | gymnasium `half_cheetah.xml` | 0.05 × 16 | 3 s | forward speed 1–3 m/s | mean speed over the last half within 25 % of the goal |
 //!
-//! Costs use only what the task asks for: the pusher's is the object's
-//! distance to the goal (no shaping term pulling the arm toward the
-//! object, unlike gymnasium's reward), and the billiards' the puck's
-//! distance to the target, so the first contact has to be found: the case
-//! for contacts from distance ([`Task::cfd`]). The planner simulates one
-//! fixed step per interval (reacher, pusher) or a few (billiards,
-//! cheetah); the plant runs CENIC at accuracy 1e-3.
+//! Costs use little beyond what the task asks for, so that the first
+//! contact has to be found: the case for contacts from distance
+//! ([`Task::cfd`]). The pusher's is the object's distance to the goal, a
+//! small control effort (10⁻³, so that idle controls decay), a work-plane
+//! term holding the fork at the object's height and a weak reach term
+//! ([`pusher_with_reach`], weight 0.3 against the object term's 1; 0
+//! turns it off) drawing the fork to the point behind the object
+//! (gymnasium's reward has a fork–object distance term at weight 0.5):
+//! without it an arm that swings past the object, farther than the
+//! contacts-from-distance width, has no gradient left. The billiards' is
+//! the puck's distance to the target. The planner
+//! simulates fixed steps: one per interval (reacher), two (pusher: one
+//! 50 ms step mispredicts the push at first touch, see `BENCHMARKS.md`)
+//! or more (billiards, cheetah); the plant runs CENIC at accuracy 1e-3.
+//! Each task names the evaluation's planning budget per interval
+//! ([`Task::budget`], the same for every planner) and its gradient
+//! planner settings ([`Task::ilqr`]).
 
 use super::cost::{ControlEffort, Cost, CostSum, Penalty, QuadraticTracking, Target, TargetDistance, Workspace};
-use super::{Episode, MpcError, Plant, Problem};
+use super::{Budget, Episode, IlqrOptions, MpcError, Plant, Problem};
 use crate::batch::WorldParams;
 use crate::diff::Cfd;
 use crate::integrator::{CenicParams, Mode};
@@ -61,6 +71,12 @@ pub struct Task {
     pub steps: usize,
     /// Contacts from distance suited to the task (for the gradient planner).
     pub cfd: Cfd,
+    /// Settings of the gradient planner for this task (contacts from
+    /// distance off: the evaluation turns them on with [`Task::cfd`]).
+    pub ilqr: IlqrOptions,
+    /// Planning budget per control interval of the evaluation (the same
+    /// for every planner).
+    pub budget: Budget,
     /// What counts as success.
     pub measure: Measure,
     /// Success when the measure is at most this (m, or relative).
@@ -147,6 +163,20 @@ fn world_point(model: &Arc<Model>, x: &[f64], body: usize, offset: [f64; 3]) -> 
     Workspace::new(model.clone()).point(&x[..model.nq], body, offset)
 }
 
+/// The gradient planner's settings on every task: each linearization
+/// serves two further iterations (the Jacobian pass costs 25–60 rollouts).
+fn default_ilqr() -> IlqrOptions {
+    IlqrOptions { reuse: 2, ..Default::default() }
+}
+
+/// The evaluation's budget: 80 % of the control interval in CPU time, so
+/// that planning runs faster than real time on one core with room for the
+/// last iteration's overrun.
+fn default_budget(problem: &Problem) -> Budget {
+    Budget::CpuTime(std::time::Duration::from_secs_f64(0.8 * problem.dt))
+}
+
+#[allow(clippy::too_many_arguments)]
 fn distance_task(
     name: &'static str,
     problem: Problem,
@@ -171,6 +201,8 @@ fn distance_task(
         x0,
         steps,
         cfd,
+        ilqr: default_ilqr(),
+        budget: default_budget(&problem),
         measure: Measure::FinalDistance(measured),
         tolerance,
         draw,
@@ -219,16 +251,84 @@ pub fn reacher(models_dir: &Path, seed: u64) -> Result<Task, MpcError> {
     Ok(distance_task("reacher", problem, x0, 50, cfd, reach, 0.02, &[]))
 }
 
-/// Pusher: the object to a random goal, cost on the object's distance only.
+/// The gymnasium Pusher-v5 model (`pusher.xml` with v5's edits, as
+/// [`crate::rl::tasks::load_model`] makes it) with the goal marker's two
+/// slide joints removed: the marker has no physics (it collides with
+/// nothing), and the task's goal is a point of the cost, so the marker
+/// stays at gymnasium's default goal and the state loses 4 entries that
+/// every Jacobian pass would otherwise carry (nx = 18 instead of 22).
+pub fn pusher_model(models_dir: &Path) -> Result<Arc<Model>, MpcError> {
+    let path = models_dir.join("pusher.xml");
+    let text = std::fs::read_to_string(&path).map_err(|e| MpcError::Input(format!("{}: {e}", path.display())))?;
+    let sphere = r#"<geom rgba="1 1 1 0" type="sphere" size="0.05 0.05 0.05" density="0.00001" conaffinity="0"/>"#;
+    let cylinder =
+        r#"<geom rgba="1 1 1 1" type="cylinder" size="0.05 0.05 0.05" density="0.00001" contype="1" conaffinity="0"/>"#;
+    let goal_joints = [
+        r#"<joint name="goal_slidey" type="slide" pos="0 0 0" axis="0 1 0" range="-10.3213 10.3" damping="0.5"/>"#,
+        r#"<joint name="goal_slidex" type="slide" pos="0 0 0" axis="1 0 0" range="-10.3213 10.3" damping="0.5"/>"#,
+    ];
+    if let Some(missing) = [sphere, cylinder].iter().chain(&goal_joints).find(|t| !text.contains(**t)) {
+        return Err(MpcError::Input(format!("{}: not gymnasium's pusher (no `{missing}`)", path.display())));
+    }
+    // v5: the object's sphere commented out, its cylinder 1000× denser.
+    let mut v5 =
+        text.replace(sphere, "").replace(cylinder, &cylinder.replace(r#"density="0.00001""#, r#"density="0.01""#));
+    for j in goal_joints {
+        v5 = v5.replace(j, "");
+    }
+    let mut model = Model::from_mjcf_str(&v5).map_err(|e| MpcError::Input(format!("{}: {e}", path.display())))?;
+    // The object–table contact is frictionless (condim 1) and normal to the
+    // object's two horizontal slides, so it exerts no generalized force:
+    // drop it (object contype 2, the moving geoms that touch the object
+    // accept 2) and spare every step and Jacobian pass its constraints and
+    // phantom pairs.
+    let object = body(&model, "object")?;
+    let on_object: Vec<usize> =
+        (0..model.geoms.len()).filter(|&g| model.geoms[g].body == object && model.geoms[g].contype != 0).collect();
+    let partners: Vec<usize> = (0..model.geoms.len())
+        .filter(|&g| {
+            model.body_is_dynamic(model.geoms[g].body) && on_object.iter().any(|&o| model.geoms_can_collide(g, o))
+        })
+        .collect();
+    for &g in &on_object {
+        model.geoms[g].contype = 2;
+        model.geoms[g].conaffinity = 0;
+    }
+    for g in partners {
+        model.geoms[g].conaffinity |= 2;
+    }
+    Ok(Arc::new(model))
+}
+
+/// Weight (cost per m and s) of the pusher's reach term (see [`pusher_with_reach`]).
+pub const PUSHER_REACH: f64 = 0.3;
+
+/// Distance (m) from the object's centre, against the push, of the
+/// point the pusher's reach term draws the fork's crossbar to: the
+/// object's radius (0.05) plus the crossbar's (0.02), i.e. touching it.
+pub const PUSHER_REACH_BEHIND: f64 = 0.07;
+
+/// Pusher: the object to a random goal, cost on the object's distance
+/// (plus a reach term of weight [`PUSHER_REACH`] and a small control
+/// effort, see the [module docs](self)).
 pub fn pusher(models_dir: &Path, seed: u64) -> Result<Task, MpcError> {
-    let model = crate::rl::tasks::load_model(crate::rl::tasks::Kind::Pusher, models_dir)
-        .map(Arc::new)
-        .map_err(|e| MpcError::Input(e.to_string()))?;
+    pusher_with_reach(models_dir, seed, PUSHER_REACH)
+}
+
+/// [`pusher`] with reach weight `reach` (cost per m and s; 0: none): the
+/// running cost gets `reach`·|p − b| (smoothed) in the plane, p the fork's
+/// crossbar centre (`tips_arm`'s origin) and b the point
+/// [`PUSHER_REACH_BEHIND`] behind the object's centre, against the
+/// initial object→goal direction. Without it, an arm that has swung more
+/// than the contacts-from-distance width away from the object sees no
+/// gradient at all and the plan stops (the task cost is flat there).
+pub fn pusher_with_reach(models_dir: &Path, seed: u64, reach: f64) -> Result<Task, MpcError> {
+    let model = pusher_model(models_dir)?;
     let mut rng = EnvRng::new(seed, 0);
     let mut q = model.qpos0.clone();
     let (oy, ox) = (joint_qpos(&model, "obj_slidey")?, joint_qpos(&model, "obj_slidex")?);
-    let (gy, gx) = (joint_qpos(&model, "goal_slidey")?, joint_qpos(&model, "goal_slidex")?);
-    // gymnasium: qpos[-4:-2] (slide y, slide x) = (U(−0.3, 0), U(−0.2, 0.2)), at least 0.17 from the goal.
+    // gymnasium: qpos[-4:-2] (slide y, slide x) = (U(−0.3, 0), U(−0.2, 0.2)), at least 0.17 from the goal;
+    // the goal here is (slide y, slide x) = g instead of gymnasium's (0, 0).
     let (obj, goal) = loop {
         let o = [rng.uniform(-0.3, 0.0), rng.uniform(-0.2, 0.2)];
         let r = 0.1 * rng.uniform(0.0, 1.0).sqrt();
@@ -240,11 +340,10 @@ pub fn pusher(models_dir: &Path, seed: u64) -> Result<Task, MpcError> {
     };
     q[oy] = obj[0];
     q[ox] = obj[1];
-    q[gy] = goal[0];
-    q[gx] = goal[1];
     let x0 = state(&model, q);
     let object = body(&model, "object")?;
-    let goal = world_point(&model, &x0, body(&model, "goal")?, [0.0; 3]);
+    let marker = world_point(&model, &x0, body(&model, "goal")?, [0.0; 3]);
+    let goal = [marker[0] + goal[1], marker[1] + goal[0], marker[2]];
     let push = TargetDistance {
         body: object,
         offset: [0.0; 3],
@@ -254,9 +353,40 @@ pub fn pusher(models_dir: &Path, seed: u64) -> Result<Task, MpcError> {
         terminal_weight: 1.0,
         penalty: Penalty::SmoothAbs { epsilon: 0.01 },
     };
-    let problem = Problem::new(model.clone(), Mode::Fixed { dt: 0.05 }, 0.05, 20, Arc::new(push.clone()))?;
+    // The work plane: the fork at the object's height. From above, every contact
+    // normal to the object is vertical and moves neither slide, so contacts
+    // from distance alone give no reason to come down.
+    let tip = body(&model, "tips_arm")?;
+    let plane = TargetDistance {
+        body: tip,
+        offset: [0.0; 3],
+        target: Target::Point([0.0, 0.0, world_point(&model, &x0, object, [0.0; 3])[2]]),
+        axes: [false, false, true],
+        running_weight: 10.0,
+        terminal_weight: 0.0,
+        penalty: Penalty::Quadratic,
+    };
+    let o0 = world_point(&model, &x0, object, [0.0; 3]);
+    let (dx, dy) = (goal[0] - o0[0], goal[1] - o0[1]);
+    let n = (dx * dx + dy * dy).sqrt();
+    let behind = [-PUSHER_REACH_BEHIND * dx / n, -PUSHER_REACH_BEHIND * dy / n, 0.0];
+    let approach = TargetDistance {
+        body: tip,
+        offset: [0.0; 3],
+        target: Target::Body { body: object, offset: behind },
+        axes: [true, true, false],
+        running_weight: reach,
+        terminal_weight: 0.0,
+        penalty: Penalty::SmoothAbs { epsilon: 0.01 },
+    };
+    let mut cost = CostSum::new().with(push.clone()).with(plane);
+    if reach > 0.0 {
+        cost = cost.with(approach);
+    }
+    let cost = cost.with(ControlEffort::uniform(model.nu(), 1e-3));
+    let problem = Problem::new(model.clone(), Mode::Fixed { dt: 0.025 }, 0.05, 20, Arc::new(cost))?;
     let cfd = Cfd { width: 0.5, strength: 1.0 };
-    Ok(distance_task("pusher", problem, x0, 100, cfd, push, 0.05, &[body(&model, "tips_arm")?]))
+    Ok(distance_task("pusher", problem, x0, 100, cfd, push, 0.05, &[tip]))
 }
 
 /// MJCF of the billiards-like task: a striker sphere on two actuated
@@ -305,7 +435,14 @@ pub fn billiards(seed: u64) -> Result<Task, MpcError> {
     let mode = Mode::Fixed { dt: 0.01 };
     let problem = Problem::new(model.clone(), mode, 0.05, 30, Arc::new(hit.clone()))?;
     let cfd = Cfd { width: 0.1, strength: 1.0 };
-    Ok(distance_task("billiards", problem, x0, 40, cfd, hit, 0.05, &[body(&model, "striker")?]))
+    let mut task = distance_task("billiards", problem, x0, 40, cfd, hit, 0.05, &[body(&model, "striker")?]);
+    // No slack acceptance: with no control effort the first full step is
+    // bang-bang, and accepted without a decrease it parks the striker in a
+    // corner of its box where every control sits on its bound, the box QP
+    // has no free control left and planning stops (0/20 goals with it, 5/20
+    // without, BENCHMARKS.md).
+    task.ilqr.cfd_slack = -1.0;
+    Ok(task)
 }
 
 /// Half cheetah: run forward at a random speed.
@@ -338,6 +475,8 @@ pub fn half_cheetah(models_dir: &Path, seed: u64) -> Result<Task, MpcError> {
         plant_params: WorldParams::default(),
         steps: 60,
         cfd: Cfd { width: 0.05, strength: 10.0 },
+        ilqr: default_ilqr(),
+        budget: default_budget(&problem),
         measure: Measure::MeanSpeed { dof: rootx, goal },
         tolerance: 0.25,
         draw: vec![("torso".into(), torso, [0.0; 3])],
