@@ -120,6 +120,7 @@ fn main() {
     let solves = match mode {
         Mode::Fixed { .. } => s.accepted,
         Mode::ErrorControlled(_) => 3 * (s.accepted + s.rejected),
+        _ => unreachable!("--mode builds only fixed and error-controlled CENIC"),
     } as f64;
     let m = &w.sim.model;
     let q = &w.sim.data.q;
