@@ -69,7 +69,8 @@ fn scenes() -> Vec<Scene> {
         },
     ];
     for (name, horizon) in [("ant", 0.2), ("humanoid", 0.1)] {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../shared/models/gymnasium/{name}.xml"));
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../shared/models/gymnasium/{name}.xml"));
         match Model::from_mjcf_file(&path) {
             Ok(m) => v.push(Scene { name, model: Arc::new(m), key: None, horizon, settle: 0.0 }),
             Err(e) => eprintln!("{name} skipped: {} ({e})", path.display()),
@@ -280,7 +281,10 @@ fn main() {
                                     ));
                                 }
                                 if missed > 0 {
-                                    profiles.push(format!("| {} | {mname} | {n} | ({missed} launches not timed) | | | | |", scene.name));
+                                    profiles.push(format!(
+                                        "| {} | {mname} | {n} | ({missed} launches not timed) | | | | |",
+                                        scene.name
+                                    ));
                                 }
                             }
                             if r.as_ref().map_or(true, |(wall, _)| *wall > budget) {
@@ -327,7 +331,9 @@ fn main() {
             }
         }
     }
-    println!("\nPer GPU measurement (host side; advance = one `advance` call, iteration = one trial of every running world):\n");
+    println!(
+        "\nPer GPU measurement (host side; advance = one `advance` call, iteration = one trial of every running world):\n"
+    );
     println!(
         "| scene | mode | worlds | waits / advance | dispatches / advance | dispatches / iteration | bytes read / world-step | device bytes / world |"
     );

@@ -123,4 +123,3 @@ pub const CONVEX_PAIRS: [(GeomKind, GeomKind); 18] = {
 
 /// No contact (plane–plane: planes are static).
 pub fn contact_plane_plane<T: Real>(_a: &Shape<'_, T>, _b: &Shape<'_, T>, _margin: T, _out: &mut Manifold<T>) {}
-

@@ -36,7 +36,6 @@
 
 use super::GpuError;
 use super::buffers::{BufferSource, Field, GpuData, Layout, Readback, StorageBuffer, element_index};
-use super::model::GpuModel;
 use super::cenic::{
     CenicBuffers, CenicKernels, FIXED_ITERATION, Fusion, GpuCenicStats, GpuCenicWorld, GpuStepRecord, IterationOp,
     STEP_DOUBLING_ITERATION, counter, entry_name, group_parts, part_loops, split_time, trial_stage, world_state,
@@ -46,6 +45,7 @@ use super::contact::GpuContact;
 use super::context::{GpuContext, run_pass};
 use super::dynamics::GpuDynamics;
 use super::icf::{GpuIcfWorld, IcfBuffers, IcfKernels, SolverState, SolverVariant, is_software};
+use super::model::GpuModel;
 use super::sensors::GpuSensors;
 use super::shaders::Kernel;
 use crate::batch::{Batch, BatchError, WorldParams, WorldStatus, check_len};
@@ -313,7 +313,6 @@ pub struct GpuBatchOptions {
     pub solver_variant: Option<SolverVariant>,
 }
 
-
 /// One launch of an iteration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Launch {
@@ -529,7 +528,8 @@ impl GpuBatch {
                                 Some(k) => k,
                                 None => {
                                     let entry = super::cenic::entry_static(&name);
-                                    steps.push((name, Kernel::new(&ctx, CenicKernels::STAGE, entry, nworld, &sources)?));
+                                    steps
+                                        .push((name, Kernel::new(&ctx, CenicKernels::STAGE, entry, nworld, &sources)?));
                                     steps.len() - 1
                                 }
                             };
@@ -683,8 +683,9 @@ impl GpuBatch {
     /// fields through the generated accessors (`q_get(q_at(w, i))`...), which
     /// follow the batch's [`Layout`].
     pub fn with_state_sources<R>(&self, f: impl FnOnce([&dyn BufferSource; 4]) -> R) -> R {
-        self.collision
-            .with_source(|contacts| f([self.dynamics.gpu_model(), self.dynamics.gpu_data(), contacts, &self.icf_buffers]))
+        self.collision.with_source(|contacts| {
+            f([self.dynamics.gpu_model(), self.dynamics.gpu_data(), contacts, &self.icf_buffers])
+        })
     }
 
     /// Completes the submitted [`advance`](Batch::advance): runs the

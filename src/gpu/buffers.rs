@@ -203,7 +203,10 @@ impl Readback {
     ) -> Result<(), GpuError> {
         let total: u64 = parts.iter().map(|p| p.2.len() as u64).sum();
         if total > self.size {
-            return Err(GpuError::Readback(format!("{label}: {total} bytes exceed the {} byte staging buffer", self.size)));
+            return Err(GpuError::Readback(format!(
+                "{label}: {total} bytes exceed the {} byte staging buffer",
+                self.size
+            )));
         }
         let staging = self.staging.lock().unwrap_or_else(|p| p.into_inner());
         let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
@@ -527,8 +530,10 @@ fn wgsl_components(ty: &str) -> Components {
     const V4: [&str; 4] = ["x", "y", "z", "w"];
     const P9: [&str; 9] = ["r0.x", "r0.y", "r0.z", "r1.x", "r1.y", "r1.z", "r2.x", "r2.y", "r2.z"];
     const PM: [&str; 6] = ["ang.x", "ang.y", "ang.z", "lin.x", "lin.y", "lin.z"];
-    const PI: [&str; 13] =
-        ["m", "h.x", "h.y", "h.z", "i.r0.x", "i.r0.y", "i.r0.z", "i.r1.x", "i.r1.y", "i.r1.z", "i.r2.x", "i.r2.y", "i.r2.z"];
+    const PI: [&str; 13] = [
+        "m", "h.x", "h.y", "h.z", "i.r0.x", "i.r0.y", "i.r0.z", "i.r1.x", "i.r1.y", "i.r1.z", "i.r2.x", "i.r2.y",
+        "i.r2.z",
+    ];
     fn p3(e: &[String]) -> String {
         format!("P3({}, {}, {})", e[0], e[1], e[2])
     }
@@ -641,7 +646,10 @@ fn mass_at(w: u32, i: u32, j: u32) -> u32 {{
                 })
                 .collect();
             let ix_fn = if width == 1 {
-                format!("fn {name}_ix(i: u32) -> u32 {{\n    return field_ix(F_{upper}, {}, 1u, i, 0u);\n}}", f.items().wgsl_count())
+                format!(
+                    "fn {name}_ix(i: u32) -> u32 {{\n    return field_ix(F_{upper}, {}, 1u, i, 0u);\n}}",
+                    f.items().wgsl_count()
+                )
             } else {
                 format!(
                     "fn {name}_ix(i: u32, c: u32) -> u32 {{\n    return field_ix(F_{upper}, {}, {width}u, i, c);\n}}",
@@ -759,7 +767,8 @@ impl GpuData {
         for w in 0..self.nworld {
             for k in 0..n {
                 for c in 0..width {
-                    packed[element_index(self.layout, self.nworld, n, width, w, k, c)] = values[(w * n + k) * width + c];
+                    packed[element_index(self.layout, self.nworld, n, width, w, k, c)] =
+                        values[(w * n + k) * width + c];
                 }
             }
         }
@@ -776,7 +785,11 @@ impl GpuData {
             Layout::WorldMajor => buf.write_at(ctx, off + w * n * width, values),
             Layout::FieldMajor => {
                 for (i, x) in values.iter().enumerate() {
-                    buf.write_at(ctx, off + element_index(self.layout, self.nworld, n, width, w, i / width, i % width), &[*x])?;
+                    buf.write_at(
+                        ctx,
+                        off + element_index(self.layout, self.nworld, n, width, w, i / width, i % width),
+                        &[*x],
+                    )?;
                 }
                 Ok(())
             }
@@ -821,7 +834,13 @@ impl GpuData {
     }
 
     /// Reads world `w`'s block of a field.
-    pub fn read_world(&self, ctx: &GpuContext, readback: &Readback, field: Field, w: usize) -> Result<Vec<f32>, GpuError> {
+    pub fn read_world(
+        &self,
+        ctx: &GpuContext,
+        readback: &Readback,
+        field: Field,
+        w: usize,
+    ) -> Result<Vec<f32>, GpuError> {
         let (buf, off, n, width) = self.region(field);
         if self.layout == Layout::WorldMajor {
             return buf.read_range(ctx, readback, off + w * n * width, n * width);

@@ -286,22 +286,7 @@ pub fn struct_layouts() -> Vec<StructLayout> {
         struct_layout!(
             "CenicWorld",
             GpuCenicWorld,
-            [
-                time,
-                t_end,
-                h_next,
-                h,
-                h_try,
-                err,
-                state,
-                trial,
-                reason,
-                detail,
-                first_trial,
-                stage,
-                lands,
-                ncontact0
-            ]
+            [time, t_end, h_next, h, h_try, err, state, trial, reason, detail, first_trial, stage, lands, ncontact0]
         ),
         struct_layout!(
             "CenicStats",
@@ -627,7 +612,9 @@ pub fn step_entry_points() -> String {
                 let calls: Vec<String> = run.iter().map(|p| format!("part_{p}(w)")).collect();
                 let body = match calls.split_last() {
                     Some((tail, [])) => format!("        _ = {tail};\n"),
-                    Some((tail, head)) => format!("        if ({}) {{\n            _ = {tail};\n        }}\n", head.join(" && ")),
+                    Some((tail, head)) => {
+                        format!("        if ({}) {{\n            _ = {tail};\n        }}\n", head.join(" && "))
+                    }
                     None => String::new(),
                 };
                 let count = if last(run) { "    end_iteration(w);\n" } else { "" };

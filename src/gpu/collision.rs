@@ -191,9 +191,16 @@ pub fn kind_constants() -> String {
         out += &format!("const GEOM_{}: u32 = {}u;\n", k.name().to_uppercase(), k as u32);
     }
     out += &format!("const GEOM_KINDS: u32 = {}u;\n", GeomKind::COUNT);
-    out += &format!("/// Most points a single narrow-phase call may produce (collision::MAX_MANIFOLD).\nconst MAX_MANIFOLD: u32 = {MAX_MANIFOLD}u;\n");
+    out += &format!(
+        "/// Most points a single narrow-phase call may produce (collision::MAX_MANIFOLD).\nconst MAX_MANIFOLD: u32 = {MAX_MANIFOLD}u;\n"
+    );
     for p in &PAIR_KINDS {
-        out += &format!("const PAIR_{}_{}: u32 = {}u;\n", p.a.name().to_uppercase(), p.b.name().to_uppercase(), pair_code(p.a, p.b));
+        out += &format!(
+            "const PAIR_{}_{}: u32 = {}u;\n",
+            p.a.name().to_uppercase(),
+            p.b.name().to_uppercase(),
+            pair_code(p.a, p.b)
+        );
     }
     out
 }

@@ -69,7 +69,12 @@ impl GpuDynamics {
     }
 
     /// [`Self::new`] with the per-world arrays in `layout`.
-    pub fn with_layout(ctx: Arc<GpuContext>, model: Arc<Model>, nworld: usize, layout: Layout) -> Result<Self, GpuError> {
+    pub fn with_layout(
+        ctx: Arc<GpuContext>,
+        model: Arc<Model>,
+        nworld: usize,
+        layout: Layout,
+    ) -> Result<Self, GpuError> {
         if nworld == 0 {
             return Err(GpuError::Length { what: "nworld", expected: 1, got: 0 });
         }

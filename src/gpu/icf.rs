@@ -1306,7 +1306,8 @@ impl IcfKernels {
         };
         let stage = match (state, variant) {
             (SolverState::Storage, _) => base,
-            (SolverState::Private(_), SolverVariant::Serial) | (SolverState::Workgroup(_), SolverVariant::Cooperative) => {
+            (SolverState::Private(_), SolverVariant::Serial)
+            | (SolverState::Workgroup(_), SolverVariant::Cooperative) => {
                 super::cenic::entry_static(&format!("{base}#{}", state.key()))
             }
             _ => {

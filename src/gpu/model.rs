@@ -360,7 +360,11 @@ pub fn struct_layouts() -> Vec<StructLayout> {
             ]
         ),
         struct_layout!("Dof", GpuDof, [body, joint, parent, armature, damping]),
-        struct_layout!("Geom", GpuGeom, [body, kind, mesh, contype, conaffinity, pos, rbound, quat, size, margin, material]),
+        struct_layout!(
+            "Geom",
+            GpuGeom,
+            [body, kind, mesh, contype, conaffinity, pos, rbound, quat, size, margin, material]
+        ),
         struct_layout!("Site", GpuSite, [body, pos, quat]),
         struct_layout!("WorldParams", GpuWorldParams, [mass_scale, stiffness, dissipation, mu_static, mu_dynamic]),
     ]

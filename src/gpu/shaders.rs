@@ -58,10 +58,7 @@ pub const STAGE_DEPS: &[(&str, &[&str])] = &[
     ("rl", &["icf_cost"]),
     ("sensors", &["icf_cost"]),
     ("cenic", &["kinematics", "rnea", "integrate", "icf_builder"]),
-    (
-        "collision",
-        &["collision_shapes", "collision_analytic", "collision_gjk", "collision_epa", "collision_manifold"],
-    ),
+    ("collision", &["collision_shapes", "collision_analytic", "collision_gjk", "collision_epa", "collision_manifold"]),
 ];
 
 /// The generated WGSL composed after `data.wgsl` into every stage: the
@@ -239,8 +236,9 @@ pub fn reflect_module(stage: &str, module: &Composed) -> Result<StageInfo, GpuEr
 fn reflect_located(stage: &str, source: &str, origin: Option<&Composed>) -> Result<StageInfo, GpuError> {
     let label = format!("{stage}.wgsl (composed)");
     let err = |loc: Option<naga::SourceLocation>, report: String| {
-        let at = loc
-            .and_then(|l| origin?.locate(l.line_number as usize).map(|(f, line)| (f.to_string(), line, l.line_position)));
+        let at = loc.and_then(|l| {
+            origin?.locate(l.line_number as usize).map(|(f, line)| (f.to_string(), line, l.line_position))
+        });
         let message = match at {
             Some((file, line, col)) => format!("at {file}:{line}:{col}:\n{report}"),
             None => report,
