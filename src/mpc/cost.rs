@@ -103,7 +103,7 @@ pub trait Cost: Send + Sync {
     ) -> f64 {
         let nx = ws.nx();
         let n = xs.len() / nx - 1;
-        let nc = if n == 0 { 0 } else { us.len() / n };
+        let nc = us.len().checked_div(n).unwrap_or(0);
         let mut total = 0.0;
         match derivs {
             Some(ds) => {
@@ -308,12 +308,12 @@ impl QuadraticTracking {
         assert_eq!(x.len(), n, "QuadraticTracking: state size");
         let e: Vec<f64> = x.iter().zip(&self.reference).map(|(a, b)| a - b).collect();
         let mut value = 0.0;
-        let d = d.map(|d| {
+        let mut d = d;
+        if let Some(d) = d.as_mut() {
             for (a, b) in d.lxx.iter_mut().zip(w) {
                 *a += b;
             }
-            d
-        });
+        }
         let mut lx = vec![0.0; n];
         for i in 0..n {
             let we: f64 = (0..n).map(|j| w[i * n + j] * e[j]).sum();
@@ -555,6 +555,9 @@ fn values(t: Tensor<2>) -> Vec<f64> {
     t.to_data().iter::<f64>().collect()
 }
 
+/// A [`BurnCost`]'s residual Jacobians with respect to the states and the controls.
+type ResidualJacobians = (Vec<f64>, Vec<f64>);
+
 impl BurnCost {
     /// Residuals of `n` samples ((n, nr) row-major) and, when `jac`, their
     /// Jacobians with respect to the inputs: (n × nr × nx) and (n × nr × nc).
@@ -565,7 +568,7 @@ impl BurnCost {
         us: &[f64],
         n: usize,
         jac: bool,
-    ) -> (Vec<f64>, Option<(Vec<f64>, Vec<f64>)>) {
+    ) -> (Vec<f64>, Option<ResidualJacobians>) {
         let nr = if terminal { self.terminal_size } else { self.running_size };
         let nx = xs.len() / n.max(1);
         let nc = if terminal || n == 0 { 0 } else { us.len() / n };
@@ -673,7 +676,7 @@ impl Cost for BurnCost {
     ) -> f64 {
         let nx = ws.nx();
         let n = xs.len() / nx - 1;
-        let nc = if n == 0 { 0 } else { us.len() / n };
+        let nc = us.len().checked_div(n).unwrap_or(0);
         let (nr, nt) = (self.running_size, self.terminal_size);
         let want = derivs.is_some();
         let (r, jr) = self.residuals(false, &xs[..n * nx], us, n, want);
