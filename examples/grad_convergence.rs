@@ -32,7 +32,7 @@
 
 use cenic::diff::{DiffRollout, FrictionLoad, Linearization, Param};
 use cenic::integrator::{CenicParams, Mode};
-use cenic::zoo::{self, smooth_control};
+use cenic::zoo;
 use std::io::Write;
 use std::time::Instant;
 
@@ -174,20 +174,7 @@ fn main() {
         // The root body's x position and x velocity (a free joint, or a root slide).
         let (torso_q, torso_v) = (0, 0);
         let x0: Vec<f64> = case.qpos.iter().chain(&case.qvel).copied().collect();
-        // Smooth controls plus seeded noise (±10 % of the range).
-        let mut state = 7u64;
-        let mut noise = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((state >> 11) as f64 / (1u64 << 53) as f64) - 0.5
-        };
-        let mut u = vec![0.0; n * nu];
-        for k in 0..n {
-            for i in 0..nu {
-                let [lo, hi] = model.actuators[i].ctrl_range.unwrap_or([-1.0, 1.0]);
-                let x = smooth_control(&model, 1, i, k as f64 * DT) + 0.2 * (hi - lo) * noise() * 0.5;
-                u[k * nu + i] = x.clamp(lo, hi);
-            }
-        }
+        let u = zoo::noisy_smooth_controls(&model, n, DT);
         let theta = vec![1.0; params.len()];
         let run = |mode_name: &str| -> Option<([Gradient; 2], f64, f64, u64, Linearization)> {
             let r = DiffRollout::new(model.clone(), parse_mode(mode_name, land), DT)

@@ -22,7 +22,7 @@
 
 use cenic::diff::{DiffRollout, FrictionLoad, Linearization, Param};
 use cenic::integrator::{CenicParams, Mode, Tape, World};
-use cenic::zoo::{self, smooth_control};
+use cenic::zoo;
 use std::sync::Arc;
 
 const DT: f64 = 0.01;
@@ -81,19 +81,7 @@ fn main() {
     let (nq, nv, nu) = (model.nq, model.nv, model.nu());
     let nx = nq + nv;
     let x0: Vec<f64> = case.qpos.iter().chain(&case.qvel).copied().collect();
-    let mut state = 7u64;
-    let mut noise = || {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        ((state >> 11) as f64 / (1u64 << 53) as f64) - 0.5
-    };
-    let mut u = vec![0.0; n * nu];
-    for k in 0..n {
-        for i in 0..nu {
-            let [lo, hi] = model.actuators[i].ctrl_range.unwrap_or([-1.0, 1.0]);
-            let x = smooth_control(&model, 1, i, k as f64 * DT) + 0.2 * (hi - lo) * noise() * 0.5;
-            u[k * nu + i] = x.clamp(lo, hi);
-        }
-    }
+    let u = zoo::noisy_smooth_controls(&model, n, DT);
     let params = vec![Param::Friction, Param::Stiffness, Param::Dissipation, Param::MassScale];
     let nominal = vec![1.0; params.len()];
     let theta: Vec<f64> = arg("--theta")

@@ -130,6 +130,30 @@ pub fn smooth_control(model: &Model, seed: u64, i: usize, t: f64) -> f64 {
     0.5 * (lo + hi) + 0.8 * 0.5 * (hi - lo) * sum / norm
 }
 
+/// Controls of `n` intervals of `dt` seconds (row-major n × nu), as the
+/// gradient-convergence harness and tests use them: [`smooth_control`]
+/// with seed 1 at each interval's start, plus uniform noise of ±5 % of the
+/// actuator's range from a fixed linear congruential generator (so the
+/// controls have kinks where a smooth signal would hide contact events),
+/// clamped to `ctrlrange`.
+pub fn noisy_smooth_controls(model: &Model, n: usize, dt: f64) -> Vec<f64> {
+    let nu = model.nu();
+    let mut state = 7u64;
+    let mut noise = || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((state >> 11) as f64 / (1u64 << 53) as f64) - 0.5
+    };
+    let mut u = vec![0.0; n * nu];
+    for k in 0..n {
+        for i in 0..nu {
+            let [lo, hi] = model.actuators[i].ctrl_range.unwrap_or([-1.0, 1.0]);
+            let x = smooth_control(model, 1, i, k as f64 * dt) + 0.1 * (hi - lo) * noise();
+            u[k * nu + i] = x.clamp(lo, hi);
+        }
+    }
+    u
+}
+
 /// What a run recorded.
 #[derive(Clone, Debug, Default)]
 pub struct Run {

@@ -15,32 +15,19 @@ mod common;
 
 use cenic::diff::{DiffRollout, FrictionLoad, Param};
 use cenic::integrator::{CenicParams, Mode};
-use cenic::zoo::{self, smooth_control};
+use cenic::zoo;
 use std::sync::Arc;
 
 const DT: f64 = 0.01;
 
 /// The zoo case `name`, its initial state and seeded smooth controls plus
-/// ±10 % noise over `n` intervals (as examples/grad_convergence.rs).
+/// noise over `n` intervals (`zoo::noisy_smooth_controls`, as examples/grad_convergence.rs).
 fn setup(name: &str, n: usize) -> Option<(Arc<cenic::model::Model>, Vec<f64>, Vec<f64>)> {
     let shared = common::shared_dir()?;
     let cases = zoo::cases(&shared).expect("zoo models load");
     let case = cases.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("zoo has no {name}"));
     let model = case.model.clone();
-    let nu = model.nu();
-    let mut state = 7u64;
-    let mut noise = || {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        ((state >> 11) as f64 / (1u64 << 53) as f64) - 0.5
-    };
-    let mut u = vec![0.0; n * nu];
-    for k in 0..n {
-        for i in 0..nu {
-            let [lo, hi] = model.actuators[i].ctrl_range.unwrap_or([-1.0, 1.0]);
-            let x = smooth_control(&model, 1, i, k as f64 * DT) + 0.2 * (hi - lo) * noise() * 0.5;
-            u[k * nu + i] = x.clamp(lo, hi);
-        }
-    }
+    let u = zoo::noisy_smooth_controls(&model, n, DT);
     let x0 = case.qpos.iter().chain(&case.qvel).copied().collect();
     Some((model, x0, u))
 }

@@ -17,6 +17,7 @@ use super::{DiffError, SolveSite};
 use crate::collision::Contacts;
 use crate::dynamics::{integrate_q, normalize_quaternions};
 use crate::icf::cost::{CostWork, evaluate, normal_potential};
+use crate::integrator::linalg::{lu_factor, lu_solve};
 use crate::integrator::{ContactKey, Simulator, Tape};
 use crate::math::{cholesky_factor, cholesky_solve_in_place};
 use crate::model::Model;
@@ -173,7 +174,7 @@ impl<const N: usize> Linearizer<N> {
                 }
                 if implicit {
                     add_load_coupling(&sim.problem, &self.v1, &mut self.factor, &mut self.jt, &mut self.jn);
-                    lu_factor(&mut self.factor, &mut self.pivots, nv)
+                    lu_factor(&mut self.factor, nv, &mut self.pivots)
                         .map_err(|pivot| DiffError::Hessian { site, pivot })?;
                 } else {
                     cholesky_factor(&mut self.factor, nv).map_err(|e| DiffError::Hessian { site, pivot: e.pivot })?;
@@ -188,7 +189,7 @@ impl<const N: usize> Linearizer<N> {
                 self.col[r] = self.dv[r * nz + j];
             }
             if implicit {
-                lu_solve_in_place(&self.factor, &self.pivots, nv, &mut self.col, &mut self.jt);
+                lu_solve(&self.factor, nv, &self.pivots, &mut self.col);
             } else {
                 cholesky_solve_in_place(&self.factor, nv, &mut self.col);
             }
@@ -365,68 +366,6 @@ fn implicit_load_tangents<const N: usize>(p: &mut crate::icf::IcfProblem<Dual<N>
         let (_, gn, _) = normal_potential(h, c.stiffness, c.dissipation, c.fe0, vn);
         p.contacts[ci].n0 = Dual { v: c.n0.v, d: gn.d };
     }
-}
-
-/// In-place LU factorisation with partial pivoting of a row-major n×n
-/// matrix (L unit lower, U upper, in `a`; row i of the factors is row
-/// `piv[i]` of the input). Errs with the pivot column of a singular matrix.
-fn lu_factor(a: &mut [f64], piv: &mut [usize], n: usize) -> Result<(), usize> {
-    for (i, p) in piv.iter_mut().enumerate().take(n) {
-        *p = i;
-    }
-    for k in 0..n {
-        let (mut best, mut big) = (k, a[k * n + k].abs());
-        for i in k + 1..n {
-            if a[i * n + k].abs() > big {
-                (best, big) = (i, a[i * n + k].abs());
-            }
-        }
-        if big == 0.0 || !big.is_finite() {
-            return Err(k);
-        }
-        if best != k {
-            for j in 0..n {
-                a.swap(k * n + j, best * n + j);
-            }
-            piv.swap(k, best);
-        }
-        let d = a[k * n + k];
-        for i in k + 1..n {
-            let f = a[i * n + k] / d;
-            a[i * n + k] = f;
-            if f != 0.0 {
-                for j in k + 1..n {
-                    a[i * n + j] -= f * a[k * n + j];
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Solves A x = b in place with the factors of [`lu_factor`].
-/// `scratch` holds at least n values.
-fn lu_solve_in_place(lu: &[f64], piv: &[usize], n: usize, b: &mut [f64], scratch: &mut [f64]) {
-    // x ← P b (piv[i] is the input row now at i).
-    let x = &mut scratch[..n];
-    for i in 0..n {
-        x[i] = b[piv[i]];
-    }
-    for i in 0..n {
-        let mut s = x[i];
-        for j in 0..i {
-            s -= lu[i * n + j] * x[j];
-        }
-        x[i] = s;
-    }
-    for i in (0..n).rev() {
-        let mut s = x[i];
-        for j in i + 1..n {
-            s -= lu[i * n + j] * x[j];
-        }
-        x[i] = s / lu[i * n + i];
-    }
-    b[..n].copy_from_slice(x);
 }
 
 /// The contacts of the Jacobian pass must be those of the forward solve.
