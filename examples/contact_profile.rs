@@ -22,11 +22,8 @@ use cenic::integrator::{CenicParams, Mode, World};
 use cenic::model::Model;
 use std::sync::Arc;
 use std::time::Instant;
-
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
-}
+mod common;
+use common::arg;
 
 fn main() {
     let scene = arg("--scene").unwrap_or_else(|| "clutter20".into());

@@ -30,24 +30,15 @@
 //! The last three are ablations (no contacts, no joint limits, one
 //! friction coefficient for every geom) for finding what breaks convergence.
 
-use cenic::diff::{DiffRollout, FrictionLoad, Linearization, Param};
+use cenic::diff::{DiffRollout, Linearization, Param};
 use cenic::integrator::{CenicParams, Mode};
 use cenic::zoo;
 use std::io::Write;
 use std::time::Instant;
+mod common;
+use common::{arg, parse_load};
 
 const DT: f64 = 0.01;
-
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
-}
-
-/// A mode name KIND:VALUE[+implicit]: the suffix differentiates the friction
-/// load straight-through the step's implicit normal impulse ([`FrictionLoad::Implicit`]).
-fn parse_load(s: &str) -> FrictionLoad {
-    if s.ends_with("+implicit") { FrictionLoad::Implicit } else { FrictionLoad::Lagged }
-}
 
 fn parse_mode(s: &str, land: bool) -> Mode {
     let s = s.trim_end_matches("+implicit");

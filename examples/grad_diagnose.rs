@@ -20,21 +20,14 @@
 //! ε) in both modes; `--richardson` replaces a fixed-step test mode's
 //! interval Jacobians by 2·D(h/2) − D(h).
 
-use cenic::diff::{DiffRollout, FrictionLoad, Linearization, Param};
+use cenic::diff::{DiffRollout, Linearization, Param};
 use cenic::integrator::{CenicParams, Mode, Tape, World};
 use cenic::zoo;
 use std::sync::Arc;
+mod common;
+use common::{arg, parse_load};
 
 const DT: f64 = 0.01;
-
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
-}
-
-fn parse_load(s: &str) -> FrictionLoad {
-    if s.ends_with("+implicit") { FrictionLoad::Implicit } else { FrictionLoad::Lagged }
-}
 
 fn parse_mode(s: &str) -> Mode {
     let s = s.trim_end_matches("+implicit");

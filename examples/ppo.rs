@@ -44,6 +44,7 @@ use burn::tensor::activation::tanh;
 use burn::tensor::{Device, Tensor, TensorData};
 use cenic::batch::CpuBatch;
 use cenic::rl::{Autoreset, EnvConfig, Physics, VecEnv, tasks};
+use common::arg;
 use plotters::prelude::*;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
@@ -51,11 +52,6 @@ use rand_distr::StandardNormal;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
-}
 
 fn arg_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     arg(name).map(|s| s.parse().unwrap_or_else(|_| panic!("bad value for {name}: {s}"))).unwrap_or(default)

@@ -13,14 +13,11 @@
 
 use cenic::integrator::{CenicParams, Mode};
 use cenic::zoo::{self, Case};
+mod common;
+use common::arg;
 
 const MODELS: [&str; 5] = ["humanoid", "ant", "half_cheetah", "inverted_pendulum", "inverted_double_pendulum"];
 const HORIZON: f64 = 2.0;
-
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
-}
 
 fn modes() -> Vec<(&'static str, Mode)> {
     let cenic = |accuracy| Mode::ErrorControlled(CenicParams { accuracy, ..Default::default() });

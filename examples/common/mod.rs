@@ -7,3 +7,16 @@
 pub fn register_font() -> bool {
     cenic::output::register_plot_font()
 }
+
+/// The value after the command-line flag `name` (`--flag VALUE`), if given.
+pub fn arg(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
+}
+
+/// The friction-load derivative a mode name KIND:VALUE[+implicit] asks for:
+/// the suffix differentiates the friction load straight through the step's
+/// implicit normal impulse ([`cenic::diff::FrictionLoad::Implicit`]).
+pub fn parse_load(mode: &str) -> cenic::diff::FrictionLoad {
+    if mode.ends_with("+implicit") { cenic::diff::FrictionLoad::Implicit } else { cenic::diff::FrictionLoad::Lagged }
+}
