@@ -450,8 +450,7 @@ impl<T: Real> World<T> {
         self.act0.copy_from_slice(&self.sim.data.act);
         // Geometry at x0, shared by the full and the first half step.
         self.sim.contacts.skin = p.skin;
-        self.sim.compute_geometry();
-        self.stats.contact_overflow += self.sim.contacts.overflow as u64;
+        self.stats.contact_overflow += self.sim.compute_geometry();
         let contacts_at_start = self.sim.contacts.len();
         let h_event = if p.land_contact_events { self.event_bound(p) } else { f64::INFINITY };
         let mut h = self.h_next.min(p.max_step).max(p.min_step);
@@ -563,8 +562,7 @@ impl<T: Real> World<T> {
             return Err(StepError::NonFinite("half step"));
         }
         // Second half step from x_half, warm-started at v_full.
-        self.sim.compute_geometry();
-        self.stats.contact_overflow += self.sim.contacts.overflow as u64;
+        self.stats.contact_overflow += self.sim.compute_geometry();
         let mut v = std::mem::take(&mut self.v_half);
         v.copy_from_slice(&self.v_full);
         let r = self.sim.solve_velocity(half, &mut v, solver);

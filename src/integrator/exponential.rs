@@ -136,8 +136,7 @@ impl<T: Real> Exponential<T> {
         stats: &mut WorldStats,
     ) -> Result<(), StepError> {
         sim.check_finite()?;
-        sim.compute_geometry();
-        stats.contact_overflow += sim.contacts.overflow as u64;
+        stats.contact_overflow += sim.compute_geometry();
         let prob = &sim.problem;
         let nv = prob.nv;
         let v0 = &sim.data.v;

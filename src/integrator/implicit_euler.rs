@@ -260,9 +260,8 @@ impl<T: Real> ImplicitEuler<T> {
             if !sim.data.q.iter().all(|x| x.is_finite()) {
                 return Err(StepError::Solve(SolveError::NonFinite));
             }
-            sim.compute_geometry();
+            stats.contact_overflow += sim.compute_geometry();
             self.ode.evaluations += 1;
-            stats.contact_overflow += sim.contacts.overflow as u64;
             let prob = &sim.problem;
             self.damping.iter_mut().for_each(|x| *x = T::zero());
             self.stiffness.iter_mut().for_each(|x| *x = T::zero());

@@ -231,8 +231,10 @@ impl<T: Real> Simulator<T> {
 
     /// Evaluates everything that depends on the configuration at the
     /// current (q, v): kinematics, velocities, M, bias and passive forces,
-    /// contacts, and the h-independent part of the ICF problem.
-    pub fn compute_geometry(&mut self) {
+    /// contacts, and the h-independent part of the ICF problem. Returns the
+    /// number of contacts dropped for lack of capacity (for the caller's
+    /// [`WorldStats::contact_overflow`]).
+    pub fn compute_geometry(&mut self) -> u64 {
         self.geometry_passes += 1;
         let m = &*self.model;
         dynamics::kinematics(m, &mut self.data);
@@ -244,6 +246,7 @@ impl<T: Real> Simulator<T> {
         collide(m, &self.data, &mut self.contacts);
         let act = Actuation { ctrl: &self.ctrl, target_velocity: &self.target_velocity, applied: &self.applied };
         self.builder.build(m, &self.data, &self.contacts.list, act, &self.materials, &mut self.problem);
+        self.contacts.overflow as u64
     }
 
     /// Solves the ICF problem of the last [`compute_geometry`](Self::compute_geometry)

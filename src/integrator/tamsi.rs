@@ -176,8 +176,7 @@ impl<T: Real> Tamsi<T> {
         stats: &mut WorldStats,
     ) -> Result<(), StepError> {
         sim.check_finite()?;
-        sim.compute_geometry();
-        stats.contact_overflow += sim.contacts.overflow as u64;
+        stats.contact_overflow += sim.compute_geometry();
         let ht = T::c(h);
         sim.problem.set_time_step(ht);
         let prob = &sim.problem;
