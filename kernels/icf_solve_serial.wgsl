@@ -1,25 +1,8 @@
 // The serial ICF solver stage: icf_cost.wgsl and icf_solver.wgsl (composed
 // in front, src/gpu/shaders.rs STAGE_DEPS) run by one thread per world,
-// WORKGROUP_SIZE worlds per workgroup: SOLVER_THREADS = 1, so every
-// "workgroup" helper is the identity and no barrier is needed. For small
+// WORKGROUP_SIZE worlds per workgroup (wg_serial.wgsl: SOLVER_THREADS = 1,
+// every "workgroup" helper the identity, no barrier). For small
 // problems (few dofs), where a cooperative workgroup would idle.
-
-/// Threads per world.
-const SOLVER_THREADS: u32 = 1u;
-
-fn wg_sum(lid: u32, x: vec4f) -> vec4f {
-    return x;
-}
-fn wg_max(lid: u32, x: f32) -> f32 {
-    return x;
-}
-fn wg_bcast_u32(lid: u32, x: u32) -> u32 {
-    return x;
-}
-fn wg_bcast_f32(lid: u32, x: f32) -> f32 {
-    return x;
-}
-fn wg_sync() {}
 
 /// icf_cost::evaluate with the Hessian, one thread per world (parity tests).
 @compute @workgroup_size(WORKGROUP_SIZE)

@@ -11,23 +11,6 @@
 // forces, the last accepted solve of each world (icf_world, icf_con,
 // icf_jac, icf_limit, contacts), which idle worlds keep untouched.
 
-// icf_cost.wgsl's workgroup helpers, for one thread per world (as in
-// icf_solve_serial.wgsl; only contact_terms and limit_terms are used here).
-const SOLVER_THREADS: u32 = 1u;
-fn wg_sum(lid: u32, x: vec4f) -> vec4f {
-    return x;
-}
-fn wg_max(lid: u32, x: f32) -> f32 {
-    return x;
-}
-fn wg_bcast_u32(lid: u32, x: u32) -> u32 {
-    return x;
-}
-fn wg_bcast_f32(lid: u32, x: f32) -> f32 {
-    return x;
-}
-fn wg_sync() {}
-
 /// Task settings (uniform; src/gpu/rl.rs RlParams, from rl::tasks::Builtin).
 struct RlParams {
     /// rl::tasks::Kind as an index (TASK_*).

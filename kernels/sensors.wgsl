@@ -12,23 +12,6 @@
 // contacts), which finished worlds keep until their next advance: its
 // velocity change (accelerometers) and contact impulses (touch sensors).
 
-// icf_cost.wgsl's workgroup helpers, for one thread per (world, sensor)
-// (as in rl.wgsl; only normal_potential is used here).
-const SOLVER_THREADS: u32 = 1u;
-fn wg_sum(lid: u32, x: vec4f) -> vec4f {
-    return x;
-}
-fn wg_max(lid: u32, x: f32) -> f32 {
-    return x;
-}
-fn wg_bcast_u32(lid: u32, x: u32) -> u32 {
-    return x;
-}
-fn wg_bcast_f32(lid: u32, x: f32) -> f32 {
-    return x;
-}
-fn wg_sync() {}
-
 /// Sizes and switches (uniform; src/gpu/sensors.rs GpuSensorParams).
 struct SensorParams {
     /// Entries of sensor_defs.

@@ -39,6 +39,7 @@ pub const STAGES: &[(&str, &str)] = &[
 /// in front of the stages that list them in [`STAGE_DEPS`] (no entry points
 /// of their own): (name, source), the name being the file stem.
 pub const LIBRARIES: &[(&str, &str)] = &[
+    ("wg_serial", include_str!("../../kernels/wg_serial.wgsl")),
     ("icf_cost", include_str!("../../kernels/icf_cost.wgsl")),
     ("icf_solver", include_str!("../../kernels/icf_solver.wgsl")),
     ("collision_shapes", include_str!("../../kernels/collision_shapes.wgsl")),
@@ -54,9 +55,9 @@ pub const LIBRARIES: &[(&str, &str)] = &[
 /// (its entry points come along, unused).
 pub const STAGE_DEPS: &[(&str, &[&str])] = &[
     ("icf_solve_coop", &["icf_cost", "icf_solver"]),
-    ("icf_solve_serial", &["icf_cost", "icf_solver"]),
-    ("rl", &["icf_cost"]),
-    ("sensors", &["icf_cost"]),
+    ("icf_solve_serial", &["wg_serial", "icf_cost", "icf_solver"]),
+    ("rl", &["wg_serial", "icf_cost"]),
+    ("sensors", &["wg_serial", "icf_cost"]),
     ("cenic", &["kinematics", "rnea", "integrate", "icf_builder"]),
     ("collision", &["collision_shapes", "collision_analytic", "collision_gjk", "collision_epa", "collision_manifold"]),
 ];
