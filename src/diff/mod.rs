@@ -105,6 +105,7 @@
 //!   accuracy 1e-3 / 1e-4 / 1e-5 are then 8 % / 2.7 % / 0.7 % and 19 % /
 //!   6 % / 0.5 % off, monotone (`tests/diff_robots.rs`), for ~9× the steps
 //!   of the default norm at the same accuracy.
+//!
 //! Landing slip→stick transitions
 //! ([`crate::integrator::CenicParams::land_stick_events`]) and touch-downs
 //! helps little once velocities are controlled; not landed: the
