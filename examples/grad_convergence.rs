@@ -16,12 +16,18 @@
 //! reported as (forward + Jacobians + vjp) / forward wall time.
 //!
 //! `cargo run --release --example grad_convergence -- [--models half_cheetah,ant]
-//! [--intervals 50] [--modes cenic:1e-3,…,fixed:1e-5] [--reference fixed:1e-5]
-//! [--land-events] [--horizons 10,20,…] [--csv FILE] [--no-contacts] [--no-limits] [--friction MU]`
+//! [--intervals 50] [--modes grad:1e-3,cenic:1e-4,…,fixed:1e-5] [--reference fixed:1e-5+lagged]
+//! [--land-events] [--land-stick] [--print-theta] [--horizons 10,20,…] [--csv FILE] [--no-contacts] [--no-limits] [--friction MU]`
 //!
-//! A mode name may end in `+implicit`: its Jacobians then differentiate the
-//! friction load through the step's implicit normal impulse
-//! (`FrictionLoad::Implicit`). `--horizons` adds a table of the final-x
+//! Modes (`examples/common`): `cenic:ACCURACY` (CENIC's defaults),
+//! `grad:ACCURACY` (`CenicParams::for_gradients`: velocity errors weighed
+//! over τ_v = 1 s), `fixed:STEP`; suffixes `+lagged` (the exact derivative
+//! of the lagged friction load, `FrictionLoad::Lagged`) or `+implicit`
+//! (its straight-through derivative through the step's implicit normal
+//! impulse, `FrictionLoad::Implicit`, DiffRollout's default, also without
+//! a suffix), `+land` (land touch-downs and lift-offs), `+stick` (land
+//! slip→stick), `+tv=SECONDS` (the error norm's velocity time scale).
+//! `--horizons` adds a table of the final-x
 //! gradient at each listed horizon (in control intervals), from the same
 //! rollouts, to locate where along the trajectory the gradients part;
 //! with `--anchored` also the gradient chained from the mode's interval
@@ -31,25 +37,14 @@
 //! friction coefficient for every geom) for finding what breaks convergence.
 
 use cenic::diff::{DiffRollout, Linearization, Param};
-use cenic::integrator::{CenicParams, Mode};
+
 use cenic::zoo;
 use std::io::Write;
 use std::time::Instant;
 mod common;
-use common::{arg, parse_load};
+use common::{arg, parse_grad_mode, parse_load};
 
 const DT: f64 = 0.01;
-
-fn parse_mode(s: &str, land: bool) -> Mode {
-    let s = s.trim_end_matches("+implicit");
-    let (kind, value) = s.split_once(':').expect("mode KIND:VALUE");
-    let x: f64 = value.parse().expect("mode value");
-    match kind {
-        "cenic" => Mode::ErrorControlled(CenicParams { accuracy: x, land_contact_events: land, ..Default::default() }),
-        "fixed" => Mode::Fixed { dt: x },
-        _ => panic!("mode kind must be cenic or fixed, got {kind}"),
-    }
-}
 
 /// (controls, initial state, parameters) gradients of one loss.
 struct Gradient {
@@ -106,13 +101,17 @@ fn horizon_table(
         // Controls after the horizon do not act on the loss.
         let k = m * lin.nc;
         rows += &format!(
-            "| {name} | {mode} | {:.2} | {:.4} | {:.2e} | {:.4} | {:.2e} |\n",
+            "| {name} | {mode} | {:.2} | {:.4} | {:.2e} | {:.4} | {:.2e} |",
             m as f64 * DT,
             cosine(&u[..k], &ur[..k]),
             rel_err(&u[..k], &ur[..k]),
             cosine(&theta, &tr),
             rel_err(&theta, &tr)
         );
+        if std::env::args().any(|a| a == "--print-theta") {
+            rows += &format!(" dθ {theta:.4?} ref {tr:.4?} |");
+        }
+        rows += "\n";
     }
     rows
 }
@@ -125,13 +124,12 @@ fn main() {
     let models: Vec<String> =
         arg("--models").unwrap_or("half_cheetah,ant".into()).split(',').map(String::from).collect();
     let n: usize = arg("--intervals").and_then(|s| s.parse().ok()).unwrap_or(50);
-    let land = std::env::args().any(|a| a == "--land-events");
     let mode_names: Vec<String> = arg("--modes")
         .unwrap_or("cenic:1e-3,cenic:1e-4,cenic:1e-5,cenic:1e-6,cenic:1e-7,cenic:1e-8,fixed:2e-3,fixed:1e-3,fixed:2e-4,fixed:5e-5,fixed:1e-5".into())
         .split(',')
         .map(String::from)
         .collect();
-    let reference = arg("--reference").unwrap_or("fixed:1e-5".into());
+    let reference = arg("--reference").unwrap_or("fixed:1e-5+lagged".into());
     let horizons: Vec<usize> = arg("--horizons")
         .map(|s| s.split(',').map(|x| x.parse().expect("--horizons: interval counts")).collect())
         .unwrap_or_default();
@@ -168,7 +166,7 @@ fn main() {
         let u = zoo::noisy_smooth_controls(&model, n, DT);
         let theta = vec![1.0; params.len()];
         let run = |mode_name: &str| -> Option<([Gradient; 2], f64, f64, u64, Linearization)> {
-            let r = DiffRollout::new(model.clone(), parse_mode(mode_name, land), DT)
+            let r = DiffRollout::new(model.clone(), parse_grad_mode(mode_name), DT)
                 .with_params(params.clone())
                 .with_friction_load(parse_load(mode_name));
             let t = Instant::now();
@@ -197,7 +195,7 @@ fn main() {
                 if anchored {
                     // The mode's interval Jacobians taken from the reference's states:
                     // the derivative error without the trajectory's drift.
-                    let r = DiffRollout::new(model.clone(), parse_mode(mode_name, land), DT)
+                    let r = DiffRollout::new(model.clone(), parse_grad_mode(mode_name), DT)
                         .with_params(params.clone())
                         .with_friction_load(parse_load(mode_name));
                     let nx = lin_ref.nx;
@@ -219,6 +217,9 @@ fn main() {
             let state_err = (0..=n).map(|k| (traj[k * nx] - traj_ref[k * nx]).abs()).fold(0.0, f64::max);
             for (li, loss) in ["final x", "mean vx"].iter().enumerate() {
                 let (a, b) = (&g[li], &g_ref[li]);
+                if std::env::args().any(|a| a == "--print-theta") {
+                    eprintln!("{name} {mode_name} {loss}: dL/dθ {:.4?} reference {:.4?}", a.theta, b.theta);
+                }
                 let blocks = [("u", &a.u, &b.u), ("x0", &a.x0, &b.x0), ("theta", &a.theta, &b.theta)];
                 let stats: Vec<(f64, f64)> = blocks.iter().map(|(_, x, y)| (cosine(x, y), rel_err(x, y))).collect();
                 println!(

@@ -11,34 +11,25 @@
 //! transitions (|vt| below/above 10 ε), touch-downs and lift-offs, and the
 //! smallest |vt|/ε of an active contact (≫ 1: all feet slide).
 //!
-//! `cargo run --release --example grad_diagnose -- --model ant --mode cenic:1e-4 --reference fixed:1e-5
+//! `cargo run --release --example grad_diagnose -- --model ant --mode cenic:1e-4 --reference fixed:1e-5+lagged
 //! [--intervals 50] [--from K] [--to K] [--dump K] [--richardson] [--no-limits] [--friction MU] [--theta a,b,c,d]`
 //!
-//! A mode KIND:VALUE may end in `+implicit` ([`FrictionLoad::Implicit`] for
-//! the test mode). `--dump K` prints interval K's differing adjoint columns
+//! Mode names as in examples/grad_convergence.rs (`cenic:`, `grad:`,
+//! `fixed:` with suffixes `+lagged`/`+implicit` ([`FrictionLoad`], default
+//! implicit), `+land`, `+stick`, `+tv=S`). The last column splits λᵀΔD_θ
+//! by parameter. `--dump K` prints interval K's differing adjoint columns
 //! and every solve's joint limits and contacts (φ, vn, |vt|/ε, n0, k, d, w,
 //! ε) in both modes; `--richardson` replaces a fixed-step test mode's
 //! interval Jacobians by 2·D(h/2) − D(h).
 
 use cenic::diff::{DiffRollout, Linearization, Param};
-use cenic::integrator::{CenicParams, Mode, Tape, World};
+use cenic::integrator::{Mode, Tape, World};
 use cenic::zoo;
 use std::sync::Arc;
 mod common;
-use common::{arg, parse_load};
+use common::{arg, parse_grad_mode, parse_load};
 
 const DT: f64 = 0.01;
-
-fn parse_mode(s: &str) -> Mode {
-    let s = s.trim_end_matches("+implicit");
-    let (kind, value) = s.split_once(':').expect("mode KIND:VALUE");
-    let x: f64 = value.parse().expect("mode value");
-    match kind {
-        "cenic" => Mode::ErrorControlled(CenicParams { accuracy: x, ..Default::default() }),
-        "fixed" => Mode::Fixed { dt: x },
-        _ => panic!("mode kind must be cenic or fixed, got {kind}"),
-    }
-}
 
 fn norm(a: &[f64]) -> f64 {
     a.iter().map(|x| x * x).sum::<f64>().sqrt()
@@ -60,7 +51,7 @@ fn main() {
     let name = arg("--model").unwrap_or("ant".into());
     let n: usize = arg("--intervals").and_then(|s| s.parse().ok()).unwrap_or(50);
     let mode = arg("--mode").unwrap_or("cenic:1e-4".into());
-    let reference = arg("--reference").unwrap_or("fixed:1e-5".into());
+    let reference = arg("--reference").unwrap_or("fixed:1e-5+lagged".into());
     let cases = zoo::cases(&shared).expect("models load");
     let case = cases.iter().find(|c| c.name == name).expect("model");
     let mut m = (*case.model).clone();
@@ -81,8 +72,10 @@ fn main() {
         .map(|s| s.split(',').map(|x| x.parse().expect("theta")).collect())
         .unwrap_or(vec![1.0; params.len()]);
     let np = params.len();
-    let rr = DiffRollout::new(model.clone(), parse_mode(&reference), DT).with_params(params.clone());
-    let ra = DiffRollout::new(model.clone(), parse_mode(&mode), DT)
+    let rr = DiffRollout::new(model.clone(), parse_grad_mode(&reference), DT)
+        .with_params(params.clone())
+        .with_friction_load(parse_load(&reference));
+    let ra = DiffRollout::new(model.clone(), parse_grad_mode(&mode), DT)
         .with_params(params.clone())
         .with_friction_load(parse_load(&mode));
     let lr: Linearization = rr.linearize(&x0, &u, &nominal, n).expect("reference");
@@ -93,7 +86,7 @@ fn main() {
         lams[k] = left(&lams[k + 1], &lr.d_x[k * nx * nx..(k + 1) * nx * nx], nx);
     }
     // Reference tape for events.
-    let mut w = World::<f64>::new(model.clone(), parse_mode(&reference));
+    let mut w = World::<f64>::new(model.clone(), parse_grad_mode(&reference));
     w.sim.set_state(&x0[..nq], &x0[nq..]);
     w.tape = Some(Tape::new(nq, nv));
     let mut bounds = vec![0];
@@ -107,7 +100,7 @@ fn main() {
     let tape = w.tape.take().unwrap();
     let mut sim = cenic::integrator::Simulator::<f64>::new(model.clone());
     println!(
-        "k | rel ΔD_u | ‖λᵀΔD_x‖ | ‖λᵀD_x‖ | ‖λᵀΔD_u‖ | ‖λᵀD_u‖ | ‖λᵀΔD_θ‖ | contacts | stick↔slip | td/lo | min|vt|/ε"
+        "k | rel ΔD_u | ‖λᵀΔD_x‖ | ‖λᵀD_x‖ | ‖λᵀΔD_u‖ | ‖λᵀD_u‖ | ‖λᵀΔD_θ‖ | contacts | stick↔slip | td/lo | min|vt|/ε | λᵀΔD_θ per θ"
     );
     let mut prev: std::collections::HashMap<[u32; 2], bool> = Default::default();
     let quats: Vec<usize> = model
@@ -130,7 +123,9 @@ fn main() {
         let mut la = ra.linearize(xk, &u[k * nu..(k + 1) * nu], &theta, 1).expect("test mode");
         if let (true, Mode::Fixed { dt: h }) = (std::env::args().any(|a| a == "--richardson"), &ra.mode) {
             // Global Richardson on the interval: 2·D(h/2) − D(h).
-            let r2 = DiffRollout::new(model.clone(), Mode::Fixed { dt: h / 2.0 }, DT).with_params(params.clone());
+            let r2 = DiffRollout::new(model.clone(), Mode::Fixed { dt: h / 2.0 }, DT)
+                .with_params(params.clone())
+                .with_friction_load(parse_load(&mode));
             let l2 = r2.linearize(xk, &u[k * nu..(k + 1) * nu], &theta, 1).expect("half");
             for (a, b) in la.d_x.iter_mut().zip(&l2.d_x) {
                 *a = 2.0 * b - *a;
@@ -165,7 +160,8 @@ fn main() {
         let gx = norm(&project(left(lam, dxr, nx)));
         let eu = norm(&left(lam, &diff(dua, dur), nu));
         let gu = norm(&left(lam, dur, nu));
-        let et = norm(&left(lam, &diff(&la.d_theta, &lr1.d_theta), np));
+        let et_vec = left(lam, &diff(&la.d_theta, &lr1.d_theta), np);
+        let et = norm(&et_vec);
         if dump == Some(k) {
             let la_l = project(left(lam, dxa, nx));
             let lr_l = project(left(lam, dxr, nx));
@@ -183,7 +179,7 @@ fn main() {
                 }
             }
             for (tag, mode_name) in [("ref", &reference), ("test", &mode)] {
-                let mut w = World::<f64>::new(model.clone(), parse_mode(mode_name));
+                let mut w = World::<f64>::new(model.clone(), parse_grad_mode(mode_name));
                 w.sim.set_state(&xk[..nq], &xk[nq..]);
                 w.tape = Some(Tape::new(nq, nv));
                 for i in 0..nu {
@@ -278,7 +274,8 @@ fn main() {
             prev = states;
         }
         println!(
-            "{k:2} | {rel:.2e} | {ex:.2e} | {gx:.2e} | {eu:.2e} | {gu:.2e} | {et:.2e} | {maxc} | {trans} | {events} | {min_ratio:.1e}"
+            "{k:2} | {rel:.2e} | {ex:.2e} | {gx:.2e} | {eu:.2e} | {gu:.2e} | {et:.2e} | {maxc} | {trans} | {events} | {min_ratio:.1e} | {}",
+            et_vec.iter().map(|x| format!("{x:+.1e}")).collect::<Vec<_>>().join(" ")
         );
     }
 }

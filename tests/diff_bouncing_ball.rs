@@ -5,7 +5,7 @@
 
 mod common;
 
-use cenic::diff::DiffRollout;
+use cenic::diff::{DiffRollout, FrictionLoad};
 use cenic::integrator::{CenicParams, Mode};
 use cenic::model::{BodySpec, GeomKind, GeomSpec, JointKind, JointSpec, Material, Model, ModelBuilder, WORLD};
 use rayon::prelude::*;
@@ -37,7 +37,7 @@ fn height(i: usize) -> f64 {
 
 /// dz(T)/dz0 by the IFT adjoint and the final height, for each drop height.
 fn sweep(mode: Mode) -> Vec<(f64, f64)> {
-    let r = DiffRollout::new(Arc::new(bouncing_ball()), mode, T_END);
+    let r = DiffRollout::new(Arc::new(bouncing_ball()), mode, T_END).with_friction_load(FrictionLoad::Lagged);
     (0..HEIGHTS)
         .into_par_iter()
         .map(|i| {
@@ -96,7 +96,7 @@ fn fixed_step_gradient_flips_sign_while_cenic_gradient_is_smooth_and_matches_fd(
 
     // Matches central differences of the CENIC map (tighter, 1e-9; step
     // 2e-4 m averages the step-sequence jitter, which is ~1e-8 m).
-    let r = DiffRollout::new(Arc::new(bouncing_ball()), cenic(1e-9), T_END);
+    let r = DiffRollout::new(Arc::new(bouncing_ball()), cenic(1e-9), T_END).with_friction_load(FrictionLoad::Lagged);
     let zt = |z0: f64| r.simulate(&[z0, 0.0], &[], &[], 1).unwrap()[2];
     let worst = [0, 10, 20, 30, 40]
         .par_iter()

@@ -6,7 +6,7 @@
 mod common;
 
 use burn::tensor::{DType, Device, Tensor, TensorData};
-use cenic::diff::{ControlKind, DiffRollout, GradCheckOptions, Param, gradcheck};
+use cenic::diff::{ControlKind, DiffRollout, FrictionLoad, GradCheckOptions, Param, gradcheck};
 use cenic::integrator::{CenicParams, Mode};
 use cenic::scenes;
 use std::sync::Arc;
@@ -30,7 +30,10 @@ fn burn_rollout_values_and_gradients_match_the_f64_path() {
     let model = Arc::new(scenes::cube_toss());
     let mode = Mode::ErrorControlled(CenicParams { accuracy: 1e-4, ..CenicParams::default() });
     let params = vec![Param::Friction, Param::Stiffness, Param::GeomSize(1)];
-    let r = DiffRollout::new(model, mode, 0.02).with_control(ControlKind::Applied).with_params(params);
+    let r = DiffRollout::new(model, mode, 0.02)
+        .with_control(ControlKind::Applied)
+        .with_params(params)
+        .with_friction_load(FrictionLoad::Lagged);
     let (nworld, nsteps, nx, nc, np) = (2, 20, r.nx(), r.nc(), r.np());
     let mut x0 = toss_state();
     let mut second = toss_state();
@@ -96,8 +99,10 @@ fn burn_rollout_values_and_gradients_match_the_f64_path() {
 fn fixed_step_jacobian_matches_finite_differences() {
     let model = Arc::new(scenes::cube_toss());
     let params = vec![Param::Friction, Param::Stiffness, Param::Dissipation, Param::GeomSize(1), Param::MassScale];
-    let r =
-        DiffRollout::new(model, Mode::Fixed { dt: 1e-3 }, 0.02).with_control(ControlKind::Applied).with_params(params);
+    let r = DiffRollout::new(model, Mode::Fixed { dt: 1e-3 }, 0.02)
+        .with_control(ControlKind::Applied)
+        .with_params(params)
+        .with_friction_load(FrictionLoad::Lagged);
     let (n, nx, nc) = (12, r.nx(), r.nc());
     let x0 = toss_state();
     let u: Vec<f64> = (0..n * nc).map(|i| 0.1 * ((i % 5) as f64 - 2.0)).collect();

@@ -4,7 +4,7 @@
 
 mod common;
 
-use cenic::diff::{DiffRollout, GradCheckOptions, Param, gradcheck};
+use cenic::diff::{DiffRollout, FrictionLoad, GradCheckOptions, Param, gradcheck};
 use cenic::icf::SolverParams;
 use cenic::integrator::{CenicParams, Mode, Simulator, Tape, World};
 use cenic::scenes;
@@ -59,7 +59,9 @@ fn cube_toss_gradients_match_finite_differences_within_one_percent() {
     let (dt, n) = (0.05, 20);
     let x0 = toss_state();
     let th = [1.0; 3];
-    let r = DiffRollout::new(model.clone(), cenic(1e-8), dt).with_params(params.clone());
+    let r = DiffRollout::new(model.clone(), cenic(1e-8), dt)
+        .with_params(params.clone())
+        .with_friction_load(FrictionLoad::Lagged);
     let nx = r.nx();
     let lin = r.linearize(&x0, &[], &th, n).unwrap();
     let s = lin.stats;
@@ -75,7 +77,8 @@ fn cube_toss_gradients_match_finite_differences_within_one_percent() {
     let inputs: Vec<usize> = (7..13).chain(nx..nx + 3).collect();
     let mut z = x0.clone();
     z.extend_from_slice(&th);
-    let reference = DiffRollout::new(model, cenic(1e-8), dt).with_params(params);
+    let reference =
+        DiffRollout::new(model, cenic(1e-8), dt).with_params(params).with_friction_load(FrictionLoad::Lagged);
     let opts = GradCheckOptions { rel_step: 6e-4, richardson: true, ..Default::default() };
     // Finite differences of all outputs at once, inputs in parallel.
     let fd: Vec<Vec<f64>> = inputs
@@ -121,7 +124,8 @@ fn cenic_jacobians_match_finite_differences_of_the_recorded_step_sequence() {
     let mode = Mode::ErrorControlled(CenicParams { accuracy: 1e-6, kappa: 1e-5, ..CenicParams::default() });
     let params = vec![Param::Friction, Param::Stiffness, Param::Dissipation, Param::GeomSize(1), Param::MassScale];
     let (dt, n) = (0.02, 20);
-    let r = DiffRollout::new(model.clone(), mode.clone(), dt).with_params(params);
+    let r =
+        DiffRollout::new(model.clone(), mode.clone(), dt).with_params(params).with_friction_load(FrictionLoad::Lagged);
     let (nq, nv, nx) = (model.nq, model.nv, r.nx());
     let x0 = toss_state();
     let th = r.nominal_params();

@@ -14,9 +14,52 @@ pub fn arg(name: &str) -> Option<String> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
 }
 
-/// The friction-load derivative a mode name KIND:VALUE[+implicit] asks for:
-/// the suffix differentiates the friction load straight through the step's
-/// implicit normal impulse ([`cenic::diff::FrictionLoad::Implicit`]).
+/// The friction-load derivative a mode name KIND:VALUE[+implicit|+lagged][+…]
+/// asks for: `+implicit` differentiates the friction load straight through
+/// the step's implicit normal impulse ([`cenic::diff::FrictionLoad::Implicit`],
+/// the default), `+lagged` takes the exact derivative of the forward map.
 pub fn parse_load(mode: &str) -> cenic::diff::FrictionLoad {
-    if mode.ends_with("+implicit") { cenic::diff::FrictionLoad::Implicit } else { cenic::diff::FrictionLoad::Lagged }
+    use cenic::diff::FrictionLoad;
+    if has_suffix(mode, "lagged") {
+        FrictionLoad::Lagged
+    } else if has_suffix(mode, "implicit") {
+        FrictionLoad::Implicit
+    } else {
+        FrictionLoad::default()
+    }
+}
+
+/// Whether a mode name KIND:VALUE+A+B… carries the suffix `+tag`.
+pub fn has_suffix(mode: &str, tag: &str) -> bool {
+    mode.split('+').skip(1).any(|t| t == tag)
+}
+
+/// The integration mode of a gradient-harness mode name
+/// `cenic:ACCURACY`, `grad:ACCURACY` ([`cenic::integrator::CenicParams::for_gradients`])
+/// or `fixed:STEP_S`, with optional suffixes `+land`
+/// (land touch-down/lift-off, [`cenic::integrator::CenicParams::land_contact_events`])
+/// `+stick` (land slip→stick, `land_stick_events`) and `+tv=SECONDS` (the
+/// error norm's velocity time scale); `+implicit` is read
+/// by [`parse_load`]. Flags `--land-events`/`--land-stick` set both for every mode.
+pub fn parse_grad_mode(s: &str) -> cenic::integrator::Mode {
+    use cenic::integrator::{CenicParams, Mode};
+    let flag = |f: &str| std::env::args().any(|a| a == f);
+    let base = s.split('+').next().unwrap_or(s);
+    let (kind, value) = base.split_once(':').expect("mode KIND:VALUE");
+    let x: f64 = value.parse().expect("mode value");
+    // `+tv=SECONDS`: the error norm's velocity time scale τ_v.
+    let tv = s.split('+').skip(1).find_map(|t| t.strip_prefix("tv=")).map(|v| v.parse::<f64>().expect("+tv=SECONDS"));
+    // `grad:ACCURACY`: CENIC with the gradient preset (CenicParams::for_gradients).
+    let preset = if kind == "grad" { CenicParams::for_gradients(x) } else { CenicParams::default() };
+    match kind {
+        "cenic" | "grad" => Mode::ErrorControlled(CenicParams {
+            accuracy: x,
+            velocity_time_scale: tv.unwrap_or(preset.velocity_time_scale),
+            land_contact_events: has_suffix(s, "land") || flag("--land-events"),
+            land_stick_events: has_suffix(s, "stick") || flag("--land-stick"),
+            ..preset
+        }),
+        "fixed" => Mode::Fixed { dt: x },
+        _ => panic!("mode kind must be cenic, grad or fixed, got {kind}"),
+    }
 }

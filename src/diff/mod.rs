@@ -61,36 +61,55 @@
 //! as modelled). [`gradcheck`] compares any gradient with central finite
 //! differences of the `f64` path ([`DiffRollout::simulate`]).
 //!
-//! **Gradient accuracy.** The gradients are exact derivatives of the
-//! discrete map (checked against finite differences of the map with the
-//! recorded step sequence); that map converges to the physical flow at
-//! first order, like √accuracy under CENIC, and sensitivities through
-//! impacts converge more slowly than states. Measured on the 1 s cube toss
-//! (`tests/diff_cube_toss.rs`, `examples/grad_bench.rs`): tens of % error
-//! at accuracy 1e-4, below 1% at 1e-8 when the error norm weighs velocity
-//! errors over τ_v = 0.1 s ([`crate::integrator::CenicParams::velocity_time_scale`];
-//! the 10 ms default leaves ~1% at 3e-8). Fixed steps are worse: a contact
+//! **Gradient accuracy.** With [`FrictionLoad::Lagged`] the gradients are
+//! exact derivatives of the discrete map (checked against finite
+//! differences of the map with the recorded step sequence); that map
+//! converges to the physical flow at first order, like √accuracy under
+//! CENIC, and sensitivities through impacts converge more slowly than
+//! states. Measured on the 1 s cube toss (`tests/diff_cube_toss.rs`,
+//! `examples/grad_bench.rs`): tens of % error at accuracy 1e-4, below 1%
+//! at 1e-8 when the error norm weighs velocity errors over τ_v = 0.1 s
+//! ([`crate::integrator::CenicParams::velocity_time_scale`]; the 10 ms
+//! default leaves ~1% at 3e-8). Fixed steps are worse: a contact
 //! touch-down or lift-off inside a step makes the step's derivative depend
 //! on where in the step it falls (an error of order k·h/m per event, the
 //! DiffMJX sawtooth), so fixed-step gradients through bounces flip sign
 //! even at 10 µs steps (`tests/diff_bouncing_ball.rs`). With CENIC, set
 //! [`crate::integrator::CenicParams::land_contact_events`] for bouncing
 //! contacts: steps then end just before each touch-down and lift-off and
-//! the gradient is smooth. (Not landed: the Hunt–Crossley damping kink at
-//! vn = 1/d and stick–slip transitions of friction.)
+//! the gradient is smooth.
 //!
 //! **Robots with sliding feet** (issue 20, BENCHMARKS.md "Gradient
-//! convergence on robots"). The friction load n0 is lagged at the start
-//! of each step, so the exact derivative lets a perturbation of a foot's
-//! normal state change the friction impulse for a whole step, although it
-//! relaxes within the contact's time scale (≈ 0.1 ms on the ant's feet):
-//! the derivative's error is first order in h with a constant ≈ 1/τ, O(1)
-//! at CENIC's millisecond steps while the trajectory itself is accurate.
-//! [`FrictionLoad::Implicit`] ([`DiffRollout::with_friction_load`])
-//! differentiates the load through the step's implicit normal impulse
-//! instead (straight-through: values unchanged), which cuts that error
-//! 30–100× on the ant's sliding intervals. It is opt-in: it is not the
-//! derivative of the forward map that finite differences check.
+//! convergence on robots"). Two things make a legged robot's gradients
+//! converge, and both are what gradients get by default or by preset:
+//! - The friction load n0 is lagged at the start of each step, so the
+//!   exact derivative lets a perturbation of a foot's normal state change
+//!   the friction impulse for a whole step, although it relaxes within the
+//!   contact's time scale (≈ 0.1 ms on the ant's feet): that derivative's
+//!   error is first order in h with a constant ≈ 1/τ, O(1) at CENIC's
+//!   millisecond steps while the trajectory itself is accurate.
+//!   [`FrictionLoad::Implicit`], **the default of [`DiffRollout`]**,
+//!   differentiates the load through the step's implicit normal impulse
+//!   instead (straight-through: values unchanged, same h → 0 limit), which
+//!   cuts that error 30–100× on the ant's sliding intervals. Choose
+//!   [`FrictionLoad::Lagged`] ([`DiffRollout::with_friction_load`]) for the
+//!   exact derivative of the forward map, e.g. to compare with finite
+//!   differences.
+//! - The contact forces depend on velocities (Hunt–Crossley damping near
+//!   its kink, friction direction, stick–slip), and CENIC's default error
+//!   norm hardly weighs velocity errors (τ_v = 10 ms): at accuracy 1e-4
+//!   the ant's feet decelerate ~10 % off, stick a fraction of a millisecond
+//!   late, and the gradients stay 25 % (controls) and > 100 % (mass) off.
+//!   [`crate::integrator::CenicParams::for_gradients`] weighs velocity
+//!   errors over τ_v = 1 s: the ant's control and parameter gradients at
+//!   accuracy 1e-3 / 1e-4 / 1e-5 are then 8 % / 2.7 % / 0.7 % and 19 % /
+//!   6 % / 0.5 % off, monotone (`tests/diff_robots.rs`), for ~9× the steps
+//!   of the default norm at the same accuracy.
+//!
+//! Landing slip→stick transitions
+//! ([`crate::integrator::CenicParams::land_stick_events`]) and touch-downs
+//! helps little once velocities are controlled; not landed: the
+//! Hunt–Crossley kink at vn = 1/d.
 //!
 //! Units: states and controls as in [`crate::integrator::Simulator`] (m,
 //! rad, m/s, rad/s, N, N·m); times in s; parameters dimensionless.
@@ -104,7 +123,7 @@
 //! use std::sync::Arc;
 //!
 //! let model = Arc::new(cenic::scenes::cube_toss());
-//! let mode = Mode::ErrorControlled(CenicParams { accuracy: 1e-6, velocity_time_scale: 0.1, ..Default::default() });
+//! let mode = Mode::ErrorControlled(CenicParams::for_gradients(1e-5));
 //! let r = DiffRollout::new(model, mode, 0.01).with_params(vec![Param::Friction, Param::GeomSize(1)]);
 //! let device = Device::flex().autodiff();
 //! let x0 = vec![0.0, 0.0, 0.3, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 5.0, 3.0];
@@ -140,12 +159,17 @@ pub use crate::integrator::Tape;
 /// keeps the ICF problem convex.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FrictionLoad {
-    /// The exact derivative of the forward map: ∂n0/∂(q0, v0, θ).
-    #[default]
+    /// The exact derivative of the forward map: ∂n0/∂(q0, v0, θ). What
+    /// finite differences of [`DiffRollout::simulate`] check; its error
+    /// against the flow's derivative is first order in h with a constant
+    /// ≈ 1/τ (τ the contact's time scale), O(1) at millisecond steps on
+    /// sliding feet.
     Lagged,
-    /// Straight-through: the value stays n0, the derivative is that of the
-    /// step's implicit normal impulse γn(vn1) (the impulse the step applies),
-    /// coupled to v1 in the Hessian (then non-symmetric, factored by LU).
+    /// Straight-through (the default of [`DiffRollout`]): the value stays
+    /// n0, the derivative is that of the step's implicit normal impulse
+    /// γn(vn1) (the impulse the step applies), coupled to v1 in the Hessian
+    /// (then non-symmetric, factored by LU). Same h → 0 limit as `Lagged`.
+    #[default]
     Implicit,
 }
 

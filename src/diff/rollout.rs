@@ -126,7 +126,7 @@ impl DiffRollout {
             control: ControlKind::Actuators,
             params: vec![],
             cfd: None,
-            friction_load: FrictionLoad::Lagged,
+            friction_load: FrictionLoad::Implicit,
         }
     }
 

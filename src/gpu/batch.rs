@@ -447,6 +447,11 @@ impl GpuBatch {
         {
             return Err(GpuError::Unsupported("CenicParams::land_contact_events (CPU only)".into()));
         }
+        if let Mode::ErrorControlled(p) = &mode
+            && p.land_stick_events
+        {
+            return Err(GpuError::Unsupported("CenicParams::land_stick_events (CPU only)".into()));
+        }
         let ncon = options.contact_capacity.unwrap_or_else(|| default_contact_capacity(&model));
         let layout = options.layout;
         let mut dynamics = GpuDynamics::with_layout(ctx.clone(), model.clone(), nworld, layout)?;

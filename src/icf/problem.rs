@@ -240,7 +240,10 @@ impl<T: Real> IcfProblem<T> {
             c.fe0 = -c.stiffness * c.phi0;
             c.n0 = h * c.fe0.max(T::zero()) * (T::one() - c.dissipation * vn0).max(T::zero());
             // Stribeck-like blend from μs (sticking) to μd (sliding), lagged at v0 so ℓ stays convex.
-            let s = vt0.norm() / vs;
+            // |vt0| with a zero derivative at vt0 = 0 (a contact at rest on
+            // slide joints): the norm's derivative there is 0/0 in dual numbers.
+            let vt2 = vt0.norm2();
+            let s = if vt2.f64() > 0.0 { vt2.sqrt() / vs } else { T::zero() };
             c.mu = c.mu_dynamic + (c.mu_static - c.mu_dynamic) * half * (T::one() - sig(s - T::c(10.0)) / sig10);
             let reg = T::c(1e-3) * c.delassus;
             c.eps = (vs * T::c(STICTION_EPS_RATIO)).max(c.mu * reg * c.n0);

@@ -23,7 +23,7 @@ pub mod rk;
 pub mod tamsi;
 mod tape;
 
-pub use cenic::{CenicParams, Mode, StepRecord, World, WorldStats};
+pub use cenic::{CenicParams, GRADIENT_VELOCITY_TIME_SCALE, Mode, STICK_BAND, StepRecord, World, WorldStats};
 pub use exponential::ExponentialParams;
 pub use implicit_euler::ImplicitEulerParams;
 pub use rk::RkParams;

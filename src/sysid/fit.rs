@@ -5,7 +5,7 @@ use super::SysidError;
 use super::data::{Segment, Toss, segments};
 use super::params::{CubeModel, CubeParams, FitParam, Parametrization, interior_start};
 use super::predict::{Evaluation, Loss, NX, Predictor, evaluate, finite_or_null, rollout_for, segment_loss};
-use crate::diff::{Cfd, DiffError, DiffRollout, Linearization};
+use crate::diff::{Cfd, DiffError, DiffRollout, FrictionLoad, Linearization};
 use crate::integrator::{CenicParams, Mode};
 use burn::optim::{AdamConfig, Optimizer};
 use burn::tensor::{DType, Device, Tensor, TensorData};
@@ -272,9 +272,12 @@ pub fn fit(cube: &CubeModel, train: &[Toss], val: &[Toss], cfg: &FitConfig) -> R
     }
     let param = Parametrization::new(cfg.fit.clone(), cfg.init, cube)?;
     let model = Arc::new(cube.model.clone());
+    // The exact derivative of the fitted map (as when issue 17's fits were
+    // measured), not DiffRollout's straight-through default.
     let rollout = DiffRollout::new(model.clone(), cfg.mode.clone(), 1.0)
         .with_params(param.rollout_params.clone())
-        .with_cfd(cfg.cfd);
+        .with_cfd(cfg.cfd)
+        .with_friction_load(FrictionLoad::Lagged);
     let objective = Objective {
         tosses: train,
         param: &param,
