@@ -364,18 +364,29 @@ fn cost_derivatives_equal_finite_differences() {
     for (penalty, target) in [
         (Penalty::SmoothAbs { epsilon: 0.02 }, Target::Point([0.5, 0.2, 0.0])),
         (Penalty::Quadratic, Target::Body { body: striker, offset: [0.01, 0.0, 0.02] }),
+        // Behind the striker (a moving target whose direction turns with it), and ahead of it.
+        (
+            Penalty::SmoothAbs { epsilon: 0.01 },
+            Target::Behind { body: striker, goal: [0.4, -0.3, 0.1], distance: 0.07, smoothing: 0.02 },
+        ),
+        (
+            Penalty::Quadratic,
+            Target::Behind { body: striker, goal: [0.05, 0.01, 0.0], distance: -0.03, smoothing: 0.02 },
+        ),
     ] {
-        let d = TargetDistance {
-            body: puck,
-            offset: [0.02, -0.01, 0.005],
-            target,
-            axes: [true, true, true],
-            running_weight: 0.7,
-            terminal_weight: 3.0,
-            penalty,
-        };
-        // Gauss–Newton drops r's curvature: compare the gradient only.
-        check_cost(&d, &model, &x, &u, false);
+        for axes in [[true, true, true], [true, true, false]] {
+            let d = TargetDistance {
+                body: puck,
+                offset: [0.02, -0.01, 0.005],
+                target,
+                axes,
+                running_weight: 0.7,
+                terminal_weight: 3.0,
+                penalty,
+            };
+            // Gauss–Newton drops r's curvature: compare the gradient only.
+            check_cost(&d, &model, &x, &u, false);
+        }
     }
     // Slides only: the residual is linear, so Gauss–Newton is the Hessian.
     let carts = carts();
