@@ -10,7 +10,7 @@
 //!     [--share F (hybrid: sampling's share of the budget)]
 //!     [--horizon H] [--cfd-width M] [--cfd-strength N] [--reuse N] [--cfd-slack F] [--reach W (pusher)] [--verbose]
 //!     [--plant-dt S (the plant at fixed steps of S s instead of CENIC 1e-3)] [--plan-dt S (the planner's fixed step)]
-//!     [--shaping reach=W,follow=0|1,nose=0|1,plane=W,tines=0|1,effort=W,velocity=W (pusher: tasks::PusherCost)]
+//!     [--shaping reach=W,follow=0|1,nose=W,plane=W,tines=0|1,effort=W,velocity=W (pusher: tasks::PusherCost)]
 //! ```
 //!
 //! One episode writes `DIR/mpc_<task>_<planner>_<seed>.png`: the tracked
@@ -148,7 +148,7 @@ fn make_task(a: &Args, models: &Path, seed: u64) -> Task {
                 "follow" => c.reach_follows = x != 0.0,
                 "plane" => c.plane = x,
                 "tines" => c.plane_tines = x != 0.0,
-                "nose" => c.nose = x != 0.0,
+                "nose" => c.nose = x,
                 "effort" => c.effort = x,
                 "velocity" => c.velocity = x,
                 _ => panic!("--shaping: unknown key {k} (reach, follow, nose, plane, tines, effort, velocity)"),

@@ -4,7 +4,7 @@
 //! | task | model | dt × H (s) | episode | goal (per seed) | success |
 //! |---|---|---|---|---|---|
 //! | `reacher` | gymnasium `reacher.xml` | 0.02 × 25 | 1 s | target in a disc of 0.2 m (gymnasium's) | fingertip within 2 cm of the target at the end |
-//! | `pusher` | gymnasium Pusher-v5 ([`pusher_model`]) | 0.05 × 20 | 5 s | object placed as gymnasium does, goal in a 0.1 m disc around gymnasium's | object centre within 5 cm of the goal at the end |
+//! | `pusher` | gymnasium Pusher-v5 ([`pusher_model`]) | 0.05 × 12 | 5 s | object placed as gymnasium does, goal in a 0.1 m disc around gymnasium's | object centre within 5 cm of the goal at the end |
 //! | `billiards` | built-in: a striker confined to a 0.25 m box bats a puck | 0.05 × 30 | 2 s | target 0.35–0.6 m from the puck, ±25° off the line | puck within 5 cm of the target at the end |
 //! | `half_cheetah` | gymnasium `half_cheetah.xml` | 0.05 × 16 | 3 s | forward speed 1–3 m/s | mean speed over the last half within 25 % of the goal |
 //!
@@ -12,16 +12,18 @@
 //! contact has to be found: the case for contacts from distance
 //! ([`Task::cfd`]). The pusher's is the object's distance to the goal, a
 //! small control effort (10⁻³, so that idle controls decay), a work-plane
-//! term holding the fork at the object's height and a weak reach term
-//! ([`pusher_with_reach`], weight 0.3 against the object term's 1; 0
-//! turns it off) drawing the fork to the point behind the object
-//! (gymnasium's reward has a fork–object distance term at weight 0.5):
-//! without it an arm that swings past the object, farther than the
-//! contacts-from-distance width, has no gradient left. The billiards' is
-//! the puck's distance to the target. The planner
-//! simulates fixed steps: one per interval (reacher), two (pusher: one
-//! 50 ms step mispredicts the push at first touch, see `BENCHMARKS.md`)
-//! or more (billiards, cheetah); the plant runs CENIC at accuracy 1e-3.
+//! term holding the fork at the object's height and weak reach terms
+//! ([`PusherCost`], weight 0.3 each against the object term's 1)
+//! drawing the fork's crossbar to the point behind the object and its
+//! tine tips' middle ahead of it, along the current object→goal
+//! direction ([`Target::Behind`]; gymnasium's reward has a fork–object
+//! distance term at weight 0.5): without them an arm that swings past
+//! the object, farther than the contacts-from-distance width, has no
+//! gradient left. The billiards' is the puck's distance to the target.
+//! The planner simulates fixed steps: one per interval (reacher), four
+//! (pusher: coarser steps mispredict the frictionless push, see
+//! `BENCHMARKS.md`) or more (billiards, cheetah); the plant runs CENIC
+//! at accuracy 1e-3.
 //! Each task names the evaluation's planning budget per interval
 //! ([`Task::budget`], the same for every planner) and its gradient
 //! planner settings ([`Task::ilqr`]).
@@ -332,14 +334,14 @@ pub struct PusherCost {
     /// ([`Target::Behind`], with its derivatives through the object's
     /// position) rather than the initial one (fixed at the task's start).
     pub reach_follows: bool,
-    /// Whether the reach term also draws the middle of the fork's tine tips
-    /// (offset (0.1, 0, 0) m on `tips_arm`) to the point
-    /// [`PUSHER_NOSE_AHEAD`] ahead of the object's centre along the push
-    /// (same weight): the fork pointing along the push with the object
-    /// between its tines. The object–fork contact is frictionless
+    /// Nose weight (cost per m and s; 0: none): the running cost also gets
+    /// `nose`·|n − a| (smoothed) in the plane, n the middle of the fork's
+    /// tine tips (offset (0.1, 0, 0) m on `tips_arm`) and a the point
+    /// [`PUSHER_NOSE_AHEAD`] ahead of the object's centre along the push:
+    /// the fork pointing along the push with the object between its tines. The object–fork contact is frictionless
     /// (condim 1), so an object pushed by the crossbar alone slides off
     /// it sideways; between the tines it stays in place.
-    pub nose: bool,
+    pub nose: f64,
     /// Work-plane weight (cost per m² and s, quadratic): the fork held at
     /// the object's height.
     pub plane: f64,
@@ -358,8 +360,8 @@ impl Default for PusherCost {
     fn default() -> Self {
         Self {
             reach: PUSHER_REACH,
-            reach_follows: false,
-            nose: false,
+            reach_follows: true,
+            nose: PUSHER_REACH,
             plane: 10.0,
             plane_tines: false,
             effort: 1e-3,
@@ -449,13 +451,13 @@ pub fn pusher_with(models_dir: &Path, seed: u64, shaping: PusherCost) -> Result<
             terminal_weight: 0.0,
             penalty: Penalty::SmoothAbs { epsilon: 0.01 },
         });
-        if shaping.nose {
+        if shaping.nose > 0.0 {
             cost = cost.with(TargetDistance {
                 body: tip,
                 offset: [0.1, 0.0, 0.0],
                 target: Target::Behind { body: object, goal, distance: -PUSHER_NOSE_AHEAD, smoothing: 0.02 },
                 axes: [true, true, false],
-                running_weight: shaping.reach,
+                running_weight: shaping.nose,
                 terminal_weight: 0.0,
                 penalty: Penalty::SmoothAbs { epsilon: 0.01 },
             });
@@ -469,7 +471,12 @@ pub fn pusher_with(models_dir: &Path, seed: u64, shaping: PusherCost) -> Result<
         cost = cost.with(QuadraticTracking::diagonal(vec![0.0; nx], &wv, &vec![0.0; nx]));
     }
     let cost = cost.with(ControlEffort::uniform(model.nu(), shaping.effort));
-    let problem = Problem::new(model.clone(), Mode::Fixed { dt: 0.025 }, 0.05, 20, Arc::new(cost))?;
+    // Four steps of 12.5 ms per interval: at 25 ms the fork's predicted
+    // position one interval ahead missed the plant's by 3–10 mm (1–2 mm
+    // at 12.5 ms), enough to lose the frictionless push (BENCHMARKS.md);
+    // the shorter horizon (0.6 s) keeps the steps per plan near the 40 of
+    // 20 × 2 steps.
+    let problem = Problem::new(model.clone(), Mode::Fixed { dt: 0.0125 }, 0.05, 12, Arc::new(cost))?;
     let cfd = Cfd { width: 0.5, strength: 1.0 };
     Ok(distance_task("pusher", problem, x0, 100, cfd, push, 0.05, &[tip]))
 }
