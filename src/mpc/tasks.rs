@@ -4,7 +4,7 @@
 //! | task | model | dt × H (s) | episode | goal (per seed) | success |
 //! |---|---|---|---|---|---|
 //! | `reacher` | gymnasium `reacher.xml` | 0.02 × 25 | 1 s | target in a disc of 0.2 m (gymnasium's) | fingertip within 2 cm of the target at the end |
-//! | `pusher` | gymnasium Pusher-v5 ([`pusher_model`]) | 0.05 × 12 | 5 s | object placed as gymnasium does, goal in a 0.1 m disc around gymnasium's | object centre within 5 cm of the goal at the end |
+//! | `pusher` | gymnasium Pusher-v5 ([`pusher_model`]) | 0.05 × 10 | 5 s | object placed as gymnasium does, goal in a 0.1 m disc around gymnasium's | object centre within 5 cm of the goal at the end |
 //! | `billiards` | built-in: a striker confined to a 0.25 m box bats a puck | 0.05 × 30 | 2 s | target 0.35–0.6 m from the puck, ±25° off the line | puck within 5 cm of the target at the end |
 //! | `half_cheetah` | gymnasium `half_cheetah.xml` | 0.05 × 16 | 3 s | forward speed 1–3 m/s | mean speed over the last half within 25 % of the goal |
 //!
@@ -474,9 +474,9 @@ pub fn pusher_with(models_dir: &Path, seed: u64, shaping: PusherCost) -> Result<
     // Four steps of 12.5 ms per interval: at 25 ms the fork's predicted
     // position one interval ahead missed the plant's by 3–10 mm (1–2 mm
     // at 12.5 ms), enough to lose the frictionless push (BENCHMARKS.md);
-    // the shorter horizon (0.6 s) keeps the steps per plan near the 40 of
-    // 20 × 2 steps.
-    let problem = Problem::new(model.clone(), Mode::Fixed { dt: 0.0125 }, 0.05, 12, Arc::new(cost))?;
+    // the shorter horizon (0.5 s) keeps the 40 steps per plan of 20 × 2
+    // steps, so a linearization still fits the budget.
+    let problem = Problem::new(model.clone(), Mode::Fixed { dt: 0.0125 }, 0.05, 10, Arc::new(cost))?;
     let cfd = Cfd { width: 0.5, strength: 1.0 };
     Ok(distance_task("pusher", problem, x0, 100, cfd, push, 0.05, &[tip]))
 }
