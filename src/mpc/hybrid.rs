@@ -88,26 +88,15 @@ impl Hybrid {
     /// The sampling phase's budget out of `budget` (`None`: no sampling).
     /// Of a time budget, the share, but no more than leaves room for one
     /// linearization (the refinement always runs one iteration, and after
-    /// sampling has replaced the plan that one linearizes), and none where
-    /// one round of sampling is expected to take longer than that (a
-    /// round, once started, always runs): otherwise the two phases together
-    /// would overrun the budget. A skipped interval lowers the expected
-    /// round duration by 10 %, as a round run does, so sampling resumes.
-    fn split(&mut self, budget: Budget) -> Option<Budget> {
+    /// sampling has replaced the plan that one linearizes): otherwise the
+    /// two phases together would overrun the budget.
+    fn split(&self, budget: Budget) -> Option<Budget> {
         let share = self.options.sampling_share;
         if share == 0.0 {
             return None;
         }
         let reserve = Duration::from_secs_f64(self.ilqr.expected_linearization());
-        let round = self.round_cost[0];
-        let time = |t: Duration| {
-            Some(t.mul_f64(share).min(t.saturating_sub(reserve))).filter(|s| !s.is_zero() && s.as_secs_f64() >= round)
-        };
-        if let Budget::WallTime(t) | Budget::CpuTime(t) = budget
-            && time(t).is_none()
-        {
-            self.round_cost[0] *= 0.9;
-        }
+        let time = |t: Duration| Some(t.mul_f64(share).min(t.saturating_sub(reserve))).filter(|s| !s.is_zero());
         match budget {
             Budget::Iterations(n) => Some(Budget::Iterations(((n as f64 * share).round() as usize).max(1))),
             Budget::WallTime(t) => time(t).map(Budget::WallTime),
