@@ -9,6 +9,8 @@
 //!     [--planners ilqr-cfd,ilqr,sampling,hybrid] [--iters N | --budget-ms MS | --cpu-ms MS] [--samples S] [--out DIR]
 //!     [--share F (hybrid: sampling's share of the budget)]
 //!     [--horizon H] [--cfd-width M] [--cfd-strength N] [--reuse N] [--cfd-slack F] [--reach W (pusher)] [--verbose]
+//!     [--plant-dt S (the plant at fixed steps of S s instead of CENIC 1e-3)] [--plan-dt S (the planner's fixed step)]
+//!     [--shaping reach=W,follow=0|1,nose=W,plane=W,tines=0|1,effort=W,velocity=W (pusher: tasks::PusherCost)]
 //! ```
 //!
 //! One episode writes `DIR/mpc_<task>_<planner>_<seed>.png`: the tracked
@@ -24,7 +26,7 @@
 
 mod common;
 
-use cenic::mpc::tasks::{Measure, NAMES, Task};
+use cenic::mpc::tasks::{Measure, NAMES, PusherCost, Task};
 use cenic::mpc::{
     Budget, Episode, Hybrid, HybridOptions, Ilqr, IlqrOptions, Planner, PredictiveSampling, SamplingOptions, Workspace,
     closed_loop,
@@ -48,6 +50,9 @@ struct Args {
     reuse: Option<usize>,
     cfd_slack: Option<f64>,
     reach: Option<f64>,
+    shaping: Option<String>,
+    plant_dt: Option<f64>,
+    plan_dt: Option<f64>,
     share: f64,
     verbose: bool,
 }
@@ -68,6 +73,9 @@ fn parse() -> Args {
         reuse: None,
         cfd_slack: None,
         reach: None,
+        shaping: None,
+        plant_dt: None,
+        plan_dt: None,
         share: HybridOptions::default().sampling_share,
         verbose: false,
     };
@@ -100,6 +108,9 @@ fn parse() -> Args {
             "--reuse" => a.reuse = Some(v.parse().expect("--reuse N")),
             "--cfd-slack" => a.cfd_slack = Some(v.parse().expect("--cfd-slack F")),
             "--reach" => a.reach = Some(v.parse().expect("--reach W")),
+            "--shaping" => a.shaping = Some(v),
+            "--plant-dt" => a.plant_dt = Some(v.parse().expect("--plant-dt S")),
+            "--plan-dt" => a.plan_dt = Some(v.parse().expect("--plan-dt S")),
             "--share" => a.share = v.parse().expect("--share F"),
             "--eval" => {
                 a.eval = true;
@@ -124,11 +135,36 @@ fn parse() -> Args {
 
 /// The task of `seed` with the command line's overrides.
 fn make_task(a: &Args, models: &Path, seed: u64) -> Task {
-    let mut t = match (a.task.as_str(), a.reach) {
-        ("pusher", Some(w)) => cenic::mpc::tasks::pusher_with_reach(models, seed, w).expect("task"),
-        (_, Some(_)) => panic!("--reach: only for the pusher"),
-        _ => Task::new(&a.task, models, seed).expect("task"),
+    let mut t = if a.task == "pusher" {
+        let mut c = PusherCost::default();
+        if let Some(w) = a.reach {
+            c.reach = w;
+        }
+        for kv in a.shaping.iter().flat_map(|s| s.split(',')) {
+            let (k, v) = kv.split_once('=').expect("--shaping KEY=VALUE,...");
+            let x: f64 = v.parse().unwrap_or_else(|_| panic!("--shaping {k}: not a number: {v}"));
+            match k {
+                "reach" => c.reach = x,
+                "follow" => c.reach_follows = x != 0.0,
+                "plane" => c.plane = x,
+                "tines" => c.plane_tines = x != 0.0,
+                "nose" => c.nose = x,
+                "effort" => c.effort = x,
+                "velocity" => c.velocity = x,
+                _ => panic!("--shaping: unknown key {k} (reach, follow, nose, plane, tines, effort, velocity)"),
+            }
+        }
+        cenic::mpc::tasks::pusher_with(models, seed, c).expect("task")
+    } else {
+        assert!(a.reach.is_none() && a.shaping.is_none(), "--reach, --shaping: only for the pusher");
+        Task::new(&a.task, models, seed).expect("task")
     };
+    if let Some(dt) = a.plant_dt {
+        t.plant_mode = cenic::integrator::Mode::Fixed { dt };
+    }
+    if let Some(dt) = a.plan_dt {
+        t.problem.mode = cenic::integrator::Mode::Fixed { dt };
+    }
     if let Some(b) = a.budget {
         t.budget = b;
     }
@@ -206,7 +242,30 @@ fn main() {
             let ep = run(&task, p.as_mut());
             if a.verbose {
                 let paths: Vec<Vec<[f64; 3]>> = (0..task.draw.len()).map(|i| path_of(&task, &ep, i)).collect();
+                // The planner's model's one-interval prediction from each plant state, against the plant.
+                let (nx, nq, nc) = (task.problem.nx(), task.problem.model.nq, task.problem.nc());
+                let mut model_plant = cenic::mpc::Plant::new(
+                    task.problem.model.clone(),
+                    task.problem.mode.clone(),
+                    cenic::batch::WorldParams::default(),
+                );
+                let mut ws = Workspace::new(task.problem.model.clone());
                 for (k, s) in ep.plans.iter().enumerate() {
+                    let mismatch = if (k + 2) * nx <= ep.states.len() {
+                        model_plant.set_state(&ep.states[k * nx..(k + 1) * nx]);
+                        model_plant.step(&ep.controls[k * nc..(k + 1) * nc], task.problem.dt).expect("model step");
+                        let xp = model_plant.state();
+                        let xt = &ep.states[(k + 1) * nx..(k + 2) * nx];
+                        let mut err = |i: usize| {
+                            let (_, b, o) = task.draw[i];
+                            let (a, c) = (ws.point(&xp[..nq], b, o), ws.point(&xt[..nq], b, o));
+                            1e3 * ((a[0] - c[0]).powi(2) + (a[1] - c[1]).powi(2) + (a[2] - c[2]).powi(2)).sqrt()
+                        };
+                        let errs: Vec<String> = (0..task.draw.len()).map(|i| format!("{:.1}", err(i))).collect();
+                        format!(", model vs plant after one interval (mm): {}", errs.join("/"))
+                    } else {
+                        String::new()
+                    };
                     let gap = if paths.len() > 1 {
                         let (a, b) = (paths[0][k], paths[1][k]);
                         // The second point relative to the first, along the first's direction to the goal and across it.
@@ -234,8 +293,9 @@ fn main() {
                         s.accepted,
                         s.rollouts,
                         1e3 * s.cpu_seconds,
-                        u.iter().map(|x| x * x).sum::<f64>().sqrt()
+                        u.iter().map(|x| x * x).sum::<f64>().sqrt(),
                     );
+                    eprintln!("      {mismatch}");
                 }
             }
             let path = a.out.join(format!("mpc_{}_{}_{}.png", a.task, name, a.seed));

@@ -388,6 +388,22 @@ pub enum Target {
         /// Offset in the body frame (m).
         offset: [f64; 3],
     },
+    /// The point `distance` (m) behind body `body`'s origin o, against the
+    /// direction from o to the fixed point `goal` (m, world), in the
+    /// distance's selected axes: t = o − distance · e / √(|e|² + ε²),
+    /// e = goal − o, ε = `smoothing` (m). Where to stand to push o toward
+    /// the goal; it follows the body (derivatives include ∂t/∂o), and ε
+    /// keeps the direction smooth as o nears the goal (t → o there).
+    Behind {
+        /// Body index.
+        body: usize,
+        /// The goal o is pushed to (m, world).
+        goal: [f64; 3],
+        /// Distance behind o (m).
+        distance: f64,
+        /// ε (m, > 0).
+        smoothing: f64,
+    },
 }
 
 /// Distance of a body point to a target: r = the selected world axes of
@@ -414,19 +430,50 @@ impl TargetDistance {
     /// The residual (selected axes of p − target) and, with `jac`, ∂r/∂q.
     fn residual(&self, ws: &mut Workspace, q: &[f64], jac: Option<&mut Vec<f64>>) -> Vec<f64> {
         let p = ws.point(q, self.body, self.offset);
+        let axes: Vec<usize> = (0..3).filter(|&i| self.axes[i]).collect();
+        // Behind: e = goal − o on the axes, s = √(|e|² + ε²), t = o − d e / s.
+        let behind = |o: [f64; 3], goal: [f64; 3], smoothing: f64| {
+            let mut e = [0.0; 3];
+            axes.iter().for_each(|&i| e[i] = goal[i] - o[i]);
+            (e, (e.iter().map(|v| v * v).sum::<f64>() + smoothing * smoothing).sqrt())
+        };
         let t = match self.target {
             Target::Point(t) => t,
             Target::Body { body, offset } => ws.point(q, body, offset),
+            Target::Behind { body, goal, distance, smoothing } => {
+                let o = ws.point(q, body, [0.0; 3]);
+                let (e, s) = behind(o, goal, smoothing);
+                [0, 1, 2].map(|i| o[i] - distance * e[i] / s)
+            }
         };
-        let axes: Vec<usize> = (0..3).filter(|&i| self.axes[i]).collect();
         if let Some(jac) = jac {
             let nq = q.len();
             let mut jp = vec![0.0; 3 * nq];
             ws.point_jacobian(q, self.body, self.offset, &mut jp);
-            if let Target::Body { body, offset } = self.target {
-                let mut jt = vec![0.0; 3 * nq];
-                ws.point_jacobian(q, body, offset, &mut jt);
-                jp.iter_mut().zip(&jt).for_each(|(a, b)| *a -= b);
+            match self.target {
+                Target::Point(_) => {}
+                Target::Body { body, offset } => {
+                    let mut jt = vec![0.0; 3 * nq];
+                    ws.point_jacobian(q, body, offset, &mut jt);
+                    jp.iter_mut().zip(&jt).for_each(|(a, b)| *a -= b);
+                }
+                Target::Behind { body, goal, distance, smoothing } => {
+                    // ∂t/∂o = I + (d / s)(I − e eᵀ / s²) on the axes (∂e/∂o = −I).
+                    let o = ws.point(q, body, [0.0; 3]);
+                    let (e, s) = behind(o, goal, smoothing);
+                    let mut jo = vec![0.0; 3 * nq];
+                    ws.point_jacobian(q, body, [0.0; 3], &mut jo);
+                    for &i in &axes {
+                        for j in 0..nq {
+                            let mut dt = jo[i * nq + j];
+                            for k in 0..3 {
+                                let m = if i == k { 1.0 } else { 0.0 } - e[i] * e[k] / (s * s);
+                                dt += distance / s * m * jo[k * nq + j];
+                            }
+                            jp[i * nq + j] -= dt;
+                        }
+                    }
+                }
             }
             jac.clear();
             for &i in &axes {

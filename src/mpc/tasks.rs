@@ -4,7 +4,7 @@
 //! | task | model | dt × H (s) | episode | goal (per seed) | success |
 //! |---|---|---|---|---|---|
 //! | `reacher` | gymnasium `reacher.xml` | 0.02 × 25 | 1 s | target in a disc of 0.2 m (gymnasium's) | fingertip within 2 cm of the target at the end |
-//! | `pusher` | gymnasium Pusher-v5 ([`pusher_model`]) | 0.05 × 20 | 5 s | object placed as gymnasium does, goal in a 0.1 m disc around gymnasium's | object centre within 5 cm of the goal at the end |
+//! | `pusher` | gymnasium Pusher-v5 ([`pusher_model`]) | 0.05 × 10 | 5 s | object placed as gymnasium does, goal in a 0.1 m disc around gymnasium's | object centre within 5 cm of the goal at the end |
 //! | `billiards` | built-in: a striker confined to a 0.25 m box bats a puck | 0.05 × 30 | 2 s | target 0.35–0.6 m from the puck, ±25° off the line | puck within 5 cm of the target at the end |
 //! | `half_cheetah` | gymnasium `half_cheetah.xml` | 0.05 × 16 | 3 s | forward speed 1–3 m/s | mean speed over the last half within 25 % of the goal |
 //!
@@ -12,16 +12,18 @@
 //! contact has to be found: the case for contacts from distance
 //! ([`Task::cfd`]). The pusher's is the object's distance to the goal, a
 //! small control effort (10⁻³, so that idle controls decay), a work-plane
-//! term holding the fork at the object's height and a weak reach term
-//! ([`pusher_with_reach`], weight 0.3 against the object term's 1; 0
-//! turns it off) drawing the fork to the point behind the object
-//! (gymnasium's reward has a fork–object distance term at weight 0.5):
-//! without it an arm that swings past the object, farther than the
-//! contacts-from-distance width, has no gradient left. The billiards' is
-//! the puck's distance to the target. The planner
-//! simulates fixed steps: one per interval (reacher), two (pusher: one
-//! 50 ms step mispredicts the push at first touch, see `BENCHMARKS.md`)
-//! or more (billiards, cheetah); the plant runs CENIC at accuracy 1e-3.
+//! term holding the fork at the object's height and weak reach terms
+//! ([`PusherCost`], weight 0.3 each against the object term's 1)
+//! drawing the fork's crossbar to the point behind the object and its
+//! tine tips' middle ahead of it, along the current object→goal
+//! direction ([`Target::Behind`]; gymnasium's reward has a fork–object
+//! distance term at weight 0.5): without them an arm that swings past
+//! the object, farther than the contacts-from-distance width, has no
+//! gradient left. The billiards' is the puck's distance to the target.
+//! The planner simulates fixed steps: one per interval (reacher), four
+//! (pusher: coarser steps mispredict the frictionless push, see
+//! `BENCHMARKS.md`) or more (billiards, cheetah); the plant runs CENIC
+//! at accuracy 1e-3.
 //! Each task names the evaluation's planning budget per interval
 //! ([`Task::budget`], the same for every planner) and its gradient
 //! planner settings ([`Task::ilqr`]).
@@ -190,6 +192,7 @@ fn distance_task(
     let goal = match measured.target {
         Target::Point(p) => p,
         Target::Body { body, offset } => world_point(&problem.model, &x0, body, offset),
+        Target::Behind { body, .. } => world_point(&problem.model, &x0, body, [0.0; 3]),
     };
     let name_of = |b: usize| problem.model.bodies[b].name.clone();
     let mut draw = vec![(name_of(measured.body), measured.body, measured.offset)];
@@ -300,7 +303,7 @@ pub fn pusher_model(models_dir: &Path) -> Result<Arc<Model>, MpcError> {
     Ok(Arc::new(model))
 }
 
-/// Weight (cost per m and s) of the pusher's reach term (see [`pusher_with_reach`]).
+/// Weight (cost per m and s) of the pusher's reach term (see [`PusherCost`]).
 pub const PUSHER_REACH: f64 = 0.3;
 
 /// Distance (m) from the object's centre, against the push, of the
@@ -308,21 +311,80 @@ pub const PUSHER_REACH: f64 = 0.3;
 /// object's radius (0.05) plus the crossbar's (0.02), i.e. touching it.
 pub const PUSHER_REACH_BEHIND: f64 = 0.07;
 
-/// Pusher: the object to a random goal, cost on the object's distance
-/// (plus a reach term of weight [`PUSHER_REACH`] and a small control
-/// effort, see the [module docs](self)).
-pub fn pusher(models_dir: &Path, seed: u64) -> Result<Task, MpcError> {
-    pusher_with_reach(models_dir, seed, PUSHER_REACH)
+/// Distance (m) ahead of the object's centre, along the push, of the
+/// point the reach term draws the middle of the fork's tine tips to
+/// ([`PusherCost::nose`]): the tines (0.1 m long) around the object and
+/// the crossbar [`PUSHER_REACH_BEHIND`] behind its centre.
+pub const PUSHER_NOSE_AHEAD: f64 = 0.1 - PUSHER_REACH_BEHIND;
+
+/// The pusher's cost besides the object's distance to the goal (weight
+/// 1 per m and s, running and terminal): which shaping terms it has and
+/// their weights. [`PusherCost::default`] is the task's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PusherCost {
+    /// Reach weight (cost per m and s; 0: no reach term): the running cost
+    /// gets `reach`·|p − b| (smoothed) in the plane, p the fork's crossbar
+    /// centre (`tips_arm`'s origin) and b the point [`PUSHER_REACH_BEHIND`]
+    /// behind the object's centre, against the push. Without it, an arm
+    /// that has swung more than the contacts-from-distance width away from
+    /// the object sees no gradient at all and the plan stops (the task
+    /// cost is flat there).
+    pub reach: f64,
+    /// Whether "against the push" is the current object→goal direction
+    /// ([`Target::Behind`], with its derivatives through the object's
+    /// position) rather than the initial one (fixed at the task's start).
+    pub reach_follows: bool,
+    /// Nose weight (cost per m and s; 0: none): the running cost also gets
+    /// `nose`·|n − a| (smoothed) in the plane, n the middle of the fork's
+    /// tine tips (offset (0.1, 0, 0) m on `tips_arm`) and a the point
+    /// [`PUSHER_NOSE_AHEAD`] ahead of the object's centre along the push:
+    /// the fork pointing along the push with the object between its tines. The object–fork contact is frictionless
+    /// (condim 1), so an object pushed by the crossbar alone slides off
+    /// it sideways; between the tines it stays in place.
+    pub nose: f64,
+    /// Work-plane weight (cost per m² and s, quadratic): the fork held at
+    /// the object's height.
+    pub plane: f64,
+    /// Whether the work plane holds the two tine tips as well as the
+    /// crossbar's centre (the fork level), not the crossbar alone.
+    pub plane_tines: bool,
+    /// Control effort weight (cost per (N m)² and s).
+    pub effort: f64,
+    /// Arm joint velocity weight (cost per (rad/s)² and s, quadratic; 0:
+    /// none): a slower arm, whose pushes the planner's coarse steps
+    /// predict better.
+    pub velocity: f64,
 }
 
-/// [`pusher`] with reach weight `reach` (cost per m and s; 0: none): the
-/// running cost gets `reach`·|p − b| (smoothed) in the plane, p the fork's
-/// crossbar centre (`tips_arm`'s origin) and b the point
-/// [`PUSHER_REACH_BEHIND`] behind the object's centre, against the
-/// initial object→goal direction. Without it, an arm that has swung more
-/// than the contacts-from-distance width away from the object sees no
-/// gradient at all and the plan stops (the task cost is flat there).
+impl Default for PusherCost {
+    fn default() -> Self {
+        Self {
+            reach: PUSHER_REACH,
+            reach_follows: true,
+            nose: PUSHER_REACH,
+            plane: 10.0,
+            plane_tines: false,
+            effort: 1e-3,
+            velocity: 0.0,
+        }
+    }
+}
+
+/// Pusher: the object to a random goal, cost on the object's distance
+/// plus the shaping terms of [`PusherCost::default`] (see the
+/// [module docs](self)).
+pub fn pusher(models_dir: &Path, seed: u64) -> Result<Task, MpcError> {
+    pusher_with(models_dir, seed, PusherCost::default())
+}
+
+/// [`pusher`] with reach weight `reach` (cost per m and s; 0: none), the
+/// other terms as [`PusherCost::default`].
 pub fn pusher_with_reach(models_dir: &Path, seed: u64, reach: f64) -> Result<Task, MpcError> {
+    pusher_with(models_dir, seed, PusherCost { reach, ..Default::default() })
+}
+
+/// [`pusher`] with the shaping terms of `shaping`.
+pub fn pusher_with(models_dir: &Path, seed: u64, shaping: PusherCost) -> Result<Task, MpcError> {
     let model = pusher_model(models_dir)?;
     let mut rng = EnvRng::new(seed, 0);
     let mut q = model.qpos0.clone();
@@ -357,34 +419,64 @@ pub fn pusher_with_reach(models_dir: &Path, seed: u64, reach: f64) -> Result<Tas
     // normal to the object is vertical and moves neither slide, so contacts
     // from distance alone give no reason to come down.
     let tip = body(&model, "tips_arm")?;
-    let plane = TargetDistance {
-        body: tip,
-        offset: [0.0; 3],
-        target: Target::Point([0.0, 0.0, world_point(&model, &x0, object, [0.0; 3])[2]]),
-        axes: [false, false, true],
-        running_weight: 10.0,
-        terminal_weight: 0.0,
-        penalty: Penalty::Quadratic,
-    };
     let o0 = world_point(&model, &x0, object, [0.0; 3]);
-    let (dx, dy) = (goal[0] - o0[0], goal[1] - o0[1]);
-    let n = (dx * dx + dy * dy).sqrt();
-    let behind = [-PUSHER_REACH_BEHIND * dx / n, -PUSHER_REACH_BEHIND * dy / n, 0.0];
-    let approach = TargetDistance {
-        body: tip,
-        offset: [0.0; 3],
-        target: Target::Body { body: object, offset: behind },
-        axes: [true, true, false],
-        running_weight: reach,
-        terminal_weight: 0.0,
-        penalty: Penalty::SmoothAbs { epsilon: 0.01 },
-    };
-    let mut cost = CostSum::new().with(push.clone()).with(plane);
-    if reach > 0.0 {
-        cost = cost.with(approach);
+    let mut cost = CostSum::new().with(push.clone());
+    let points: &[[f64; 3]] =
+        if shaping.plane_tines { &[[0.0; 3], [0.1, -0.1, 0.0], [0.1, 0.1, 0.0]] } else { &[[0.0; 3]] };
+    for &offset in points {
+        cost = cost.with(TargetDistance {
+            body: tip,
+            offset,
+            target: Target::Point([0.0, 0.0, o0[2]]),
+            axes: [false, false, true],
+            running_weight: shaping.plane / points.len() as f64,
+            terminal_weight: 0.0,
+            penalty: Penalty::Quadratic,
+        });
     }
-    let cost = cost.with(ControlEffort::uniform(model.nu(), 1e-3));
-    let problem = Problem::new(model.clone(), Mode::Fixed { dt: 0.025 }, 0.05, 20, Arc::new(cost))?;
+    if shaping.reach > 0.0 {
+        let target = if shaping.reach_follows {
+            Target::Behind { body: object, goal, distance: PUSHER_REACH_BEHIND, smoothing: 0.02 }
+        } else {
+            let (dx, dy) = (goal[0] - o0[0], goal[1] - o0[1]);
+            let n = (dx * dx + dy * dy).sqrt();
+            Target::Body { body: object, offset: [-PUSHER_REACH_BEHIND * dx / n, -PUSHER_REACH_BEHIND * dy / n, 0.0] }
+        };
+        cost = cost.with(TargetDistance {
+            body: tip,
+            offset: [0.0; 3],
+            target,
+            axes: [true, true, false],
+            running_weight: shaping.reach,
+            terminal_weight: 0.0,
+            penalty: Penalty::SmoothAbs { epsilon: 0.01 },
+        });
+        if shaping.nose > 0.0 {
+            cost = cost.with(TargetDistance {
+                body: tip,
+                offset: [0.1, 0.0, 0.0],
+                target: Target::Behind { body: object, goal, distance: -PUSHER_NOSE_AHEAD, smoothing: 0.02 },
+                axes: [true, true, false],
+                running_weight: shaping.nose,
+                terminal_weight: 0.0,
+                penalty: Penalty::SmoothAbs { epsilon: 0.01 },
+            });
+        }
+    }
+    if shaping.velocity > 0.0 {
+        // The arm's 7 hinges are the first velocity coordinates (the object's slides follow).
+        let nx = model.nq + model.nv;
+        let mut wv = vec![0.0; nx];
+        wv[model.nq..model.nq + model.nu()].fill(shaping.velocity);
+        cost = cost.with(QuadraticTracking::diagonal(vec![0.0; nx], &wv, &vec![0.0; nx]));
+    }
+    let cost = cost.with(ControlEffort::uniform(model.nu(), shaping.effort));
+    // Four steps of 12.5 ms per interval: at 25 ms the fork's predicted
+    // position one interval ahead missed the plant's by 3–10 mm (1–2 mm
+    // at 12.5 ms), enough to lose the frictionless push (BENCHMARKS.md);
+    // the shorter horizon (0.5 s) keeps the 40 steps per plan of 20 × 2
+    // steps, so a linearization still fits the budget.
+    let problem = Problem::new(model.clone(), Mode::Fixed { dt: 0.0125 }, 0.05, 10, Arc::new(cost))?;
     let cfd = Cfd { width: 0.5, strength: 1.0 };
     Ok(distance_task("pusher", problem, x0, 100, cfd, push, 0.05, &[tip]))
 }
