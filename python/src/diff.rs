@@ -6,7 +6,7 @@
 use crate::batch::{mode, positive};
 use crate::model::Model;
 use crate::{ArrayIn, Np, SimulationError, lock, to_numpy};
-use cenic::diff::{Cfd, ControlKind, DiffError, DiffRollout, Linearization, Param};
+use cenic::diff::{Cfd, ControlKind, DiffError, DiffRollout, FrictionLoad, Linearization, Param};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -169,8 +169,8 @@ impl Rollout {
 
 /// Rolls ``model`` out from ``x0`` under ``controls`` with parameter
 /// multipliers ``params`` in f64 and returns the trajectory with its
-/// interval Jacobians (a ``Rollout``), exact derivatives of the discrete
-/// map by the implicit function theorem at every contact solve.
+/// interval Jacobians (a ``Rollout``), derivatives of the discrete map by
+/// the implicit function theorem at every contact solve.
 ///
 /// - ``x0``: (nq + nv,) or (nworld, nq + nv): positions then velocities.
 /// - ``controls``: (nsteps, nc) or (nworld, nsteps, nc), held over each
@@ -188,6 +188,11 @@ impl Rollout {
 ///   in the Jacobians only (the trajectory is unchanged).
 /// - ``jacobians=False``: the forward simulation only (no tape, no
 ///   Jacobians; ``cenic.simulate`` returns its trajectory).
+/// - ``friction_load``: ``"implicit"`` (default) differentiates the
+///   friction load through the step's implicit normal impulse, the
+///   derivative that converges on robots with sliding feet; ``"lagged"``
+///   gives the exact derivative of the simulated map (what finite
+///   differences of ``cenic.simulate`` measure).
 ///
 /// Raises ValueError for bad shapes, names or values, and
 /// ``SimulationError`` when the forward simulation or the Jacobian pass
@@ -195,7 +200,8 @@ impl Rollout {
 #[pyfunction]
 #[pyo3(signature = (model, x0, controls=None, params=None, *, interval, param_names=vec![], nsteps=None,
                     accuracy=None, dt=None, control="actuators", velocity_time_scale=None,
-                    land_contact_events=false, cfd_width=None, cfd_strength=None, jacobians=true))]
+                    land_contact_events=false, cfd_width=None, cfd_strength=None, jacobians=true,
+                    friction_load="implicit"))]
 #[allow(clippy::too_many_arguments)]
 pub fn rollout_jacobians(
     py: Python<'_>,
@@ -214,12 +220,20 @@ pub fn rollout_jacobians(
     cfd_width: Option<f64>,
     cfd_strength: Option<f64>,
     jacobians: bool,
+    friction_load: &str,
 ) -> PyResult<Rollout> {
     let m = model.inner.clone();
     let control = match control {
         "actuators" => ControlKind::Actuators,
         "applied" => ControlKind::Applied,
         c => return Err(PyValueError::new_err(format!("control must be 'actuators' or 'applied', got '{c}'"))),
+    };
+    let friction_load = match friction_load {
+        "implicit" => FrictionLoad::Implicit,
+        "lagged" => FrictionLoad::Lagged,
+        f => {
+            return Err(PyValueError::new_err(format!("friction_load must be 'implicit' or 'lagged', got '{f}'")));
+        }
     };
     let mut mode = mode(accuracy, dt, None, None, velocity_time_scale, false)?;
     if let cenic::integrator::Mode::ErrorControlled(p) = &mut mode {
@@ -234,7 +248,8 @@ pub fn rollout_jacobians(
     let rollout = DiffRollout::new(m.clone(), mode, positive("interval", interval)?)
         .with_control(control)
         .with_params(ps)
-        .with_cfd(cfd);
+        .with_cfd(cfd)
+        .with_friction_load(friction_load);
     let (nx, nc, np) = (rollout.nx(), rollout.nc(), rollout.np());
     let xa = ArrayIn::<f64>::new(x0, "x0")?;
     let batched = match xa.shape().len() {
