@@ -10,7 +10,6 @@
 //!     [--share F (hybrid: sampling's share of the budget)]
 //!     [--horizon H] [--cfd-width M] [--cfd-strength N] [--reuse N] [--cfd-slack F] [--reach W (pusher)] [--verbose]
 //!     [--plant-dt S (the plant at fixed steps of S s instead of CENIC 1e-3)] [--plan-dt S (the planner's fixed step)]
-//!     [--reseed stall=K,progress=F,samples=N,sigma=F,initial=0|1,force=0|1 (iLQR: ilqr::Reseed, defaults for keys left out)]
 //!     [--shaping reach=W,follow=0|1,nose=W,plane=W,tines=0|1,effort=W,velocity=W (pusher: tasks::PusherCost)]
 //! ```
 //!
@@ -29,8 +28,8 @@ mod common;
 
 use cenic::mpc::tasks::{Measure, NAMES, PusherCost, Task};
 use cenic::mpc::{
-    Budget, Episode, Hybrid, HybridOptions, Ilqr, IlqrOptions, Planner, PredictiveSampling, Reseed, SamplingOptions,
-    Workspace, closed_loop,
+    Budget, Episode, Hybrid, HybridOptions, Ilqr, IlqrOptions, Planner, PredictiveSampling, SamplingOptions, Workspace,
+    closed_loop,
 };
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
@@ -50,7 +49,6 @@ struct Args {
     cfd_strength: Option<f64>,
     reuse: Option<usize>,
     cfd_slack: Option<f64>,
-    reseed: Option<String>,
     reach: Option<f64>,
     shaping: Option<String>,
     plant_dt: Option<f64>,
@@ -74,7 +72,6 @@ fn parse() -> Args {
         cfd_strength: None,
         reuse: None,
         cfd_slack: None,
-        reseed: None,
         reach: None,
         shaping: None,
         plant_dt: None,
@@ -112,7 +109,6 @@ fn parse() -> Args {
             "--cfd-slack" => a.cfd_slack = Some(v.parse().expect("--cfd-slack F")),
             "--reach" => a.reach = Some(v.parse().expect("--reach W")),
             "--shaping" => a.shaping = Some(v),
-            "--reseed" => a.reseed = Some(v),
             "--plant-dt" => a.plant_dt = Some(v.parse().expect("--plant-dt S")),
             "--plan-dt" => a.plan_dt = Some(v.parse().expect("--plan-dt S")),
             "--share" => a.share = v.parse().expect("--share F"),
@@ -177,24 +173,6 @@ fn make_task(a: &Args, models: &Path, seed: u64) -> Task {
     }
     if let Some(s) = a.cfd_slack {
         t.ilqr.cfd_slack = s;
-    }
-    if let Some(spec) = &a.reseed {
-        let mut r = Reseed::default();
-        for kv in spec.split(',').filter(|kv| !kv.is_empty()) {
-            let (k, v) = kv.split_once('=').expect("--reseed KEY=VALUE,...");
-            let x: f64 = v.parse().unwrap_or_else(|_| panic!("--reseed {k}: not a number: {v}"));
-            match k {
-                "stall" => r.stall = x as usize,
-                "progress" => r.progress = x,
-                "samples" => r.samples = x as usize,
-                "sigma" => r.sigma = x,
-                "initial" => r.initial = x != 0.0,
-                "force" => r.force = x != 0.0,
-                "seed" => r.seed = x as u64,
-                _ => panic!("--reseed: unknown key {k} (stall, progress, samples, sigma, initial, force, seed)"),
-            }
-        }
-        t.ilqr.reseed = Some(r);
     }
     if let Some(h) = a.horizon {
         t.problem.horizon = h;

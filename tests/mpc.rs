@@ -2,8 +2,7 @@
 //! cost against the Riccati solution (and the box-constrained optimum's KKT
 //! conditions), cost derivatives and plan gradients against finite
 //! differences, warm-start shifts, control limits, and contacts from
-//! distance giving the pusher a gradient before contact; re-seeding of a
-//! stalled iLQR plan; the hybrid
+//! distance giving the pusher a gradient before contact; the hybrid
 //! planner's refinement lowering the cost of its sampled plan.
 
 mod common;
@@ -17,7 +16,7 @@ use cenic::mpc::Plant;
 use cenic::mpc::tasks::{self, Measure, Task};
 use cenic::mpc::{
     Budget, BurnCost, ControlEffort, Cost, CostDerivatives, CostSum, Hybrid, HybridOptions, Ilqr, IlqrOptions,
-    Interpolation, Penalty, Planner, PredictiveSampling, Problem, QuadraticTracking, Reseed, SamplingOptions, Target,
+    Interpolation, Penalty, Planner, PredictiveSampling, Problem, QuadraticTracking, SamplingOptions, Target,
     TargetDistance, Workspace, closed_loop,
 };
 use std::sync::Arc;
@@ -560,51 +559,6 @@ fn warm_start_shifts_the_plan_by_one_interval() {
             }
         }
         assert_eq!(ps.controls().len(), u0.len());
-    }
-}
-
-#[test]
-fn a_stalled_plan_is_reseeded_only_from_a_cheaper_candidate() {
-    let (p, ..) = carts_problem(true);
-    let (nc, x0) = (p.nc(), vec![0.6, -0.4, 0.5, 0.1]);
-    let mut ws = Workspace::new(p.model.clone());
-    let mut cost_of = |u: &[f64]| {
-        let xs = p.rollout(None).simulate(&x0, u, &[], H).unwrap();
-        p.cost.trajectory(&mut ws, &xs, u, DT, None)
-    };
-    // Damping so large that iLQR barely moves the plan: from saturated
-    // controls it stalls, far from the optimum.
-    let stuck = IlqrOptions { mu_init: 1e8, mu_min: 1e8, mu_max: 1e8, ..Default::default() };
-    let reseed = Reseed { stall: 3, samples: 0, initial: true, ..Default::default() };
-    let bad: Vec<f64> = (0..H * nc).map(|i| p.upper[i % nc]).collect();
-    let (j_bad, j_init) = (cost_of(&bad), cost_of(&p.initial_controls()));
-    assert!(j_init < 0.85 * j_bad, "the initial guess is the better basin: {j_init} vs {j_bad}");
-    let mut plain = Ilqr::new(p.clone(), stuck.clone());
-    let mut ilqr = Ilqr::new(p.clone(), IlqrOptions { reseed: Some(reseed.clone()), ..stuck.clone() });
-    plain.set_controls(&bad);
-    ilqr.set_controls(&bad);
-    for k in 0..4 {
-        let (a, b) = (ilqr.plan(&x0, Budget::Iterations(1)).unwrap(), plain.plan(&x0, Budget::Iterations(1)).unwrap());
-        assert_eq!(ilqr.reseeds(), 0, "plan {k}: no re-seeding before {} stalled steps", reseed.stall);
-        assert_eq!(a.cost, b.cost, "plan {k}: the option changes nothing before the stall");
-        assert!(a.cost > 0.9 * j_bad, "plan {k}: stuck ({} vs {j_bad})", a.cost);
-    }
-    let s = ilqr.plan(&x0, Budget::Iterations(1)).unwrap();
-    let b = plain.plan(&x0, Budget::Iterations(1)).unwrap();
-    assert_eq!(ilqr.reseeds(), 1, "stalled: re-seeded");
-    assert!(s.cost <= j_init * (1.0 + 1e-9) && b.cost > 0.9 * j_bad, "re-seeded {} vs stuck {}", s.cost, b.cost);
-    assert!((cost_of(ilqr.controls()) - s.cost).abs() < 1e-9 * s.cost, "the plan's cost is its rollout's");
-    assert!(ilqr.controls().iter().enumerate().all(|(i, u)| (p.lower[i % nc]..=p.upper[i % nc]).contains(u)));
-    // Started from the initial guess, the warm plan is never costlier than
-    // that candidate: kept, however long it stalls; with `force` the
-    // candidate replaces it anyway.
-    for force in [false, true] {
-        let opts = IlqrOptions { reseed: Some(Reseed { force, ..reseed.clone() }), ..stuck.clone() };
-        let mut ilqr = Ilqr::new(p.clone(), opts);
-        for _ in 0..10 {
-            ilqr.plan(&x0, Budget::Iterations(1)).unwrap();
-        }
-        assert_eq!(ilqr.reseeds() > 0, force, "force {force}: {} re-seedings", ilqr.reseeds());
     }
 }
 

@@ -5,8 +5,6 @@ use super::cost::{CostDerivatives, Workspace};
 use super::{Budget, MpcError, PlanStats, Planner, Problem, box_qp, run_budget};
 use crate::diff::{Cfd, DiffRollout};
 use crate::integrator::World;
-use crate::rl::EnvRng;
-use std::time::{Duration, Instant};
 
 /// Settings of [`Ilqr`].
 #[derive(Clone, Debug, PartialEq)]
@@ -47,42 +45,6 @@ pub struct IlqrOptions {
     /// A reuse iteration that finds no better plan forces a fresh
     /// linearization. 0: linearize every iteration (exact iLQR).
     pub reuse: usize,
-    /// Re-seeding of a stalled plan (`None`: off): iLQR only moves the
-    /// plan within its basin, so a warm start stuck in a local minimum
-    /// (e.g. a pusher resting on top of the object) stays stuck.
-    pub reseed: Option<Reseed>,
-}
-
-/// Re-seeding a stalled plan: once the plan's cost has not fallen by a
-/// fraction `progress` over `stall` planning steps, candidate plans are
-/// rolled out before planning (the problem's initial guess and the warm
-/// plan with constant Gaussian control offsets) and the cheapest by
-/// rollout cost replaces the warm plan (with `force`, even where it costs
-/// more than the warm plan: a restart). The rollouts count against the
-/// planning step's time budget.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Reseed {
-    /// Planning steps without progress before candidates are tried (≥ 1).
-    pub stall: usize,
-    /// Relative decrease of the plan's cost that counts as progress.
-    pub progress: f64,
-    /// Perturbed candidates per re-seeding.
-    pub samples: usize,
-    /// Standard deviation of the constant offset added to every control
-    /// of the horizon, as a fraction of the control's half range.
-    pub sigma: f64,
-    /// Whether the problem's initial guess is a candidate too.
-    pub initial: bool,
-    /// Replace the warm plan by the best candidate even when it costs more.
-    pub force: bool,
-    /// Seed of the perturbations (the stream restarts on [`Planner::reset`]).
-    pub seed: u64,
-}
-
-impl Default for Reseed {
-    fn default() -> Self {
-        Self { stall: 4, progress: 0.01, samples: 8, sigma: 0.5, initial: true, force: false, seed: 0 }
-    }
 }
 
 impl Default for IlqrOptions {
@@ -98,7 +60,6 @@ impl Default for IlqrOptions {
             cfd_slack: 0.5,
             tolerance: 1e-6,
             reuse: 0,
-            reseed: None,
         }
     }
 }
@@ -133,12 +94,6 @@ pub struct Ilqr {
     xs_valid: bool,
     /// Expected duration of a reuse and of a fresh iteration (for [`Budget`]s in time).
     iteration_cost: [f64; 2],
-    /// Costs of the plans returned by the last planning steps (the stall
-    /// test's history, newest last; cleared by a re-seeding).
-    recent: Vec<f64>,
-    rng: EnvRng,
-    /// Planning steps that re-seeded the plan.
-    reseeds: usize,
 }
 
 /// The expected decrease of J along a step of length α is
@@ -169,9 +124,6 @@ impl Ilqr {
             jac_uses: usize::MAX,
             xs_valid: false,
             iteration_cost: [0.0; 2],
-            recent: Vec::with_capacity(options.reseed.as_ref().map_or(0, |r| r.stall + 1)),
-            rng: EnvRng::new(options.reseed.as_ref().map_or(0, |r| r.seed), 0),
-            reseeds: 0,
             problem,
             options,
         }
@@ -202,80 +154,6 @@ impl Ilqr {
     /// iteration that linearizes: the longest recent one, 0 before any.
     pub fn expected_linearization(&self) -> f64 {
         self.iteration_cost[1]
-    }
-
-    /// Planning steps so far (since [`Planner::reset`]) that replaced the plan by a re-seeding candidate.
-    pub fn reseeds(&self) -> usize {
-        self.reseeds
-    }
-
-    /// Whether the plan's cost has stalled (see [`Reseed`]).
-    fn stalled(&self, r: &Reseed) -> bool {
-        let (n, k) = (self.recent.len(), r.stall.max(1));
-        n > k && self.recent[n - 1] > (1.0 - r.progress) * self.recent[n - 1 - k]
-    }
-
-    /// Rolls out the warm plan and the re-seeding candidates from `x0`
-    /// and keeps the cheapest (see [`Reseed`]).
-    fn reseed(&mut self, x0: &[f64], r: &Reseed, stats: &mut PlanStats) -> Result<(), MpcError> {
-        let p = self.problem.clone();
-        let (nx, nc) = (p.nx(), p.nc());
-        self.xs.resize(self.trial_x.len(), 0.0);
-        let u = &self.u;
-        p.simulate_policy(
-            &mut self.world,
-            x0,
-            |k, _, uk| uk.copy_from_slice(&u[k * nc..(k + 1) * nc]),
-            &mut self.xs,
-            &mut self.trial_u,
-        )?;
-        stats.rollouts += 1;
-        self.xs_valid = true;
-        let warm = p.cost.trajectory(&mut self.ws, &self.xs, &self.u, p.dt, None);
-        let mut best: Option<(f64, Vec<f64>, Vec<f64>)> = None;
-        let mut offset = vec![0.0; nc];
-        for c in 0..r.samples + usize::from(r.initial) {
-            if r.initial && c == 0 {
-                self.trial_u.copy_from_slice(&p.initial_controls());
-            } else {
-                for (i, o) in offset.iter_mut().enumerate() {
-                    let half = 0.5 * (p.upper[i] - p.lower[i]);
-                    *o = r.sigma * if half.is_finite() { half } else { 1.0 } * self.rng.normal();
-                }
-                for (k, v) in self.trial_u.iter_mut().enumerate() {
-                    *v = self.u[k] + offset[k % nc];
-                }
-            }
-            let cand = self.trial_u.clone();
-            stats.rollouts += 1;
-            if p.simulate_policy(
-                &mut self.world,
-                x0,
-                |k, _, uk| uk.copy_from_slice(&cand[k * nc..(k + 1) * nc]),
-                &mut self.trial_x,
-                &mut self.trial_u,
-            )
-            .is_err()
-            {
-                continue;
-            }
-            let j = p.cost.trajectory(&mut self.ws, &self.trial_x, &self.trial_u, p.dt, None);
-            if j.is_finite() && best.as_ref().is_none_or(|b| j < b.0) {
-                best = Some((j, self.trial_x.clone(), self.trial_u.clone()));
-            }
-        }
-        if let Some((j, x, u)) = best
-            && (r.force || j < warm)
-        {
-            self.u = u;
-            self.xs = x;
-            self.kff.fill(0.0);
-            self.jac_uses = usize::MAX;
-            self.reseeds += 1;
-        }
-        debug_assert_eq!(self.xs.len(), (p.horizon + 1) * nx);
-        self.recent.clear();
-        Ok(())
     }
 
     /// The current Levenberg–Marquardt damping μ.
@@ -518,21 +396,6 @@ impl Planner for Ilqr {
         // (a plan stuck at μ_max would otherwise never move again).
         self.mu = self.options.mu_init;
         let mut stats = PlanStats::default();
-        let (start, cpu0) = (Instant::now(), super::cpu_seconds());
-        let mut budget = budget;
-        if let Some(r) = self.options.reseed.clone()
-            && self.stalled(&r)
-        {
-            self.reseed(x0, &r, &mut stats)?;
-            // The candidates' rollouts come out of the time budget.
-            budget = match budget {
-                Budget::WallTime(t) => Budget::WallTime(t.saturating_sub(start.elapsed())),
-                Budget::CpuTime(t) => {
-                    Budget::CpuTime(t.saturating_sub(Duration::from_secs_f64(super::cpu_seconds() - cpu0)))
-                }
-                b => b,
-            };
-        }
         let mut cost = self.iteration_cost;
         let first = self.next_kind();
         let (n, seconds, cpu) = run_budget(budget, first, &mut cost, || {
@@ -542,14 +405,8 @@ impl Planner for Ilqr {
         })?;
         self.iteration_cost = cost;
         stats.iterations = n;
-        stats.seconds = start.elapsed().as_secs_f64().max(seconds);
-        stats.cpu_seconds = (super::cpu_seconds() - cpu0).max(cpu);
-        if let Some(r) = &self.options.reseed {
-            if self.recent.len() > r.stall {
-                self.recent.remove(0);
-            }
-            self.recent.push(stats.cost);
-        }
+        stats.seconds = seconds;
+        stats.cpu_seconds = cpu;
         Ok(stats)
     }
 
@@ -574,9 +431,6 @@ impl Planner for Ilqr {
         self.xs_valid = false;
         self.jac_uses = usize::MAX;
         self.mu = self.options.mu_init;
-        self.recent.clear();
-        self.reseeds = 0;
-        self.rng = EnvRng::new(self.options.reseed.as_ref().map_or(0, |r| r.seed), 0);
     }
 }
 

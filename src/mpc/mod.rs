@@ -83,7 +83,7 @@ pub use cost::{
     Workspace,
 };
 pub use hybrid::{Hybrid, HybridOptions};
-pub use ilqr::{Ilqr, IlqrOptions, Reseed};
+pub use ilqr::{Ilqr, IlqrOptions};
 pub use sampling::{Interpolation, PredictiveSampling, SamplingOptions};
 
 use crate::diff::{Cfd, ControlKind, DiffError, DiffRollout};
