@@ -502,9 +502,6 @@ impl<T: Real> World<T> {
                     // A contact sticks inside this step: retry to end where it does.
                     h = self.stick_bound;
                     self.stats.event_limited += 1;
-                    self.restore_start();
-                    self.sim.compute_geometry();
-                    continue;
                 }
                 Ok(e) => {
                     let err = e.error / p.accuracy;

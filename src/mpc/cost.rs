@@ -432,17 +432,14 @@ impl TargetDistance {
         let p = ws.point(q, self.body, self.offset);
         let axes: Vec<usize> = (0..3).filter(|&i| self.axes[i]).collect();
         // Behind: e = goal − o on the axes, s = √(|e|² + ε²), t = o − d e / s.
-        let behind = |o: [f64; 3], goal: [f64; 3], smoothing: f64| {
-            let mut e = [0.0; 3];
-            axes.iter().for_each(|&i| e[i] = goal[i] - o[i]);
-            (e, (e.iter().map(|v| v * v).sum::<f64>() + smoothing * smoothing).sqrt())
-        };
+        let (mut e, mut s) = ([0.0; 3], 1.0);
         let t = match self.target {
             Target::Point(t) => t,
             Target::Body { body, offset } => ws.point(q, body, offset),
             Target::Behind { body, goal, distance, smoothing } => {
                 let o = ws.point(q, body, [0.0; 3]);
-                let (e, s) = behind(o, goal, smoothing);
+                axes.iter().for_each(|&i| e[i] = goal[i] - o[i]);
+                s = (e.iter().map(|v| v * v).sum::<f64>() + smoothing * smoothing).sqrt();
                 [0, 1, 2].map(|i| o[i] - distance * e[i] / s)
             }
         };
@@ -457,10 +454,8 @@ impl TargetDistance {
                     ws.point_jacobian(q, body, offset, &mut jt);
                     jp.iter_mut().zip(&jt).for_each(|(a, b)| *a -= b);
                 }
-                Target::Behind { body, goal, distance, smoothing } => {
+                Target::Behind { body, distance, .. } => {
                     // ∂t/∂o = I + (d / s)(I − e eᵀ / s²) on the axes (∂e/∂o = −I).
-                    let o = ws.point(q, body, [0.0; 3]);
-                    let (e, s) = behind(o, goal, smoothing);
                     let mut jo = vec![0.0; 3 * nq];
                     ws.point_jacobian(q, body, [0.0; 3], &mut jo);
                     for &i in &axes {
