@@ -57,3 +57,20 @@ fn models_within_the_gpu_feature_set_are_accepted() {
         }
     }
 }
+
+#[test]
+fn cpu_only_event_landing_is_refused_by_name() {
+    use cenic::integrator::CenicParams;
+    let landing = [
+        ("land_contact_events", CenicParams { land_contact_events: true, ..Default::default() }),
+        ("land_stick_events", CenicParams { land_stick_events: true, ..Default::default() }),
+    ];
+    for (name, params) in landing {
+        let ctx = gpu_or_skip!();
+        match GpuBatch::new(ctx, Arc::new(cenic::scenes::cube_toss()), 2, Mode::ErrorControlled(params)) {
+            Err(GpuError::Unsupported(msg)) => assert!(msg.contains(name) && msg.contains("CPU only"), "{msg}"),
+            Err(e) => panic!("{name}: expected Unsupported, got {e}"),
+            Ok(_) => panic!("{name}: the GPU batch accepted an option its kernels do not implement"),
+        }
+    }
+}
