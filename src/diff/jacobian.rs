@@ -59,6 +59,8 @@ pub(crate) struct Linearizer<const N: usize> {
     acc: Vec<f64>,
     tmp: Vec<f64>,
     col: Vec<f64>,
+    /// Seed chunks [start, end) of z, in pass order.
+    chunks: Vec<(usize, usize)>,
     /// Phantom pairs seen (statistics).
     pub phantom_pairs: usize,
 }
@@ -101,6 +103,7 @@ impl<const N: usize> Linearizer<N> {
             acc: vec![0.0; nx * nz],
             tmp: vec![0.0; nx * nz],
             col: vec![0.0; nv],
+            chunks: Vec::with_capacity(nz.div_ceil(N) + 3),
             phantom_pairs: 0,
             model,
         }
@@ -125,24 +128,41 @@ impl<const N: usize> Linearizer<N> {
         for k in 0..nv {
             self.v1[k] = Dual::cst(s.v1[k]);
         }
-        // Input j of z as a dual number seeded in slot j − start when inside the chunk.
-        let seed = |j: usize, value: f64, start: usize| {
-            if j >= start && j < start + N { Dual::<N>::var(value, j - start) } else { Dual::cst(value) }
+        // Input j of z as a dual number seeded in slot j − start when inside the chunk [start, end).
+        let seed = |j: usize, value: f64, start: usize, end: usize| {
+            if j >= start && j < end { Dual::<N>::var(value, j - start) } else { Dual::cst(value) }
         };
-        let mut start = 0;
-        while start < nz {
+        // Chunks of at most N inputs that never mix q, (v, u) and θ, the
+        // (v, u) chunks first: they leave the geometry's dual parts zero, so
+        // the first computes it and the others reuse it
+        // (`compute_velocity_terms`), and none needs the phantom pairs
+        // (they depend on q and θ only).
+        self.chunks.clear();
+        for (lo, hi) in [(nq, nx + nc), (0, nq), (nx + nc, nz)] {
+            self.chunks.extend((lo..hi).step_by(N).map(|c| (c, (c + N).min(hi))));
+        }
+        let mut clean_geometry = false;
+        for pass in 0..self.chunks.len() {
+            let (start, end) = self.chunks[pass];
+            let first = pass == 0;
+            let velocity_only = start >= nq && end <= nx + nc;
             let sim = &mut self.sim;
             for k in 0..nq {
-                sim.data.q[k] = seed(k, s.q0[k], start);
+                sim.data.q[k] = seed(k, s.q0[k], start, end);
             }
             for k in 0..nv {
-                sim.data.v[k] = seed(nq + k, s.v0[k], start);
+                sim.data.v[k] = seed(nq + k, s.v0[k], start, end);
             }
-            set_controls(sim, setup.control, u.iter().enumerate().map(|(k, &x)| seed(nx + k, x, start)));
-            set_params(sim, &setup.params, theta.iter().enumerate().map(|(k, &x)| seed(nx + nc + k, x, start)));
-            sim.contacts.skin = s.skin;
-            sim.compute_geometry();
-            if start == 0 {
+            set_controls(sim, setup.control, u.iter().enumerate().map(|(k, &x)| seed(nx + k, x, start, end)));
+            set_params(sim, &setup.params, theta.iter().enumerate().map(|(k, &x)| seed(nx + nc + k, x, start, end)));
+            if velocity_only && clean_geometry {
+                sim.compute_velocity_terms();
+            } else {
+                sim.contacts.skin = s.skin;
+                sim.compute_geometry();
+                clean_geometry = velocity_only;
+            }
+            if first {
                 check_contacts(&sim.contacts.list, s.contacts, site)?;
             }
             sim.problem.set_time_step(h);
@@ -150,7 +170,7 @@ impl<const N: usize> Linearizer<N> {
             if implicit {
                 implicit_load_tangents(&mut sim.problem, &self.v1);
             }
-            let hess = if start == 0 {
+            let hess = if first {
                 // evaluate writes only the tree blocks and the contact-coupled
                 // blocks; a dense factorization reads everything, so blocks a
                 // previous step's contacts coupled must not survive.
@@ -160,15 +180,15 @@ impl<const N: usize> Linearizer<N> {
                 None
             };
             evaluate(&sim.problem, &self.v1, &mut self.grad, hess, &mut self.work);
-            if let Some(cfd) = &setup.cfd {
+            if let Some(cfd) = setup.cfd.as_ref().filter(|_| !velocity_only) {
                 self.phantom_pairs += add_phantom(cfd, &model, &sim.data, &mut self.phantom, h, &mut self.grad);
             }
             for r in 0..nv {
-                for slot in 0..N.min(nz - start) {
+                for slot in 0..end - start {
                     self.dv[r * nz + start + slot] = self.grad[r].d[slot];
                 }
             }
-            if start == 0 {
+            if first {
                 for (f, hh) in self.factor.iter_mut().zip(&self.hess) {
                     *f = hh.v;
                 }
@@ -180,7 +200,6 @@ impl<const N: usize> Linearizer<N> {
                     cholesky_factor(&mut self.factor, nv).map_err(|e| DiffError::Hessian { site, pivot: e.pivot })?;
                 }
             }
-            start += N;
         }
         let implicit = setup.friction_load == FrictionLoad::Implicit;
         // dv1/dz = −H⁻¹ ∂R/∂z, column by column.
@@ -201,10 +220,10 @@ impl<const N: usize> Linearizer<N> {
         let mut start = 0;
         while start < nx {
             for k in 0..nq {
-                self.qd[k] = seed(k, s.q0[k], start);
+                self.qd[k] = seed(k, s.q0[k], start, start + N);
             }
             for k in 0..nv {
-                self.vd[k] = seed(nq + k, s.v1[k], start);
+                self.vd[k] = seed(nq + k, s.v1[k], start, start + N);
             }
             integrate_q(&model, &mut self.qd, &self.vd, h);
             for r in 0..nq {

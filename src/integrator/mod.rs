@@ -249,6 +249,22 @@ impl<T: Real> Simulator<T> {
         self.contacts.overflow as u64
     }
 
+    /// Re-evaluates what depends on v and the controls alone — body
+    /// velocities, bias and passive forces, the ICF problem — keeping the
+    /// kinematics, mass matrix, transmissions and contacts of the last
+    /// [`compute_geometry`](Self::compute_geometry). Equals
+    /// `compute_geometry` when q, the model and the parameters are
+    /// unchanged since (the Jacobian passes that seed only v and u use it:
+    /// the geometry is most of a pass's cost).
+    pub fn compute_velocity_terms(&mut self) {
+        let m = &*self.model;
+        dynamics::velocities(m, &mut self.data);
+        dynamics::bias_forces(m, &mut self.data);
+        dynamics::passive_forces(m, &mut self.data);
+        let act = Actuation { ctrl: &self.ctrl, target_velocity: &self.target_velocity, applied: &self.applied };
+        self.builder.build(m, &self.data, &self.contacts.list, act, &self.materials, &mut self.problem);
+    }
+
     /// Solves the ICF problem of the last [`compute_geometry`](Self::compute_geometry)
     /// for step `h` (s); `v` holds the warm start and receives v1.
     pub fn solve_velocity(&mut self, h: T, v: &mut [T], params: &SolverParams) -> Result<SolveStats, SolveError> {
