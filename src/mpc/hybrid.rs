@@ -126,14 +126,14 @@ impl Planner for Hybrid {
             let mut u = self.ilqr.controls().to_vec();
             let (sampler, cost) = (&mut self.sampler, &mut self.sampled_cost);
             let mut first = true;
-            (rounds, _, _) = run_budget(sampling, 0, &mut self.round_cost, || {
+            (rounds, _, _) = run_budget(sampling, 0, &mut self.round_cost, |_| {
                 let (nominal, best) = sampler.sample_around(x0, &mut u, &mut stats);
                 if first {
                     stats.initial_cost = nominal;
                     first = false;
                 }
                 *cost = best;
-                Ok((false, 0))
+                Ok((false, 0, None))
             })?;
             if u != self.ilqr.controls() {
                 self.ilqr.set_controls(&u);

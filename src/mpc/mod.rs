@@ -337,17 +337,19 @@ pub(crate) fn apply_controls(world: &mut World<f64>, control: ControlKind, u: &[
 }
 
 /// Runs planner iterations while `budget` allows. Iterations come in kinds
-/// of different cost (a linearization, or a reuse of one): `iterate`
-/// returns whether the planner has converged (no further iteration needed)
-/// and the kind of its next iteration; `kind` is the first one's. `cost`
-/// holds the expected duration (s, on the budget's clock) of each kind,
-/// carried between calls: the longest seen, decaying by 10 % per call.
-/// Returns the iterations run, wall and CPU seconds.
+/// of different cost (a linearization, or a reuse of one): `iterate(kind)`
+/// runs one of kind `kind` and returns whether the planner has converged
+/// (no further iteration needed), the kind it would run next and a
+/// cheaper kind it can run instead when that one does not fit the budget
+/// (`None`: none); `kind` is the first one's. `cost` holds the expected
+/// duration (s, on the budget's clock) of each kind, carried between
+/// calls: the longest seen, decaying by 10 % per call. Returns the
+/// iterations run, wall and CPU seconds.
 pub(crate) fn run_budget(
     budget: Budget,
     mut kind: usize,
     cost: &mut [f64],
-    mut iterate: impl FnMut() -> Result<(bool, usize), MpcError>,
+    mut iterate: impl FnMut(usize) -> Result<(bool, usize, Option<usize>), MpcError>,
 ) -> Result<(usize, f64, f64), MpcError> {
     let start = Instant::now();
     let cpu0 = cpu_seconds();
@@ -357,12 +359,20 @@ pub(crate) fn run_budget(
         _ => start.elapsed().as_secs_f64(),
     };
     cost.iter_mut().for_each(|c| *c *= 0.9);
+    let mut fallback = None;
     let mut done = 0;
-    while budget.allows(done, Duration::from_secs_f64(clock()), Duration::from_secs_f64(cost[kind])) {
+    loop {
+        let fits = |k: usize| budget.allows(done, Duration::from_secs_f64(clock()), Duration::from_secs_f64(cost[k]));
+        if !fits(kind) {
+            match fallback.filter(|&k| fits(k)) {
+                Some(k) => kind = k,
+                None => break,
+            }
+        }
         let t = clock();
-        let (converged, next) = iterate()?;
+        let (converged, next, cheaper) = iterate(kind)?;
         cost[kind] = cost[kind].max(clock() - t);
-        kind = next;
+        (kind, fallback) = (next, cheaper);
         done += 1;
         if converged {
             break;

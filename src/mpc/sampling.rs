@@ -252,10 +252,10 @@ impl Planner for PredictiveSampling {
         }
         let mut stats = PlanStats::default();
         let mut cost = [self.iteration_cost];
-        let (n, seconds, cpu) = run_budget(budget, 0, &mut cost, || {
+        let (n, seconds, cpu) = run_budget(budget, 0, &mut cost, |_| {
             let r = self.iterate(x0, &mut stats);
             stats.iterations += 1;
-            Ok((r, 0))
+            Ok((r, 0, None))
         })?;
         self.iteration_cost = cost[0];
         stats.iterations = n;
