@@ -10,7 +10,7 @@
 //!     [--share F (hybrid: sampling's share of the budget)]
 //!     [--horizon H] [--cfd-width M] [--cfd-strength N] [--reuse N] [--cfd-slack F] [--reach W (pusher)] [--verbose]
 //!     [--plant-dt S (the plant at fixed steps of S s instead of CENIC 1e-3)] [--plan-dt S (the planner's fixed step)]
-//!     [--shaping reach=W,follow=0|1,nose=W,plane=W,tines=0|1,effort=W,velocity=W (pusher: tasks::PusherCost)]
+//!     [--shaping reach=W,follow=0|1,nose=W,plane=W,tines=0|1,effort=W,velocity=W,limits=W (pusher: tasks::PusherCost)]
 //! ```
 //!
 //! One episode writes `DIR/mpc_<task>_<planner>_<seed>.png`: the tracked
@@ -151,6 +151,7 @@ fn make_task(a: &Args, models: &Path, seed: u64) -> Task {
                 "nose" => c.nose = x,
                 "effort" => c.effort = x,
                 "velocity" => c.velocity = x,
+                "limits" => c.limits = x,
                 _ => panic!("--shaping: unknown key {k} (reach, follow, nose, plane, tines, effort, velocity)"),
             }
         }
@@ -366,10 +367,11 @@ fn main() {
                 ep.failure.clone().unwrap_or_default().replace(',', ";")
             );
             eprintln!(
-                "  {name} seed {seed}: error {e:.4} {}, plan {:.1} ms CPU / {:.1} ms wall, {it:.2} iterations",
+                "  {name} seed {seed}: error {e:.4} {}, plan {:.1} ms CPU / {:.1} ms wall, {it:.2} iterations{}",
                 if s { "ok" } else { "FAIL" },
                 mean(&c),
-                mean(&w)
+                mean(&w),
+                approach(&task, &ep)
             );
             errs.push(e);
             costs.push(ep.total_cost());
@@ -400,6 +402,24 @@ fn main() {
     }
     std::fs::write(&csv_path, csv).expect("write CSV");
     eprintln!("wrote {}", csv_path.display());
+}
+
+/// For a final-distance task: the closest the tracked point came to its
+/// target, when, and when it first came within the tolerance (to tell a
+/// slow push from one that overshoots or drifts off at the end).
+fn approach(task: &Task, ep: &Episode) -> String {
+    let Measure::FinalDistance(d) = &task.measure else { return String::new() };
+    let (nx, dt) = (task.problem.nx(), task.problem.dt);
+    let mut ws = Workspace::new(task.problem.model.clone());
+    let dist: Vec<f64> = ep.states.chunks(nx).map(|x| d.distance(&mut ws, x)).collect();
+    let (k_min, min) =
+        dist.iter().copied().enumerate().fold((0, f64::INFINITY), |a, (k, e)| if e < a.1 { (k, e) } else { a });
+    let first = dist.iter().position(|&e| e <= task.tolerance);
+    format!(
+        ", closest {min:.3} m at {:.2} s, first within tolerance {}",
+        k_min as f64 * dt,
+        first.map(|k| format!("at {:.2} s", k as f64 * dt)).unwrap_or_else(|| "never".into())
+    )
 }
 
 /// World positions of the drawn point `i` over the episode.

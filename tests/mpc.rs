@@ -16,8 +16,8 @@ use cenic::mpc::Plant;
 use cenic::mpc::tasks::{self, Measure, Task};
 use cenic::mpc::{
     Budget, BurnCost, ControlEffort, Cost, CostDerivatives, CostSum, Hybrid, HybridOptions, Ilqr, IlqrOptions,
-    Interpolation, Penalty, Planner, PredictiveSampling, Problem, QuadraticTracking, SamplingOptions, Target,
-    TargetDistance, Workspace, closed_loop,
+    Interpolation, JointLimitMargin, Penalty, Planner, PredictiveSampling, Problem, QuadraticTracking, SamplingOptions,
+    Target, TargetDistance, Workspace, closed_loop,
 };
 use std::sync::Arc;
 
@@ -406,6 +406,17 @@ fn cost_derivatives_equal_finite_differences() {
     let (_, _, _, lq) = lq_cost(4, 2);
     let sum = lq.with(slide);
     check_cost(&sum, &carts, &xc, &[0.4, -0.2], true);
+    // Joint-limit bands: piecewise quadratic in q, so Gauss–Newton is exact
+    // inside a band (slide a in its upper band, b in its lower one, both
+    // ranges made up for the test) and the term is zero in the middle.
+    let limits = JointLimitMargin { joints: vec![(0, -0.5, 0.7), (1, -0.2, 0.25)], margin: 0.2, weight: 1.7 };
+    let xl = vec![0.6, -0.19, 0.3, 0.05];
+    check_cost(&limits, &carts, &xl, &[0.4, -0.2], true);
+    let ws = &mut Workspace::new(carts.clone());
+    let inside = limits.running(ws, &[0.1, 0.0, 0.3, 0.05], &[0.0, 0.0], None);
+    let banded = limits.running(ws, &xl, &[0.0, 0.0], None);
+    assert_eq!(inside, 0.0, "no cost in the middle of the ranges");
+    assert!((banded - 1.7 * (0.14f64.powi(2) + 0.08f64.powi(2))).abs() < 1e-12, "band cost {banded}");
     // The burn adapter: residual √w (x − r) ⊕ √w u, terminal √w_T x; against the
     // same cost written with the built-in terms.
     let burn = BurnCost {

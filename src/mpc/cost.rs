@@ -336,6 +336,53 @@ impl Cost for QuadraticTracking {
     }
 }
 
+/// Soft joint limits: a running rate w·Σ_j e_j² (per rad² and s) with
+/// e_j how far coordinate q_j has entered the band of width `margin` ×
+/// (hi − lo) inside either of its limits (zero in the middle of the
+/// range). Hard limits are one-sided constraints: an arm pressed into one
+/// gets no gradient toward leaving it, so a plan on the interval
+/// Jacobians keeps the joint there; the band gives it one before the
+/// limit is reached.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JointLimitMargin {
+    /// (index into q, lower limit, upper limit) per limited coordinate (rad or m).
+    pub joints: Vec<(usize, f64, f64)>,
+    /// Width of the band inside each limit, as a fraction of the range.
+    pub margin: f64,
+    /// Weight w (per rad² and s).
+    pub weight: f64,
+}
+
+impl JointLimitMargin {
+    /// Every limited hinge and slide joint of `model`.
+    pub fn of_model(model: &Model, margin: f64, weight: f64) -> Self {
+        let joints = model.joints.iter().filter_map(|j| j.range.map(|r| (j.qpos_adr, r[0], r[1]))).collect();
+        Self { joints, margin, weight }
+    }
+}
+
+impl Cost for JointLimitMargin {
+    fn running(&self, _: &mut Workspace, x: &[f64], _: &[f64], mut d: Option<&mut CostDerivatives>) -> f64 {
+        let mut value = 0.0;
+        for &(i, lo, hi) in &self.joints {
+            let m = self.margin * (hi - lo);
+            let e = (x[i] - (hi - m)).max(0.0) - ((lo + m) - x[i]).max(0.0);
+            if e == 0.0 {
+                continue;
+            }
+            value += self.weight * e * e;
+            if let Some(d) = d.as_deref_mut() {
+                d.lx[i] += 2.0 * self.weight * e;
+                d.lxx[i * d.nx + i] += 2.0 * self.weight;
+            }
+        }
+        value
+    }
+    fn terminal(&self, _: &mut Workspace, _: &[f64], _: Option<&mut CostDerivatives>) -> f64 {
+        0.0
+    }
+}
+
 /// Control effort ½ (u − u_ref)ᵀ R (u − u_ref) per second (running only).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ControlEffort {

@@ -45,14 +45,6 @@ pub struct IlqrOptions {
     /// A reuse iteration that finds no better plan forces a fresh
     /// linearization. 0: linearize every iteration (exact iLQR).
     pub reuse: usize,
-    /// Warm start through the last plan's feedback: after a shift, the
-    /// first iteration starts from the rollout of u = ū + K (x − x̄) (the
-    /// shifted plan ū, its states x̄ and gains K) when that costs less than
-    /// the open-loop shifted plan. The plant's state departs from the
-    /// plan's prediction by the model's error each interval; the gains
-    /// steer the warm start back toward the plan instead of letting the
-    /// open-loop controls drift from it.
-    pub feedback_warm_start: bool,
 }
 
 impl Default for IlqrOptions {
@@ -68,7 +60,6 @@ impl Default for IlqrOptions {
             cfd_slack: 0.5,
             tolerance: 1e-6,
             reuse: 0,
-            feedback_warm_start: true,
         }
     }
 }
@@ -93,8 +84,6 @@ pub struct Ilqr {
     kfb: Vec<f64>,
     trial_x: Vec<f64>,
     trial_u: Vec<f64>,
-    /// Controls of the open-loop warm-start rollout (H × nc).
-    open_u: Vec<f64>,
     /// Interval Jacobians D_x (H × nx × nx) and D_u (H × nx × nc) of the
     /// last linearization, shifted with the plan.
     jac_x: Vec<f64>,
@@ -103,10 +92,6 @@ pub struct Ilqr {
     jac_uses: usize,
     /// Whether `xs` is the rollout of `u` from `xs[..nx]`.
     xs_valid: bool,
-    /// Whether `xs` and `kfb` are the previous plan's, shifted: the next
-    /// iteration may warm-start through them
-    /// ([`IlqrOptions::feedback_warm_start`]).
-    shifted_policy: bool,
     /// Expected duration of a reuse and of a fresh iteration (for [`Budget`]s in time).
     iteration_cost: [f64; 2],
 }
@@ -134,12 +119,10 @@ impl Ilqr {
             kfb: vec![0.0; h * nc * nx],
             trial_x: vec![0.0; (h + 1) * nx],
             trial_u: vec![0.0; h * nc],
-            open_u: vec![0.0; h * nc],
             jac_x: vec![],
             jac_u: vec![],
             jac_uses: usize::MAX,
             xs_valid: false,
-            shifted_policy: false,
             iteration_cost: [0.0; 2],
             problem,
             options,
@@ -154,7 +137,6 @@ impl Ilqr {
         self.u.copy_from_slice(u);
         self.problem.clamp(&mut self.u);
         self.xs_valid = false;
-        self.shifted_policy = false;
         self.jac_uses = usize::MAX;
     }
 
@@ -289,50 +271,12 @@ impl Ilqr {
         Some(out)
     }
 
-    /// The warm start of [`IlqrOptions::feedback_warm_start`]: rolls out
-    /// the shifted plan open-loop and through its gains from `x0`, and
-    /// keeps the cheaper as the plan (`xs` its rollout).
-    fn feedback_warm_start(&mut self, x0: &[f64], stats: &mut PlanStats) -> Result<(), MpcError> {
-        let p = self.problem.clone();
-        let (nx, nc) = (p.nx(), p.nc());
-        let (u_nom, x_nom, kfb) = (&self.u, &self.xs, &self.kfb);
-        let policy = |k: usize, x: &[f64], u: &mut [f64]| {
-            for i in 0..nc {
-                let g = &kfb[(k * nc + i) * nx..(k * nc + i + 1) * nx];
-                u[i] = u_nom[k * nc + i] + (0..nx).map(|j| g[j] * (x[j] - x_nom[k * nx + j])).sum::<f64>();
-            }
-        };
-        stats.rollouts += 2;
-        if p.simulate_policy(&mut self.world, x0, policy, &mut self.trial_x, &mut self.trial_u).is_err() {
-            return Ok(());
-        }
-        let j_fb = p.cost.trajectory(&mut self.ws, &self.trial_x, &self.trial_u, p.dt, None);
-        let u = &self.u;
-        p.simulate_policy(
-            &mut self.world,
-            x0,
-            |k, _, uk| uk.copy_from_slice(&u[k * nc..(k + 1) * nc]),
-            &mut self.xs,
-            &mut self.open_u,
-        )?;
-        self.xs_valid = true;
-        let j_open = p.cost.trajectory(&mut self.ws, &self.xs, &self.u, p.dt, None);
-        if j_fb < j_open {
-            std::mem::swap(&mut self.xs, &mut self.trial_x);
-            self.u.copy_from_slice(&self.trial_u);
-        }
-        Ok(())
-    }
-
     /// One iteration from `x0`, a fresh linearization when `linearize` (or
     /// when there is none to reuse); returns whether planning has converged.
     fn iterate(&mut self, x0: &[f64], linearize: bool, stats: &mut PlanStats) -> Result<bool, MpcError> {
         let p = self.problem.clone();
         let (nx, nc, h) = (p.nx(), p.nc(), p.horizon);
         let o = self.options.clone();
-        if std::mem::take(&mut self.shifted_policy) && self.options.feedback_warm_start {
-            self.feedback_warm_start(x0, stats)?;
-        }
         let fresh = linearize || self.jac_x.is_empty();
         if fresh {
             let lin = self.rollout.linearize(x0, &self.u, &[], h)?;
@@ -480,21 +424,16 @@ impl Planner for Ilqr {
         let nx = self.problem.nx();
         shift_sequence(&mut self.u, nc);
         shift_sequence(&mut self.kff, nc);
-        shift_sequence(&mut self.kfb, nc * nx);
-        shift_sequence(&mut self.xs, nx);
         shift_sequence(&mut self.jac_x, nx * nx);
         shift_sequence(&mut self.jac_u, nx * nc);
         self.xs_valid = false;
-        self.shifted_policy = !self.xs.is_empty();
     }
 
     fn reset(&mut self) {
         self.u = self.problem.initial_controls();
         self.kff.fill(0.0);
-        self.kfb.fill(0.0);
         self.xs.clear();
         self.xs_valid = false;
-        self.shifted_policy = false;
         self.jac_uses = usize::MAX;
         self.mu = self.options.mu_init;
     }

@@ -79,8 +79,8 @@ pub mod tasks;
 pub use boxqp::{BoxQp, box_qp};
 pub use closed_loop::{Episode, Plant, closed_loop};
 pub use cost::{
-    BurnCost, ControlEffort, Cost, CostDerivatives, CostSum, Penalty, QuadraticTracking, Target, TargetDistance,
-    Workspace,
+    BurnCost, ControlEffort, Cost, CostDerivatives, CostSum, JointLimitMargin, Penalty, QuadraticTracking, Target,
+    TargetDistance, Workspace,
 };
 pub use hybrid::{Hybrid, HybridOptions};
 pub use ilqr::{Ilqr, IlqrOptions};

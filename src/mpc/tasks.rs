@@ -28,7 +28,9 @@
 //! ([`Task::budget`], the same for every planner) and its gradient
 //! planner settings ([`Task::ilqr`]).
 
-use super::cost::{ControlEffort, Cost, CostSum, Penalty, QuadraticTracking, Target, TargetDistance, Workspace};
+use super::cost::{
+    ControlEffort, Cost, CostSum, JointLimitMargin, Penalty, QuadraticTracking, Target, TargetDistance, Workspace,
+};
 use super::{Budget, Episode, IlqrOptions, MpcError, Plant, Problem};
 use crate::batch::WorldParams;
 use crate::diff::Cfd;
@@ -354,7 +356,15 @@ pub struct PusherCost {
     /// none): a slower arm, whose pushes the planner's coarse steps
     /// predict better.
     pub velocity: f64,
+    /// Joint-limit weight (cost per rad² and s; 0: none): the arm's seven
+    /// hinges kept out of the band of [`PUSHER_LIMIT_MARGIN`] of their
+    /// range inside each limit ([`JointLimitMargin`]).
+    pub limits: f64,
 }
+
+/// Width of the pusher's joint-limit band ([`PusherCost::limits`]), as a
+/// fraction of each hinge's range.
+pub const PUSHER_LIMIT_MARGIN: f64 = 0.15;
 
 impl Default for PusherCost {
     fn default() -> Self {
@@ -366,6 +376,7 @@ impl Default for PusherCost {
             plane_tines: false,
             effort: 1e-3,
             velocity: 0.0,
+            limits: 0.0,
         }
     }
 }
@@ -469,6 +480,12 @@ pub fn pusher_with(models_dir: &Path, seed: u64, shaping: PusherCost) -> Result<
         let mut wv = vec![0.0; nx];
         wv[model.nq..model.nq + model.nu()].fill(shaping.velocity);
         cost = cost.with(QuadraticTracking::diagonal(vec![0.0; nx], &wv, &vec![0.0; nx]));
+    }
+    if shaping.limits > 0.0 {
+        // The arm's hinges (the object's slides are limited far outside the table).
+        let mut limits = JointLimitMargin::of_model(&model, PUSHER_LIMIT_MARGIN, shaping.limits);
+        limits.joints.retain(|&(i, ..)| i < model.nu());
+        cost = cost.with(limits);
     }
     let cost = cost.with(ControlEffort::uniform(model.nu(), shaping.effort));
     // Four steps of 12.5 ms per interval: at 25 ms the fork's predicted
