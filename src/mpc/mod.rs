@@ -37,7 +37,9 @@
 //! linearisation may serve further iterations on the plan's new rollout
 //! (cost derivatives recomputed, interval Jacobians kept and shifted with
 //! the plan between intervals), since the Jacobian pass dominates the cost
-//! of an iteration. Warm start: the previous plan shifted by one interval
+//! of an iteration; when a fresh linearization would overrun a time
+//! budget, iterations on the last one continue while they lower the cost
+//! (a reuse iteration is a backward pass and a few rollouts). Warm start: the previous plan shifted by one interval
 //! (last control repeated).
 //!
 //! **Sampling planner** ([`PredictiveSampling`]): MuJoCo MPC's predictive
