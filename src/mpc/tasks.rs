@@ -11,12 +11,15 @@
 //! Costs use little beyond what the task asks for, so that the first
 //! contact has to be found: the case for contacts from distance
 //! ([`Task::cfd`]). The pusher's is the object's distance to the goal, a
-//! small control effort (10⁻³, so that idle controls decay), a work-plane
-//! term holding the fork at the object's height and weak reach terms
-//! ([`PusherCost`], weight 0.3 each against the object term's 1)
+//! small control effort (10⁻³, so that idle controls decay), a weak
+//! work-plane term drawing the fork to the object's height and weak reach
+//! terms ([`PusherCost`], weight 0.3 each against the object term's 1)
 //! drawing the fork's crossbar to the point behind the object and its
-//! tine tips' middle ahead of it, along the current object→goal
-//! direction ([`Target::Behind`]; gymnasium's reward has a fork–object
+//! tine tips' middle ahead of it (in 3-D, at the object's height), along
+//! the current object→goal direction ([`Target::Behind`]; a fork beside
+//! or ahead of the object may lift over it to get behind: a stiff work
+//! plane held it in the plane, where it had to push through the object;
+//! gymnasium's reward has a fork–object
 //! distance term at weight 0.5): without them an arm that swings past
 //! the object, farther than the contacts-from-distance width, has no
 //! gradient left. The billiards' is the puck's distance to the target.
@@ -325,7 +328,7 @@ pub const PUSHER_NOSE_AHEAD: f64 = 0.1 - PUSHER_REACH_BEHIND;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PusherCost {
     /// Reach weight (cost per m and s; 0: no reach term): the running cost
-    /// gets `reach`·|p − b| (smoothed) in the plane, p the fork's crossbar
+    /// gets `reach`·|p − b| (smoothed, in 3-D or the plane: [`PusherCost::reach_3d`]), p the fork's crossbar
     /// centre (`tips_arm`'s origin) and b the point [`PUSHER_REACH_BEHIND`]
     /// behind the object's centre, against the push. Without it, an arm
     /// that has swung more than the contacts-from-distance width away from
@@ -337,15 +340,15 @@ pub struct PusherCost {
     /// position) rather than the initial one (fixed at the task's start).
     pub reach_follows: bool,
     /// Nose weight (cost per m and s; 0: none): the running cost also gets
-    /// `nose`·|n − a| (smoothed) in the plane, n the middle of the fork's
+    /// `nose`·|n − a| (smoothed, likewise), n the middle of the fork's
     /// tine tips (offset (0.1, 0, 0) m on `tips_arm`) and a the point
     /// [`PUSHER_NOSE_AHEAD`] ahead of the object's centre along the push:
     /// the fork pointing along the push with the object between its tines. The object–fork contact is frictionless
     /// (condim 1), so an object pushed by the crossbar alone slides off
     /// it sideways; between the tines it stays in place.
     pub nose: f64,
-    /// Work-plane weight (cost per m² and s, quadratic): the fork held at
-    /// the object's height.
+    /// Work-plane weight (cost per m² and s, quadratic): the fork drawn
+    /// to the object's height.
     pub plane: f64,
     /// Whether the work plane holds the two tine tips as well as the
     /// crossbar's centre (the fork level), not the crossbar alone.
@@ -360,6 +363,9 @@ pub struct PusherCost {
     /// hinges kept out of the band of [`PUSHER_LIMIT_MARGIN`] of their
     /// range inside each limit ([`JointLimitMargin`]).
     pub limits: f64,
+    /// Whether the reach and nose terms measure distance in 3-D (their
+    /// targets at the object's height) rather than in the plane.
+    pub reach_3d: bool,
 }
 
 /// Width of the pusher's joint-limit band ([`PusherCost::limits`]), as a
@@ -372,11 +378,12 @@ impl Default for PusherCost {
             reach: PUSHER_REACH,
             reach_follows: true,
             nose: PUSHER_REACH,
-            plane: 10.0,
+            plane: 1.0,
             plane_tines: false,
             effort: 1e-3,
             velocity: 0.0,
             limits: 0.0,
+            reach_3d: true,
         }
     }
 }
@@ -446,6 +453,8 @@ pub fn pusher_with(models_dir: &Path, seed: u64, shaping: PusherCost) -> Result<
         });
     }
     if shaping.reach > 0.0 {
+        // The push direction is horizontal: the goal at the object's height.
+        let goal = [goal[0], goal[1], o0[2]];
         let target = if shaping.reach_follows {
             Target::Behind { body: object, goal, distance: PUSHER_REACH_BEHIND, smoothing: 0.02 }
         } else {
@@ -453,11 +462,12 @@ pub fn pusher_with(models_dir: &Path, seed: u64, shaping: PusherCost) -> Result<
             let n = (dx * dx + dy * dy).sqrt();
             Target::Body { body: object, offset: [-PUSHER_REACH_BEHIND * dx / n, -PUSHER_REACH_BEHIND * dy / n, 0.0] }
         };
+        let axes = [true, true, shaping.reach_3d];
         cost = cost.with(TargetDistance {
             body: tip,
             offset: [0.0; 3],
             target,
-            axes: [true, true, false],
+            axes,
             running_weight: shaping.reach,
             terminal_weight: 0.0,
             penalty: Penalty::SmoothAbs { epsilon: 0.01 },
@@ -467,7 +477,7 @@ pub fn pusher_with(models_dir: &Path, seed: u64, shaping: PusherCost) -> Result<
                 body: tip,
                 offset: [0.1, 0.0, 0.0],
                 target: Target::Behind { body: object, goal, distance: -PUSHER_NOSE_AHEAD, smoothing: 0.02 },
-                axes: [true, true, false],
+                axes,
                 running_weight: shaping.nose,
                 terminal_weight: 0.0,
                 penalty: Penalty::SmoothAbs { epsilon: 0.01 },
