@@ -21,6 +21,9 @@ use cenic::mpc::tasks::Task;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// A timed case: name, rollout, initial state, controls, intervals.
+type Case = (String, DiffRollout, Vec<f64>, Vec<f64>, usize);
+
 fn time(repeat: usize, mut f: impl FnMut()) -> f64 {
     f();
     let t = Instant::now();
@@ -30,7 +33,8 @@ fn time(repeat: usize, mut f: impl FnMut()) -> f64 {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let repeat = args.iter().position(|a| a == "--repeat").map(|i| args[i + 1].parse().expect("--repeat N")).unwrap_or(5);
+    let repeat =
+        args.iter().position(|a| a == "--repeat").map(|i| args[i + 1].parse().expect("--repeat N")).unwrap_or(5);
     let Some(shared) = cenic::zoo::shared_dir() else {
         eprintln!("skipping: the shared gymnasium models are not found (set CENIC_SHARED)");
         return;
@@ -38,7 +42,7 @@ fn main() {
     let gym = shared.join("models/gymnasium");
     println!("| case | intervals | forward (ms) | linearize (ms) | ratio |");
     println!("|---|---|---|---|---|");
-    let mut cases: Vec<(String, DiffRollout, Vec<f64>, Vec<f64>, usize)> = vec![];
+    let mut cases: Vec<Case> = vec![];
     for name in ["half_cheetah", "ant"] {
         let path = gym.join(format!("{name}.xml"));
         let m = Arc::new(Model::from_mjcf_file(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())));
@@ -51,7 +55,13 @@ fn main() {
     let task = Task::new("pusher", &gym, 3).expect("pusher task");
     let p = &task.problem;
     let u: Vec<f64> = (0..p.horizon * p.nc()).map(|i| ((i * 37 % 11) as f64 / 5.5 - 1.0) * 1.5).collect();
-    cases.push(("pusher MPC problem, fixed 12.5 ms, CFD".into(), p.rollout(Some(task.cfd)), task.x0.clone(), u, p.horizon));
+    cases.push((
+        "pusher MPC problem, fixed 12.5 ms, CFD".into(),
+        p.rollout(Some(task.cfd)),
+        task.x0.clone(),
+        u,
+        p.horizon,
+    ));
     for (name, r, x0, u, n) in &cases {
         let fwd = time(repeat, || {
             r.simulate(x0, u, &[], *n).expect("forward");
