@@ -382,3 +382,42 @@ pub(crate) fn run_budget(
     }
     Ok((done, start.elapsed().as_secs_f64(), cpu_seconds() - cpu0))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A budget of 100 ms with an expected fresh iteration of 80 ms and a
+    /// reuse of 1 ms: after the first (fresh, 30 ms) iteration the next
+    /// fresh one does not fit, so reuse iterations run while the planner offers them
+    /// and stop when it does not.
+    #[test]
+    fn a_budget_that_cannot_fit_a_linearization_runs_the_cheaper_kind_while_offered() {
+        let spin = |s: f64| {
+            let t = Instant::now();
+            while t.elapsed().as_secs_f64() < s {}
+        };
+        let budget = Budget::WallTime(Duration::from_millis(100));
+        let mut kinds = vec![];
+        let mut cost = [0.001 / 0.9, 0.08 / 0.9];
+        let (n, ..) = run_budget(budget, 1, &mut cost, |kind| {
+            kinds.push(kind);
+            spin(if kind == 1 { 0.03 } else { 0.0005 });
+            // Offer the cheaper kind for the first three iterations only.
+            Ok((false, 1, (kinds.len() < 3).then_some(0)))
+        })
+        .unwrap();
+        assert_eq!(kinds, vec![1, 0, 0], "one fresh iteration, then reuse while offered");
+        assert_eq!(n, 3);
+        // Without a fallback the loop stops once the fresh kind does not fit.
+        let mut cost = [0.001 / 0.9, 0.08 / 0.9];
+        let mut runs = 0;
+        run_budget(budget, 1, &mut cost, |_| {
+            runs += 1;
+            spin(0.03);
+            Ok((false, 1, None))
+        })
+        .unwrap();
+        assert_eq!(runs, 1);
+    }
+}
