@@ -153,7 +153,9 @@ fn make_task(a: &Args, models: &Path, seed: u64) -> Task {
                 "velocity" => c.velocity = x,
                 "limits" => c.limits = x,
                 "reach3d" => c.reach_3d = x != 0.0,
-                _ => panic!("--shaping: unknown key {k} (reach, follow, nose, plane, tines, effort, velocity)"),
+                _ => panic!(
+                    "--shaping: unknown key {k} (reach, follow, nose, plane, tines, effort, velocity, limits, reach3d)"
+                ),
             }
         }
         cenic::mpc::tasks::pusher_with(models, seed, c).expect("task")

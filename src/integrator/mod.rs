@@ -237,22 +237,19 @@ impl<T: Real> Simulator<T> {
     pub fn compute_geometry(&mut self) -> u64 {
         self.geometry_passes += 1;
         let m = &*self.model;
+        // What depends on q alone, then the rest (the Jacobian passes rerun only the rest).
         dynamics::kinematics(m, &mut self.data);
-        dynamics::velocities(m, &mut self.data);
         dynamics::transmissions(m, &mut self.data);
         dynamics::mass_matrix(m, &mut self.data);
-        dynamics::bias_forces(m, &mut self.data);
-        dynamics::passive_forces(m, &mut self.data);
         collide(m, &self.data, &mut self.contacts);
-        let act = Actuation { ctrl: &self.ctrl, target_velocity: &self.target_velocity, applied: &self.applied };
-        self.builder.build(m, &self.data, &self.contacts.list, act, &self.materials, &mut self.problem);
+        self.compute_velocity_terms();
         self.contacts.overflow as u64
     }
 
-    /// Re-evaluates what depends on v and the controls alone — body
-    /// velocities, bias and passive forces, the ICF problem — keeping the
-    /// kinematics, mass matrix, transmissions and contacts of the last
-    /// [`compute_geometry`](Self::compute_geometry). Equals
+    /// The second half of [`compute_geometry`](Self::compute_geometry):
+    /// what depends on v and the controls — body velocities, bias and
+    /// passive forces, the ICF problem — on the kinematics, mass matrix,
+    /// transmissions and contacts already computed. Alone, it equals
     /// `compute_geometry` when q, the model and the parameters are
     /// unchanged since (the Jacobian passes that seed only v and u use it:
     /// the geometry is most of a pass's cost).
