@@ -44,6 +44,65 @@ fn loop_budget_held_with(two: u32) -> bool {
     return k == two;
 }
 
+// ---------------------------------------------------------------- elementary functions
+
+// The builtins sin, cos, atan2 and pow carry only what the Vulkan spec asks:
+// sin and cos an absolute error of 2^-11 on [-π, π], atan 4096 ulp, pow
+// inherited from exp2(y log2 x). NVIDIA's driver uses its special-function
+// unit (about 2^-21 absolute), so the sine of a small angle has a large
+// relative error, and a step's rotation increment (≈ 1e-3 rad) or the
+// CENIC error estimate (a small angle between two orientations) loses
+// 3–4 digits against the CPU. The functions below are accurate to a few
+// ulp on any adapter (tests/gpu_math.rs measures them and the builtins on
+// the adapter at hand); the CPU twins are Rust's correctly rounded libm.
+
+/// (sin x, cos x) of x (rad), to about 1 ulp for |x| < 1e4: x reduced by
+/// k·π/2 in three parts (Cody–Waite: each k·part exact), then minimax
+/// polynomials on [-π/4, π/4].
+fn sin_cos(x: f32) -> vec2f {
+    let k = round(x * 0.636619772367581);
+    let r = ((x - k * 1.5703125) - k * 4.837512969970703e-4) - k * 7.549789954891882e-8;
+    let z = r * r;
+    let s = r + r * z * (-1.6666654611e-1 + z * (8.3321608736e-3 + z * -1.9515295891e-4));
+    let c = 1.0 - 0.5 * z + z * z * (4.166664568298827e-2 + z * (-1.388731625493765e-3 + z * 2.443315711809948e-5));
+    switch (i32(k) & 3) {
+        case 0: { return vec2f(s, c); }
+        case 1: { return vec2f(c, -s); }
+        case 2: { return vec2f(-s, -c); }
+        default: { return vec2f(-c, s); }
+    }
+}
+/// atan x for 0 ≤ x ≤ 1, to about 2 ulp: atan x = π/4 + atan((x − 1)/(x + 1))
+/// above tan(π/8), then a minimax polynomial on [0, tan(π/8)].
+fn atan_unit(x: f32) -> f32 {
+    var t = x;
+    var y0 = 0.0;
+    if (x > 0.4142135623730950) {
+        t = (x - 1.0) / (x + 1.0);
+        y0 = 0.7853981633974483;
+    }
+    let z = t * t;
+    return y0 + (t + t * z * (-3.33329491539e-1 + z * (1.99777106478e-1 + z * (-1.38776856032e-1 + z * 8.05374449538e-2))));
+}
+/// atan2(y, x) (rad, in [-π, π]), to a few ulp; 0 for (0, 0).
+fn atan2_accurate(y: f32, x: f32) -> f32 {
+    let ay = abs(y);
+    let ax = abs(x);
+    if (ay == 0.0 && ax == 0.0) {
+        return 0.0;
+    }
+    var a: f32;
+    if (ay <= ax) {
+        a = atan_unit(ay / ax);
+    } else {
+        a = 1.5707963267948966 - atan_unit(ax / ay);
+    }
+    if (x < 0.0) {
+        a = 3.141592653589793 - a;
+    }
+    return select(a, -a, y < 0.0);
+}
+
 // ---------------------------------------------------------------- packed storage types
 
 /// A vec3 without padding (12 bytes).
@@ -166,9 +225,8 @@ fn quat_to_mat3(q: vec4f) -> M3 {
 }
 /// Rotation of `angle` (rad) about the unit `axis`.
 fn quat_from_axis_angle(axis: vec3f, angle: f32) -> vec4f {
-    let h = angle * 0.5;
-    let s = sin(h);
-    return vec4f(cos(h), axis.x * s, axis.y * s, axis.z * s);
+    let sc = sin_cos(angle * 0.5);
+    return vec4f(sc.y, axis.x * sc.x, axis.y * sc.x, axis.z * sc.x);
 }
 /// Exact exponential map of a rotation vector r (rad): exp(r/2), with the
 /// CPU's Taylor series below 1e-4 rad.
@@ -181,8 +239,9 @@ fn quat_exp(r: vec3f) -> vec4f {
         c = 1.0 - th2 / 8.0;
         s = 0.5 - th2 / 48.0;
     } else {
-        c = cos(th * 0.5);
-        s = sin(th * 0.5) / th;
+        let sc = sin_cos(th * 0.5);
+        c = sc.y;
+        s = sc.x / th;
     }
     return vec4f(c, r.x * s, r.y * s, r.z * s);
 }

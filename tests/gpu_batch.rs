@@ -61,6 +61,7 @@ use std::sync::Arc;
 const TOL_STEP_Q: f64 = 1e-5;
 const TOL_STEP_V: f64 = 1e-2;
 const TOL_FREE_CUBE: f64 = 5e-4;
+const RATIO_FREE: f64 = 10.0;
 const TOL_STEPS: f64 = 2e-2;
 const TOL_PILE_RATIO: f64 = 0.5;
 
@@ -174,6 +175,32 @@ fn fixed_step_parity(
     (worst_q, worst_v)
 }
 
+/// How far two CPU f32 runs of `fixed_step_parity`'s free-running setup
+/// separate when one starts with every velocity scaled by 1 + 2^-20 (a few
+/// f32 roundings): the trajectory's own sensitivity to rounding, the
+/// yardstick for GPU − CPU differences that no kernel error causes (FMA
+/// contraction and the drivers' division and square root round
+/// differently from the CPU).
+fn rounding_spread(model: Arc<Model>, key: Option<&str>, nworld: usize, dt: f64, steps: usize) -> f64 {
+    let mode = Mode::Fixed { dt };
+    let mut a = CpuBatch::<f32>::new(model.clone(), nworld, mode.clone());
+    let mut b = CpuBatch::<f32>::new(model.clone(), nworld, mode);
+    setup(&model, &mut [&mut a, &mut b], key, nworld, 7);
+    let (q, v) = (qpos(&b), qvel(&b));
+    let (nq, nv) = (model.nq, model.nv);
+    for w in 0..nworld {
+        let vp: Vec<f64> = v[w * nv..(w + 1) * nv].iter().map(|x| x * (1.0 + 2f64.powi(-20))).collect();
+        b.set_state(w, &q[w * nq..(w + 1) * nq], &vp).unwrap();
+    }
+    let mut worst: f64 = 0.0;
+    for _ in 0..steps {
+        a.advance(dt).unwrap();
+        b.advance(dt).unwrap();
+        worst = worst.max(qpos(&a).iter().zip(&qpos(&b)).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max));
+    }
+    worst
+}
+
 #[test]
 fn fixed_step_cube_toss_matches_cpu_f32() {
     let _ctx = gpu_or_skip!();
@@ -184,7 +211,12 @@ fn fixed_step_cube_toss_matches_cpu_f32() {
         assert!(dq <= TOL_STEP_Q && dv <= TOL_STEP_V, "cube toss steps differ by {dq:e} (q), {dv:e} (v)");
     }
     let (dq, _) = fixed_step_parity(cube_toss(), Some("toss"), 4, 2.5e-3, 200, false, CollisionBackend::Gpu);
-    assert!(dq <= TOL_FREE_CUBE, "cube toss trajectories differ by {dq:e}");
+    let spread = rounding_spread(cube_toss(), Some("toss"), 4, 2.5e-3, 200);
+    eprintln!("cube toss, free running: CPU f32 against itself with velocities × (1 + 2^-20): {spread:.3e}");
+    assert!(
+        dq <= TOL_FREE_CUBE.max(RATIO_FREE * spread),
+        "cube toss trajectories differ by {dq:e} (CPU f32 rounding spread {spread:.1e})"
+    );
 }
 
 #[test]

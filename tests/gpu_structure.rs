@@ -87,8 +87,11 @@ fn one_host_wait_per_advance_at_fixed_steps() {
 }
 
 /// Error control: the iterations an advance encodes follow the rate of
-/// the previous ones, so in a steady phase (the cube sliding and resting,
-/// after 0.5 s) every advance settles with one host wait.
+/// the previous ones, so in a steady phase (every cube resting, after
+/// 0.8 s) every advance settles with one host wait. (At 0.5 s some of the
+/// 64 perturbed tosses still bounce, and which ones depends on rounding:
+/// on an H200, and on lavapipe with the accurate atan2, a late impact made
+/// two advances wait twice.)
 #[test]
 fn one_host_wait_per_advance_under_error_control() {
     let _shared = gpu_or_skip!();
@@ -96,7 +99,7 @@ fn one_host_wait_per_advance_under_error_control() {
     let mode = Mode::ErrorControlled(CenicParams::default());
     let mut b = tossed(ctx.clone(), 64, mode, GpuBatchOptions::default());
     eprintln!("cube toss, error control: {} launches per iteration: {:?}", b.launch_names().len(), b.launch_names());
-    b.advance(0.5).unwrap();
+    b.advance(0.8).unwrap();
     read_all(&b);
     let (mut waits, mut extra) = (0, 0);
     for _ in 0..20 {

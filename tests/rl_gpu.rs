@@ -185,18 +185,25 @@ fn gpu_env_matches_cpu_f32_env_and_repeats() {
         let gpu = |ctx| GpuBatch::new(ctx, model.clone(), n, mode.clone()).unwrap();
         let mut genv = device_env(gpu(ctx.clone()), task.clone(), config.clone()).unwrap();
         let mut again = device_env(gpu(ctx.clone()), task.clone(), config.clone()).unwrap();
-        let mut cenv = VecEnv::new(CpuBatch::<f32>::new(model.clone(), n, mode.clone()), task.clone(), config).unwrap();
+        let cpu = || VecEnv::new(CpuBatch::<f32>::new(model.clone(), n, mode.clone()), task.clone(), config.clone());
+        let mut cenv = cpu().unwrap();
+        // The same CPU f32 run with every action × (1 + 2^-20): how far
+        // rounding alone moves these observations (contact transients
+        // amplify it), the yardstick beside the fixed tolerance.
+        let mut cenv_p = cpu().unwrap();
         let od = task.spec().obs_dim;
         // Ant's contact-force columns are compared by `device_contact_forces_match_cpu_f32`
         // (one step from rest); over several steps of random actions they follow the contact
         // transients, whose f32 rounding differs between the two solvers.
         let cols = if kind == Kind::Ant { 27 } else { od };
         // Ant's legs land within these steps: the two f32 contact solves round differently.
-        let tol = if kind == Kind::Ant { 2e-3 } else { 2e-4 };
+        let tol0: f32 = if kind == Kind::Ant { 2e-3 } else { 2e-4 };
         for env in [&mut genv, &mut again] {
             env.reset(Some(21)).unwrap();
         }
         cenv.reset(Some(21)).unwrap();
+        cenv_p.reset(Some(21)).unwrap();
+        let mut spread = 0f32;
         for t in 0..9 {
             let act: Vec<f32> = (0..n * cenv.act_dim()).map(|_| rng.range(-1.0, 1.0) as f32).collect();
             let g = genv.step(&act).unwrap();
@@ -215,15 +222,30 @@ fn gpu_env_matches_cpu_f32_env_and_repeats() {
                 "{} step {t}: GPU rerun rewards",
                 kind.id()
             );
+            let act_p: Vec<f32> = act.iter().map(|a| a * (1.0 + 2f32.powi(-20))).collect();
+            let p_obs = cenv_p.step(&act_p).unwrap().obs.to_vec();
             let c = cenv.step(&act).unwrap();
             assert_eq!([c.terminated.to_vec(), c.truncated.to_vec()], g_flags, "{} step {t}: flags", kind.id());
+            for (i, (x, y)) in c.obs.iter().zip(&p_obs).enumerate() {
+                if i % od < cols {
+                    spread = spread.max((x - y).abs() / (1.0 + x.abs().max(y.abs())));
+                }
+            }
+            let tol = tol0.max(10.0 * spread);
+            if t == 8 {
+                eprintln!("{}: CPU f32 rounding spread after 9 steps {spread:.1e}, tolerance {tol:.1e}", kind.id());
+            }
             for i in 0..n {
                 for k in 0..cols {
                     let (x, y) = (g_obs[i * od + k], c.obs[i * od + k]);
-                    assert!(close(x, y, tol), "{} step {t} env {i}: obs[{k}] GPU {x}, CPU f32 {y}", kind.id());
+                    assert!(
+                        close(x, y, tol),
+                        "{} step {t} env {i}: obs[{k}] GPU {x}, CPU f32 {y} (CPU f32 rounding spread {spread:.1e})",
+                        kind.id()
+                    );
                 }
                 // Ant's contact cost (at most 5e-4 × 78 entries clipped to ±1) follows the contact transients.
-                let tol_r = if kind == Kind::Ant { 1e-2 } else { tol };
+                let tol_r = if kind == Kind::Ant { 1e-2f32.max(tol) } else { tol };
                 assert!(
                     close(g_rew[i], c.reward[i], tol_r),
                     "{} step {t} env {i}: reward GPU {}, CPU f32 {}",

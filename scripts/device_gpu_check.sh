@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# The real-GPU check of the GPU path, as one prepared run on a lent NVIDIA
+# machine (the `device` tool; see BENCHMARKS.md, "GPU batch on an NVIDIA
+# H200"). The machine has no Rust toolchain and no network, so the binaries
+# are built here and travel in `.dev/` (ignored by git):
+#
+#   cargo build --release --example gpu_throughput --example rl_throughput
+#   cargo test --release --no-run --test gpu_batch --test gpu_parity_collision \
+#       --test gpu_parity_dynamics --test gpu_parity_icf --test gpu_sensors \
+#       --test gpu_structure --test rl_gpu
+#   # strip each binary into a folder, tar cJf .dev/devbin.tar.xz of it;
+#   # copy ../shared/models and ../shared/scenes to .dev/shared/
+#   # the Vulkan loader's .deb in .gl/ (the device tool's README)
+#
+# then, on the device: `bash scripts/device_gpu_check.sh` with `.dev` and
+# `.gl` carried. Every stage has its own time limit, so that a slow or
+# broken stage costs its limit and the later ones still run; the logs go to
+# $OUT. The tests' and examples' paths to fixtures and ../shared were baked
+# in at build time under /work/main, so that path is made to point here.
+set -u
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+# At most 8 files come back from $OUT: the console, and the logs in one archive.
+L=/tmp/device_logs
+mkdir -p $L
+exec > >(tee "$OUT/console.log") 2>&1
+T0=$(date +%s)
+# Everything ends by DEADLINE seconds after the start, whatever is left.
+DEADLINE=${DEADLINE:-500}
+stamp() { echo "=== [$(($(date +%s) - T0)) s] $*"; }
+# The time limit for a stage: its own, or what is left before the deadline.
+limit() {
+    local left=$((DEADLINE - ($(date +%s) - T0)))
+    [ "$left" -lt "$1" ] && echo "$left" || echo "$1"
+}
+
+if [ -z "${LOCAL:-}" ]; then # LOCAL=1: a dry run on this machine
+    for f in .gl/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+    R=$PWD
+    mkdir -p /work/shared
+    [ "$R" = /work/main ] || [ -e /work/main ] || ln -s "$R" /work/main
+    cp -r .dev/shared/* /work/shared/
+fi
+mkdir -p /tmp/bin && tar xJf .dev/devbin.tar.xz -C /tmp/bin
+B=/tmp/bin
+nvidia-smi -L
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
+nproc
+
+# Find the NVIDIA Vulkan driver: first as the loader sees it, then through
+# the driver's own ICD file.
+probe() { timeout 60 $B/gpu_throughput --gpu-only --scene cube --mode fixed --sizes 1 --horizon 0.01 --budget 5 2>&1 | head -5; }
+stamp probe
+ICD=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+if ! probe | grep -qi nvidia && [ -e $ICD ]; then
+    export VK_DRIVER_FILES=$ICD
+    export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+    echo "loader found no NVIDIA adapter; VK_DRIVER_FILES=$VK_DRIVER_FILES"
+fi
+probe
+export WGPU_ADAPTER_NAME=${WGPU_ADAPTER_NAME:-nvidia}
+export CENIC_REQUIRE_GPU=1
+
+# 1. Parity on the hardware adapter (the CPU f32 reference on the host).
+stamp tests
+# TESTS and BENCH=0 narrow a rerun: TESTS="gpu_math gpu_parity_collision" BENCH=0.
+for t in ${TESTS:-gpu_math gpu_parity_collision gpu_parity_dynamics gpu_parity_icf gpu_sensors gpu_structure rl_gpu gpu_batch}; do
+    # The tests together end by 150 s.
+    s=$(date +%s) l=$(limit 40)
+    [ $((150 - (s - T0))) -lt "$l" ] && l=$((150 - (s - T0)))
+    [ "$l" -lt 10 ] && { echo "$t: skipped, deadline"; continue; }
+    timeout "$l" $B/$t --nocapture --test-threads 8 >"$L/test_$t.log" 2>&1
+    rc=$?
+    echo "$t: rc $rc, $(($(date +%s) - s)) s: $(grep -h 'test result' "$L/test_$t.log" | tail -1)"
+    [ $rc = 0 ] || grep -h -A3 "panicked" "$L/test_$t.log" | head -24
+    [ $t = gpu_math ] && grep -h "ulp" "$L/test_$t.log"
+done
+
+[ "${BENCH:-1}" = 0 ] && { stamp done; tar czf "$OUT/logs.tar.gz" -C $L .; exit 0; }
+
+# 2. Throughput, GPU beside CpuBatch<f64> on all host cores.
+G=$B/gpu_throughput
+run() { # limit name args...
+    local lim name=$2
+    lim=$(limit "$1")
+    shift 2
+    [ "$lim" -lt 10 ] && { stamp "$name: skipped, deadline"; return; }
+    stamp "$name: $*"
+    timeout "$lim" "$G" "$@" >"$L/tp_$name.md" 2>"$L/tp_$name.err"
+    echo "rc $?"
+    cat "$L/tp_$name.md"
+    tail -3 "$L/tp_$name.err"
+}
+run 60 cube_fixed --scene cube --mode fixed --dt 1e-3 --advance 1e-3 --horizon 0.05 --sizes 1024,16384,65536 --budget 8
+run 40 cube_fixed_large --gpu-only --scene cube --mode fixed --dt 1e-3 --advance 1e-3 --horizon 0.05 --sizes 262144,1048576 --budget 8
+run 50 ant_fixed --scene ant --mode fixed --advance 0.01 --horizon 0.1 --sizes 1024,16384,65536 --budget 8
+run 50 cube_acc --scene cube --mode accuracy --advance 0.01 --horizon 0.2 --sizes 1024,16384,65536 --budget 8
+run 40 humanoid_fixed --scene humanoid --mode fixed --advance 0.01 --horizon 0.1 --sizes 1024,4096,16384 --budget 8
+# Per-launch GPU time (timestamp queries; separate runs, as the queries
+# themselves take time).
+run 30 clutter_profile --gpu-only --scene clutter --mode fixed --horizon 0.02 --sizes 256,1024 --profile
+run 20 cube_profile --gpu-only --scene cube --mode fixed --dt 1e-3 --advance 1e-3 --horizon 0.05 --sizes 65536 --profile
+run 20 ant_profile --gpu-only --scene ant --mode fixed --advance 0.01 --horizon 0.1 --sizes 16384 --profile
+run 20 humanoid_profile --gpu-only --scene humanoid --mode fixed --advance 0.01 --horizon 0.1 --sizes 4096 --profile
+run 30 ant_acc --gpu-only --scene ant --mode accuracy --advance 0.01 --horizon 0.1 --sizes 1024,16384,65536 --budget 8
+# 3. RL: VecEnv on the GPU batch (task on the device) beside the CPU batch.
+stamp rl_throughput
+timeout "$(limit 60)" $B/rl_throughput --tasks Ant-v5,Humanoid-v5 --backends gpu-fixed,cpu-fixed --sizes 1024,4096,16384 \
+    --budget 2 --csv "$L/rl.csv" >"$L/rl.log" 2>&1
+echo "rc $?"
+tail -25 "$L/rl.log"
+stamp done
+tar czf "$OUT/logs.tar.gz" -C $L .
