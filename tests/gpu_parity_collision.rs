@@ -52,7 +52,19 @@
 //! by the accuracy the cap leaves: φ within `TOL_CAP_DIST` · L, normal within
 //! `TOL_CAP_NORMAL` (the depth is insensitive to the normal near such flat
 //! optima, so the normal is the looser one), the points' structure free.
-//! EPA-capped pairs must stay below `MAX_CAPPED_FRACTION`. Anything else fails.
+//! EPA-capped pairs must stay below `MAX_CAPPED_FRACTION`.
+//!
+//! EPA witness points. On a deep overlap EPA fixes φ and the normal (to its
+//! 1e-5 relative tolerance in f32), but the contact point only to within
+//! its last face: on a face-face contact any point of the face is a
+//! witness, and which vertices a support function returns on a face is a
+//! tie that fused multiply-adds break differently; on curved shapes the
+//! last face spans ~√(1e-5) of the size. On an H200 (which fuses, while
+//! lavapipe rounds exactly as the CPU) three such points were 1e-4 to
+//! 8.6e-4 L apart with φ and n equal. A pair that uses EPA, overlaps on both
+//! sides and passes on φ and n is accepted with its point within
+//! `TOL_EPA_WITNESS` · L (counted as "EPA witness", below
+//! `MAX_CAPPED_FRACTION` of the pairs). Anything else fails.
 
 #[macro_use]
 mod common;
@@ -93,6 +105,9 @@ const TOL_CAP_DIST: f64 = 1e-4;
 const TOL_CAP_NORMAL: f64 = 0.05;
 /// Largest accepted fraction of EPA-capped pairs among the pairs in contact.
 const MAX_CAPPED_FRACTION: f64 = 0.05;
+/// EPA witness points (deep overlaps, φ and normal agreeing): |Δpos| ≤
+/// TOL_EPA_WITNESS · L, and at most `MAX_CAPPED_FRACTION` of the pairs.
+const TOL_EPA_WITNESS: f64 = 1e-3;
 
 // ---------------------------------------------------------------- states
 
@@ -342,6 +357,7 @@ struct Report {
     ill_conditioned: usize,
     near_ties: usize,
     epa_capped: usize,
+    epa_witness: usize,
 }
 
 /// Expansions the CPU f32 EPA makes for pair (a, b) (`convex_separation`'s
@@ -533,8 +549,9 @@ fn compare_world(
                         sn = sn.max((t[i].normal - x.normal).norm() as f64);
                     }
                 }
-                let mut ok =
-                    ed <= TOL_LEN.max(4.0 * sd) && ep <= TOL_LEN.max(4.0 * sp) && en <= TOL_NORMAL.max(4.0 * sn);
+                let (mut okd, mut okp, mut okn) =
+                    (ed <= TOL_LEN.max(4.0 * sd), ep <= TOL_LEN.max(4.0 * sp), en <= TOL_NORMAL.max(4.0 * sn));
+                let mut ok = okd && okp && okn;
                 // Beyond that spread: as accurate as the CPU f32 point against
                 // the f64 truth (values set by an f32 tolerance, e.g. EPA's
                 // 1e-5 depth leaving ~3e-3 in the normal of curved shapes,
@@ -553,13 +570,27 @@ fn compare_world(
                         };
                         let (cd, cp, cn) = err(x);
                         let (gd, gp, gn) = err(y);
-                        ok = gd <= TOL_LEN.max(4.0 * cd.max(sd))
-                            && gp <= TOL_LEN.max(4.0 * cp.max(sp))
-                            && gn <= TOL_NORMAL.max(4.0 * cn.max(sn));
+                        okd |= gd <= TOL_LEN.max(4.0 * cd.max(sd));
+                        okp |= gp <= TOL_LEN.max(4.0 * cp.max(sp));
+                        okn |= gn <= TOL_NORMAL.max(4.0 * cn.max(sn));
+                        ok = okd && okp && okn;
                         truth_err = Some(format!(
                             "against f64: CPU f32 {cd:.1e}, {cp:.1e}, {cn:.1e}; GPU {gd:.1e}, {gp:.1e}, {gn:.1e}"
                         ));
                     }
+                }
+                // EPA's witness point: φ and the normal agree, the point lies
+                // elsewhere on the contact face (see the module docs).
+                let kinds = (model.geoms[a].kind, model.geoms[b].kind);
+                if !ok && okd && okn && uses_epa(kinds.0, kinds.1) && x.dist < 0.0 && y.dist < 0.0 {
+                    assert!(
+                        ep <= TOL_EPA_WITNESS,
+                        "{} world {w} pair {pair:?} point {i} (EPA witness): |Δpos|/L {ep:.2e} ({}; L = {l:.3} m)",
+                        model.name,
+                        truth_err.as_deref().unwrap_or("no f64 point of the same features")
+                    );
+                    report.epa_witness += 1;
+                    continue;
                 }
                 if !ok && capped() {
                     report.epa_capped += 1;
@@ -615,7 +646,8 @@ fn check_parity(model: Model, states: &States, skin: &[f32], capacity: usize) ->
     }
     eprintln!(
         "{}: {n} worlds, {total} CPU contacts in {} pairs; GPU run + readback {gpu_time:?}; \
-         max |Δφ|/L {:.1e}, |Δpos|/L {:.1e}, |Δn| {:.1e}; ill-conditioned {}, near-ties {}, EPA-capped {}",
+         max |Δφ|/L {:.1e}, |Δpos|/L {:.1e}, |Δn| {:.1e}; ill-conditioned {}, near-ties {}, EPA-capped {}, \
+         EPA witness {}",
         model.name,
         report.pairs_in_contact,
         report.max_dist,
@@ -623,12 +655,18 @@ fn check_parity(model: Model, states: &States, skin: &[f32], capacity: usize) ->
         report.max_normal,
         report.ill_conditioned,
         report.near_ties,
-        report.epa_capped
+        report.epa_capped,
+        report.epa_witness
     );
     assert!(total > 0, "{}: the states should produce contacts", model.name);
     assert!(
         (report.near_ties as f64) <= MAX_NEAR_TIE_FRACTION * report.pairs_in_contact as f64,
         "{}: too many near-ties: {report:?}",
+        model.name
+    );
+    assert!(
+        (report.epa_witness as f64) <= MAX_CAPPED_FRACTION * report.pairs_in_contact as f64,
+        "{}: too many EPA witness points apart: {report:?}",
         model.name
     );
     assert!(
