@@ -309,7 +309,7 @@ pub struct GpuBatchOptions {
     /// [`SolverState::for_model`] when `None`.
     pub solver_state: Option<SolverState>,
     /// A thread or a workgroup per world for the Newton solves;
-    /// [`SolverVariant::for_nv`] when `None`.
+    /// [`SolverVariant::auto`] when `None`.
     pub solver_variant: Option<SolverVariant>,
 }
 

@@ -35,6 +35,14 @@ pub const SOLVER_THREADS: u32 = 16;
 /// Largest nv solved by the serial stage ([`SolverVariant::for_nv`]).
 pub const SERIAL_MAX_NV: usize = 32;
 
+/// Smallest nv that a hardware GPU solves cooperatively when the worlds are
+/// few ([`SolverVariant::auto`]; the ant, nv = 14, was not measured).
+pub const COOP_MIN_NV_FEW_WORLDS: usize = 17;
+
+/// Most worlds for which [`SolverVariant::auto`] prefers the cooperative
+/// stage on a hardware GPU.
+pub const COOP_MAX_WORLDS: usize = 2048;
+
 /// Which stage runs the Newton solves (the same `icf_cost.wgsl` and
 /// `icf_solver.wgsl` code in both).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +60,22 @@ impl SolverVariant {
     /// the cost of a cooperative workgroup), cooperative beyond.
     pub fn for_nv(nv: usize) -> Self {
         if nv <= SERIAL_MAX_NV { SolverVariant::Serial } else { SolverVariant::Cooperative }
+    }
+
+    /// The stage for nv dofs and `nworld` worlds: [`Self::for_nv`], except
+    /// that a hardware GPU solves problems of more than
+    /// [`COOP_MIN_NV_FEW_WORLDS`] − 1 dofs cooperatively while the worlds
+    /// are at most [`COOP_MAX_WORLDS`]: one thread per world then leaves
+    /// most of the device idle and the step's time is one thread's serial
+    /// latency. Measured on an H200 (BENCHMARKS.md), humanoid (nv = 27):
+    /// cooperative 2.0× faster at 1024 worlds, serial 1.13× faster at 16 384.
+    /// A software adapter keeps [`Self::for_nv`] (tuned on lavapipe).
+    pub fn auto(nv: usize, nworld: usize, software: bool) -> Self {
+        if !software && nv >= COOP_MIN_NV_FEW_WORLDS && nworld <= COOP_MAX_WORLDS {
+            SolverVariant::Cooperative
+        } else {
+            Self::for_nv(nv)
+        }
     }
 
     /// Threads per world.
@@ -1021,7 +1045,7 @@ impl IcfBuffers {
             counter: StorageBuffer::new(ctx, "icf_counter", 4)?,
             solve_dispatches: None,
             software: is_software(ctx),
-            variant: SolverVariant::for_nv(nv),
+            variant: SolverVariant::auto(nv, nworld, is_software(ctx)),
             solver_params: SolverParams::default(),
         }
         .with_dispatches())
@@ -1040,7 +1064,7 @@ impl IcfBuffers {
         self.solve_dispatches = self.dispatches();
     }
 
-    /// The solver stage ([`SolverVariant::for_nv`] unless set).
+    /// The solver stage ([`SolverVariant::auto`] unless set).
     pub fn variant(&self) -> SolverVariant {
         self.variant
     }
@@ -1388,5 +1412,21 @@ impl IcfKernels {
             }
             run_pass(ctx, "icf_solve (resumed)", |pass| self.encode_solve(pass))?;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn few_worlds_of_a_large_robot_go_cooperative_on_hardware_only() {
+        // The H200 measurement: humanoid, nv = 27.
+        assert_eq!(SolverVariant::auto(27, 1024, false), SolverVariant::Cooperative);
+        assert_eq!(SolverVariant::auto(27, 16384, false), SolverVariant::Serial);
+        // Lavapipe keeps the nv rule; small robots stay serial.
+        assert_eq!(SolverVariant::auto(27, 1024, true), SolverVariant::Serial);
+        assert_eq!(SolverVariant::auto(14, 64, false), SolverVariant::Serial);
+        assert_eq!(SolverVariant::auto(120, 65536, false), SolverVariant::Cooperative);
     }
 }
