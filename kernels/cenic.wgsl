@@ -694,6 +694,14 @@ fn part_choose(w: u32) -> bool {
         }
     }
     var h_try = min(hn, rem);
+    if (p.mode == CENIC_FIXED && rem < hn * (1.0 + 1e-4)) {
+        // The step in f32 falls short of the f64 dt by up to 6e-8 relative
+        // (f32(0.01) < 0.01), so fixed steps sum to a little less than the
+        // advance; the last one takes the remainder instead of leaving a
+        // sliver step of ~1e-9 s and a second round of iterations (the
+        // CPU's steps and clock are f64 and land exactly).
+        h_try = rem;
+    }
     if (p.mode == CENIC_ERROR_CONTROLLED && hn < rem && 2.0 * hn > rem) {
         // integrator::balanced_step: half the remainder, not a step and a sliver.
         h_try = max(0.5 * rem, p.min_step);

@@ -86,6 +86,33 @@ fn one_host_wait_per_advance_at_fixed_steps() {
     }
 }
 
+/// Regression (seen as two host waits per Ant-v5 environment step): f32(dt)
+/// is below dt for dt = 0.01 or 0.0025, so five fixed steps fell 1e-9 s
+/// short of a 5-dt advance and a sixth sliver step and a second round of
+/// iterations followed. The last step now takes the remainder: as many
+/// steps as the CPU, one wait, and the clock on the advance's end.
+#[test]
+fn fixed_steps_of_a_multi_step_advance_take_no_sliver_step() {
+    let _shared = gpu_or_skip!();
+    let ctx = own_context();
+    for dt in [1e-2, 2.5e-3, 1e-3] {
+        assert!(((dt as f32) as f64) != dt);
+        let mut b = tossed(ctx.clone(), 8, Mode::Fixed { dt }, GpuBatchOptions::default());
+        for k in 1..=4u64 {
+            let (c0, i0) = (ctx.counters(), b.iterations());
+            b.advance(5.0 * dt).unwrap();
+            let times = b.times();
+            let c = ctx.counters() - c0;
+            assert_eq!(b.iterations() - i0, 5, "dt {dt}, advance {k}: iterations");
+            assert_eq!(c.waits, 1, "dt {dt}, advance {k}: {c:?}");
+            for w in 0..b.nworld() {
+                assert_eq!(b.stats(w).accepted, 5 * k, "dt {dt}, advance {k}, world {w}: steps");
+                assert!((times[w] - 5.0 * dt * k as f64).abs() < 1e-9, "dt {dt}, world {w}: t = {}", times[w]);
+            }
+        }
+    }
+}
+
 /// Error control: the iterations an advance encodes follow the rate of
 /// the previous ones, so in a steady phase (every cube resting, after
 /// 0.8 s) every advance settles with one host wait. (At 0.5 s some of the
