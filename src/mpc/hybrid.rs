@@ -147,6 +147,23 @@ impl Planner for Hybrid {
             Budget::WallTime(t) => Budget::WallTime(t.saturating_sub(start.elapsed())),
             Budget::CpuTime(t) => Budget::CpuTime(t.saturating_sub(Duration::from_secs_f64(cpu_seconds() - cpu0))),
         };
+        // The refinement's first iteration always runs once started: when
+        // sampling has left less than one fresh iteration of a time budget,
+        // the sampled plan stands for this interval (the next one
+        // linearizes it) rather than overrunning the interval.
+        let fits = match rest {
+            Budget::Iterations(_) => true,
+            Budget::WallTime(t) | Budget::CpuTime(t) => {
+                rounds == 0 || t.as_secs_f64() >= self.ilqr.expected_linearization()
+            }
+        };
+        if !fits {
+            stats.iterations = rounds;
+            stats.cost = self.sampled_cost;
+            stats.seconds = start.elapsed().as_secs_f64();
+            stats.cpu_seconds = cpu_seconds() - cpu0;
+            return Ok(stats);
+        }
         let refined = self.ilqr.plan(x0, rest)?;
         if rounds == 0 {
             stats.initial_cost = refined.initial_cost;
