@@ -5,10 +5,11 @@
 # are built here and travel in `.dev/` (ignored by git):
 #
 #   cargo build --release --example gpu_throughput --example rl_throughput
-#   cargo test --release --no-run --test gpu_batch --test gpu_parity_collision \
+#   cargo test --release --no-run --test gpu_math --test gpu_batch --test gpu_parity_collision \
 #       --test gpu_parity_dynamics --test gpu_parity_icf --test gpu_sensors \
 #       --test gpu_structure --test rl_gpu
-#   # strip each binary into a folder, tar cJf .dev/devbin.tar.xz of it;
+#   # strip each binary (the test ones without their -hash suffix) into a
+#   # folder, tar cJf .dev/devbin.tar.xz of it (~13 MB: the tree may carry 64 MiB);
 #   # copy ../shared/models and ../shared/scenes to .dev/shared/
 #   # the Vulkan loader's .deb in .gl/ (the device tool's README)
 #
