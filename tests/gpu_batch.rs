@@ -571,3 +571,49 @@ fn bad_arguments_are_errors() {
         Ok(_) => panic!("land_contact_events accepted on the GPU"),
     }
 }
+
+/// `reset_worlds_all` (whole fields at once) leaves the GPU batch exactly
+/// as `reset_world` of each world does: states, clocks, statuses and
+/// statistics, and the steps that follow, bit for bit.
+#[test]
+fn bulk_reset_equals_per_world_resets() {
+    let ctx = gpu_or_skip!();
+    let model = cube_toss();
+    let n = 6;
+    let mode = Mode::ErrorControlled(CenicParams::default());
+    let mut a = GpuBatch::new(ctx.clone(), model.clone(), n, mode.clone()).unwrap();
+    let mut b = GpuBatch::new(ctx, model.clone(), n, mode).unwrap();
+    setup(&model, &mut [&mut a, &mut b], Some("toss"), n, 3);
+    a.advance(0.3).unwrap();
+    b.advance(0.3).unwrap();
+    let (nq, nv) = (model.nq, model.nv);
+    let mut rng = Rng::new(9);
+    let k = model.keyframe("toss").unwrap();
+    let mut q = Vec::new();
+    let mut v = Vec::new();
+    for _ in 0..n {
+        // An unnormalised quaternion, as a caller may pass.
+        let mut qw = k.qpos.clone();
+        qw[3] *= 1.3;
+        q.extend(qw);
+        v.extend(k.qvel.iter().map(|x| x + 0.5 * rng.normal()));
+    }
+    a.reset_worlds_all(&q, &v).unwrap();
+    for w in 0..n {
+        b.reset_world(w, &q[w * nq..(w + 1) * nq], &v[w * nv..(w + 1) * nv]).unwrap();
+    }
+    let bits = |x: Vec<f64>| x.iter().map(|y| y.to_bits()).collect::<Vec<_>>();
+    for round in 0..2 {
+        assert_eq!(bits(qpos(&a)), bits(qpos(&b)), "round {round}: q");
+        assert_eq!(bits(qvel(&a)), bits(qvel(&b)), "round {round}: v");
+        assert_eq!(bits(a.times()), bits(b.times()), "round {round}: times");
+        for w in 0..n {
+            assert_eq!(a.status(w), b.status(w));
+            assert_eq!(a.stats(w), b.stats(w), "round {round}, world {w}");
+        }
+        a.advance(0.05).unwrap();
+        b.advance(0.05).unwrap();
+    }
+    assert!(a.stats(0).accepted > 0);
+    assert!(a.reset_worlds_all(&q[nq..], &v).is_err(), "a short q is refused");
+}

@@ -742,12 +742,18 @@ impl GpuBatch {
     }
 
     fn reset_all(&self) -> Result<(), GpuError> {
+        let q0: Vec<f32> = self.model.qpos0.iter().map(|&x| x as f32).collect();
+        self.reset_all_to(&q0.repeat(self.nworld), &vec![0.0; self.nworld * self.model.nv])
+    }
+
+    /// Every world afresh (as `reset_world` at time 0) at its (q, v)
+    /// (nworld × nq, nworld × nv, quaternions normalised), whole fields at once.
+    fn reset_all_to(&self, q: &[f32], v: &[f32]) -> Result<(), GpuError> {
         self.settle(false, false)?;
         let n = self.nworld;
         let (nq, nv, nu) = (self.model.nq, self.model.nv, self.model.nu());
-        let q0: Vec<f32> = self.model.qpos0.iter().map(|&x| x as f32).collect();
-        self.dynamics.set_field(Field::Q, &q0.repeat(n))?;
-        self.dynamics.set_field(Field::V, &vec![0.0; n * nv])?;
+        self.dynamics.set_field(Field::Q, q)?;
+        self.dynamics.set_field(Field::V, v)?;
         self.dynamics.set_field(Field::H, &vec![0.0; n])?;
         self.icf_buffers.ctrl.write(&self.ctx, &vec![0.0; n * nu])?;
         self.icf_buffers.target_velocity.write(&self.ctx, &vec![0.0; n * nu])?;
@@ -1159,6 +1165,17 @@ impl Batch for GpuBatch {
     fn status(&self, world: usize) -> WorldStatus {
         let _ = self.settle(false, false);
         self.view().status[world].clone()
+    }
+    fn reset_worlds_all(&mut self, q: &[f64], v: &[f64]) -> Result<(), BatchError> {
+        let (n, nq, nv) = (self.nworld, self.model.nq, self.model.nv);
+        check_len("q", n * nq, q.len())?;
+        check_len("v", n * nv, v.len())?;
+        let mut q32: Vec<f32> = q.iter().map(|&x| x as f32).collect();
+        for qw in q32.chunks_mut(nq) {
+            dynamics::normalize_quaternions(&self.model, qw);
+        }
+        let v32: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+        self.reset_all_to(&q32, &v32).map_err(gpu_err)
     }
     fn reset_world(&mut self, world: usize, q: &[f64], v: &[f64]) -> Result<(), BatchError> {
         self.check(world)?;

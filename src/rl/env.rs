@@ -448,7 +448,7 @@ impl<B: Batch> VecEnv<B> {
             }
         }
         self.mask.fill(true);
-        self.reset_masked()?;
+        self.reset_masked(true)?;
         self.truncated.fill(false);
         self.terminated.fill(false);
         self.reward.fill(0.0);
@@ -489,8 +489,13 @@ impl<B: Batch> VecEnv<B> {
 
     /// Samples and sets new states for the environments in `mask`, then
     /// evaluates their first observations.
-    fn reset_masked(&mut self) -> Result<(), RlError> {
+    /// `all`: every environment, in one [`Batch::reset_worlds_all`] (from
+    /// [`Self::reset`]: it allocates the batch's states, which an
+    /// autoreset inside a step must not).
+    fn reset_masked(&mut self, all: bool) -> Result<(), RlError> {
         let model = self.batch.model().clone();
+        let (nq, nv) = (model.nq, model.nv);
+        let (mut qa, mut va) = (Vec::new(), Vec::new());
         for i in 0..self.mask.len() {
             if !self.mask[i] {
                 continue;
@@ -498,10 +503,19 @@ impl<B: Batch> VecEnv<B> {
             self.reset_q.copy_from_slice(&model.qpos0);
             self.reset_v.fill(0.0);
             self.task.reset(&mut self.rngs[i], &mut self.reset_q, &mut self.reset_v);
-            self.batch.reset_world(i, &self.reset_q, &self.reset_v)?;
+            if all {
+                qa.extend_from_slice(&self.reset_q);
+                va.extend_from_slice(&self.reset_v);
+            } else {
+                self.batch.reset_world(i, &self.reset_q, &self.reset_v)?;
+            }
             self.elapsed[i] = 0;
             // The finished episode's return and length stay readable until the next step.
             self.fresh[i] = true;
+        }
+        if all {
+            debug_assert_eq!((qa.len(), va.len()), (self.mask.len() * nq, self.mask.len() * nv));
+            self.batch.reset_worlds_all(&qa, &va)?;
         }
         let out = EvalOut {
             obs: &mut self.obs,
@@ -584,7 +598,7 @@ impl<B: Batch> VecEnv<B> {
             }
         }
         if self.mask.iter().any(|&m| m) {
-            self.reset_masked()?;
+            self.reset_masked(false)?;
         }
         for i in 0..n {
             if !same_step && self.pending[i] {
