@@ -324,20 +324,24 @@ fn observe(w: u32) {
         }
         case TASK_INVERTED_DOUBLE_PENDULUM: {
             put(&o, q_get(q_at(w, 0u)));
-            put(&o, sin_cos(q_get(q_at(w, 1u))).x);
-            put(&o, sin_cos(q_get(q_at(w, 2u))).x);
-            put(&o, sin_cos(q_get(q_at(w, 1u))).y);
-            put(&o, sin_cos(q_get(q_at(w, 2u))).y);
+            let sc1 = sin_cos(q_get(q_at(w, 1u)));
+            let sc2 = sin_cos(q_get(q_at(w, 2u)));
+            put(&o, sc1.x);
+            put(&o, sc2.x);
+            put(&o, sc1.y);
+            put(&o, sc2.y);
             for (var i = 0u; i < 3u; i++) {
                 put(&o, clamp(v_get(dof_at(w, i)), -10.0, 10.0));
             }
             put(&o, clamp(rl_force[w * force_stride() + dims.nbody * 6u], -10.0, 10.0));
         }
         case TASK_REACHER: {
-            put(&o, sin_cos(q_get(q_at(w, 0u))).y);
-            put(&o, sin_cos(q_get(q_at(w, 1u))).y);
-            put(&o, sin_cos(q_get(q_at(w, 0u))).x);
-            put(&o, sin_cos(q_get(q_at(w, 1u))).x);
+            let sc0 = sin_cos(q_get(q_at(w, 0u)));
+            let sc1 = sin_cos(q_get(q_at(w, 1u)));
+            put(&o, sc0.y);
+            put(&o, sc1.y);
+            put(&o, sc0.x);
+            put(&o, sc1.x);
             put(&o, q_get(q_at(w, 2u)));
             put(&o, q_get(q_at(w, 3u)));
             put(&o, v_get(dof_at(w, 0u)));

@@ -104,15 +104,15 @@ fn ulp(v: f64) -> f64 {
 /// Largest error in ulps (of the reference, with `floor` as an absolute
 /// allowance near zeros) and largest relative error, over one column.
 #[derive(Default, Debug, Clone, Copy)]
-struct Err {
+struct Accuracy {
     ulps: f64,
     rel: f64,
     abs: f64,
 }
 
 /// `floor(i)`: the absolute allowance of element i.
-fn measure(got: impl Iterator<Item = (f32, f64)>, floor: impl Fn(usize) -> f64) -> Err {
-    let mut e = Err::default();
+fn measure(got: impl Iterator<Item = (f32, f64)>, floor: impl Fn(usize) -> f64) -> Accuracy {
+    let mut e = Accuracy::default();
     for (i, (g, r)) in got.enumerate() {
         let d = (g as f64 - r).abs();
         let floor = floor(i);

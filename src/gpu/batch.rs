@@ -741,6 +741,18 @@ impl GpuBatch {
         Ok(())
     }
 
+    /// (q, v) of one world or of every world (nq and nv per world) in f32,
+    /// each world's quaternions normalised.
+    fn state_f32(&self, q: &[f64], v: &[f64]) -> (Vec<f32>, Vec<f32>) {
+        let mut q32: Vec<f32> = q.iter().map(|&x| x as f32).collect();
+        if self.model.nq > 0 {
+            for qw in q32.chunks_mut(self.model.nq) {
+                dynamics::normalize_quaternions(&self.model, qw);
+            }
+        }
+        (q32, v.iter().map(|&x| x as f32).collect())
+    }
+
     fn reset_all(&self) -> Result<(), GpuError> {
         let q0: Vec<f32> = self.model.qpos0.iter().map(|&x| x as f32).collect();
         self.reset_all_to(&q0.repeat(self.nworld), &vec![0.0; self.nworld * self.model.nv])
@@ -1095,9 +1107,7 @@ impl Batch for GpuBatch {
     fn reset_to_keyframe(&mut self, world: usize, key: &str) -> Result<(), BatchError> {
         self.check(world)?;
         let k = self.model.keyframe(key).ok_or_else(|| BatchError::Keyframe(key.to_string()))?.clone();
-        let mut q: Vec<f32> = k.qpos.iter().map(|&x| x as f32).collect();
-        dynamics::normalize_quaternions(&self.model, &mut q);
-        let v: Vec<f32> = k.qvel.iter().map(|&x| x as f32).collect();
+        let (q, v) = self.state_f32(&k.qpos, &k.qvel);
         let mut ctrl = vec![0.0f32; self.model.nu()];
         for (c, x) in ctrl.iter_mut().zip(&k.ctrl) {
             *c = *x as f32;
@@ -1109,9 +1119,7 @@ impl Batch for GpuBatch {
         check_len("q", self.model.nq, q.len())?;
         check_len("v", self.model.nv, v.len())?;
         self.settle(false, false).map_err(gpu_err)?;
-        let mut q32: Vec<f32> = q.iter().map(|&x| x as f32).collect();
-        dynamics::normalize_quaternions(&self.model, &mut q32);
-        let v32: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+        let (q32, v32) = self.state_f32(q, v);
         self.state_changed();
         self.dynamics.set_world_field(Field::Q, world, &q32).map_err(gpu_err)?;
         self.dynamics.set_world_field(Field::V, world, &v32).map_err(gpu_err)
@@ -1170,20 +1178,14 @@ impl Batch for GpuBatch {
         let (n, nq, nv) = (self.nworld, self.model.nq, self.model.nv);
         check_len("q", n * nq, q.len())?;
         check_len("v", n * nv, v.len())?;
-        let mut q32: Vec<f32> = q.iter().map(|&x| x as f32).collect();
-        for qw in q32.chunks_mut(nq) {
-            dynamics::normalize_quaternions(&self.model, qw);
-        }
-        let v32: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+        let (q32, v32) = self.state_f32(q, v);
         self.reset_all_to(&q32, &v32).map_err(gpu_err)
     }
     fn reset_world(&mut self, world: usize, q: &[f64], v: &[f64]) -> Result<(), BatchError> {
         self.check(world)?;
         check_len("q", self.model.nq, q.len())?;
         check_len("v", self.model.nv, v.len())?;
-        let mut q32: Vec<f32> = q.iter().map(|&x| x as f32).collect();
-        dynamics::normalize_quaternions(&self.model, &mut q32);
-        let v32: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+        let (q32, v32) = self.state_f32(q, v);
         let ctrl = vec![0.0f32; self.model.nu()];
         self.reset_world(world, &q32, &v32, &ctrl, 0.0).map_err(gpu_err)
     }

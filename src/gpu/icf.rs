@@ -63,8 +63,8 @@ impl SolverVariant {
     }
 
     /// The stage for nv dofs and `nworld` worlds: [`Self::for_nv`], except
-    /// that a hardware GPU solves problems of more than
-    /// [`COOP_MIN_NV_FEW_WORLDS`] − 1 dofs cooperatively while the worlds
+    /// that a hardware GPU solves problems of at least
+    /// [`COOP_MIN_NV_FEW_WORLDS`] dofs cooperatively while the worlds
     /// are at most [`COOP_MAX_WORLDS`]: one thread per world then leaves
     /// most of the device idle and the step's time is one thread's serial
     /// latency. Measured on an H200 (BENCHMARKS.md), humanoid (nv = 27):

@@ -157,22 +157,19 @@ impl Planner for Hybrid {
                 rounds == 0 || t.as_secs_f64() >= self.ilqr.expected_linearization()
             }
         };
-        if !fits {
-            stats.iterations = rounds;
-            stats.cost = self.sampled_cost;
-            stats.seconds = start.elapsed().as_secs_f64();
-            stats.cpu_seconds = cpu_seconds() - cpu0;
-            return Ok(stats);
+        stats.iterations = rounds;
+        stats.cost = self.sampled_cost;
+        if fits {
+            let refined = self.ilqr.plan(x0, rest)?;
+            if rounds == 0 {
+                stats.initial_cost = refined.initial_cost;
+            }
+            stats.iterations += refined.iterations;
+            stats.accepted += refined.accepted;
+            stats.rollouts += refined.rollouts;
+            stats.linearizations = refined.linearizations;
+            stats.cost = refined.cost;
         }
-        let refined = self.ilqr.plan(x0, rest)?;
-        if rounds == 0 {
-            stats.initial_cost = refined.initial_cost;
-        }
-        stats.iterations = rounds + refined.iterations;
-        stats.accepted += refined.accepted;
-        stats.rollouts += refined.rollouts;
-        stats.linearizations = refined.linearizations;
-        stats.cost = refined.cost;
         stats.seconds = start.elapsed().as_secs_f64();
         stats.cpu_seconds = cpu_seconds() - cpu0;
         Ok(stats)
