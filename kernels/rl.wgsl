@@ -162,6 +162,19 @@ fn put(o: ptr<function, ObsCursor>, x: f32) {
     (*o).k += 1u;
 }
 
+/// Appends sin and cos of two angles (rad): sin a, sin b, cos a, cos b,
+/// or with `cos_first` cos a, cos b, sin a, sin b (the gymnasium layouts).
+fn put_trig2(o: ptr<function, ObsCursor>, a: f32, b: f32, cos_first: bool) {
+    let sa = sin_cos(a);
+    let sb = sin_cos(b);
+    let first = select(vec2f(sa.x, sb.x), vec2f(sa.y, sb.y), cos_first);
+    let second = select(vec2f(sa.y, sb.y), vec2f(sa.x, sb.x), cos_first);
+    put(o, first.x);
+    put(o, first.y);
+    put(o, second.x);
+    put(o, second.y);
+}
+
 /// MuJoCo's cfrc_ext row of body b about p (rl::mujoco::cfrc_ext).
 fn cfrc_ext_row(w: u32, b: u32, p: vec3f) -> array<f32, 6> {
     let base = w * force_stride() + b * 6u;
@@ -324,24 +337,14 @@ fn observe(w: u32) {
         }
         case TASK_INVERTED_DOUBLE_PENDULUM: {
             put(&o, q_get(q_at(w, 0u)));
-            let sc1 = sin_cos(q_get(q_at(w, 1u)));
-            let sc2 = sin_cos(q_get(q_at(w, 2u)));
-            put(&o, sc1.x);
-            put(&o, sc2.x);
-            put(&o, sc1.y);
-            put(&o, sc2.y);
+            put_trig2(&o, q_get(q_at(w, 1u)), q_get(q_at(w, 2u)), false);
             for (var i = 0u; i < 3u; i++) {
                 put(&o, clamp(v_get(dof_at(w, i)), -10.0, 10.0));
             }
             put(&o, clamp(rl_force[w * force_stride() + dims.nbody * 6u], -10.0, 10.0));
         }
         case TASK_REACHER: {
-            let sc0 = sin_cos(q_get(q_at(w, 0u)));
-            let sc1 = sin_cos(q_get(q_at(w, 1u)));
-            put(&o, sc0.y);
-            put(&o, sc1.y);
-            put(&o, sc0.x);
-            put(&o, sc1.x);
+            put_trig2(&o, q_get(q_at(w, 0u)), q_get(q_at(w, 1u)), true);
             put(&o, q_get(q_at(w, 2u)));
             put(&o, q_get(q_at(w, 3u)));
             put(&o, v_get(dof_at(w, 0u)));
