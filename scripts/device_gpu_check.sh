@@ -107,10 +107,12 @@ run 30 clutter_profile --gpu-only --scene clutter --mode fixed --horizon 0.02 --
 run 20 cube_profile --gpu-only --scene cube --mode fixed --dt 1e-3 --advance 1e-3 --horizon 0.05 --settle 0.3 --sizes 65536 --profile
 run 20 ant_profile --gpu-only --scene ant --mode fixed --advance 0.01 --horizon 0.1 --sizes 16384 --profile
 run 20 humanoid_profile --gpu-only --scene humanoid --mode fixed --advance 0.01 --horizon 0.1 --sizes 4096 --profile
+# The cooperative solver stage on the ant (nv = 14, serial by the rule), in contact.
+run 30 ant_coop --gpu-only --scene ant --mode fixed --advance 0.01 --horizon 0.1 --sizes 1024,16384 --budget 6 --solver coop
 run 30 ant_acc --gpu-only --scene ant --mode accuracy --advance 0.01 --horizon 0.1 --sizes 1024,16384,65536 --budget 8
 # 3. RL: VecEnv on the GPU batch (task on the device) beside the CPU batch.
 stamp rl_throughput
-timeout "$(limit 60)" $B/rl_throughput --tasks Ant-v5,Humanoid-v5 --backends gpu-fixed,cpu-fixed --sizes 1024,4096,16384 \
+timeout "$(limit 90)" $B/rl_throughput --tasks Ant-v5,Humanoid-v5,HalfCheetah-v5 --backends gpu-fixed,cpu-fixed --sizes 1024,4096,16384 \
     --budget 2 --csv "$L/rl.csv" >"$L/rl.log" 2>&1
 echo "rc $?"
 tail -25 "$L/rl.log"
