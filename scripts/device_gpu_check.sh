@@ -93,6 +93,21 @@ run() { # limit name args...
     cat "$L/tp_$name.md"
     tail -3 "$L/tp_$name.err"
 }
+# BENCH=solver: only the solver stage matrix (serial / cooperative, dense
+# state in storage or private, by model size and world count), in contact.
+if [ "${BENCH:-1}" = solver ]; then
+    for v in serial coop; do
+        run 30 cube_$v --gpu-only --scene cube --mode fixed --dt 1e-3 --advance 1e-3 --horizon 0.03 --settle 0.3 --sizes 1024,4096,16384,65536 --budget 3 --solver $v
+        run 30 ant_$v --gpu-only --scene ant --mode fixed --advance 0.01 --horizon 0.05 --sizes 1024,4096,16384,65536 --budget 3 --solver $v
+        run 30 humanoid_$v --gpu-only --scene humanoid --mode fixed --advance 0.01 --horizon 0.05 --sizes 1024,4096,16384 --budget 3 --solver $v
+    done
+    run 20 ant_serial_storage --gpu-only --scene ant --mode fixed --advance 0.01 --horizon 0.05 --sizes 4096,65536 --budget 3 --solver serial --solver-state storage
+    run 20 humanoid_coop_storage --gpu-only --scene humanoid --mode fixed --advance 0.01 --horizon 0.05 --sizes 1024,16384 --budget 3 --solver coop --solver-state storage
+    run 30 ant_acc_coop --gpu-only --scene ant --mode accuracy --advance 0.01 --horizon 0.05 --sizes 1024,16384,65536 --budget 3 --solver coop
+    stamp done
+    tar czf "$OUT/logs.tar.gz" -C $L .
+    exit 0
+fi
 # The cube toss is in flight until 0.25 s: --settle 0.3 measures impacts
 # and sliding; the robots start on the floor by default (0.4 s). (The H200
 # rows of 2026-11-26 ran the cube and the robots in flight; BENCHMARKS.md.)
