@@ -35,7 +35,7 @@
 use cenic::batch::{Batch, CpuBatch};
 use cenic::gpu::rl::device_env;
 use cenic::gpu::{GpuBatch, GpuContext};
-use cenic::rl::{EnvConfig, Physics, VecEnv, tasks};
+use cenic::rl::{EnvConfig, Physics, StepTimes, VecEnv, tasks};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use std::io::Write;
@@ -54,6 +54,8 @@ struct Row {
     cpu: f64,
     ended: usize,
     failures: u64,
+    /// Where the timed steps' time went.
+    times: StepTimes,
 }
 
 impl Row {
@@ -80,10 +82,12 @@ fn cpu_seconds() -> f64 {
 }
 
 /// Steps `env` with `actions` (cycled) for `budget` seconds (at least 3
-/// steps) after one untimed step: (steps, seconds, CPU seconds, episodes ended).
+/// steps) after one untimed step: (steps, seconds, CPU seconds, episodes
+/// ended); the step times stay readable on `env`.
 fn measure<B: Batch>(env: &mut VecEnv<B>, actions: &[Vec<f32>], budget: f64) -> (usize, f64, f64, usize) {
     env.reset(Some(0)).expect("reset");
     env.step(&actions[0]).expect("step");
+    env.reset_step_times();
     let (mut steps, mut ended) = (0, 0);
     let cpu0 = cpu_seconds();
     let start = Instant::now();
@@ -174,20 +178,20 @@ fn main() {
                     })
                     .collect();
                 let config = EnvConfig::default();
-                let (steps, wall, cpu, ended, failures) = match backend {
+                let (steps, wall, cpu, ended, failures, times) = match backend {
                     "CPU f64" => {
                         let mut env =
                             VecEnv::new(CpuBatch::<f64>::new(model.clone(), n, mode.clone()), task.clone(), config)
                                 .unwrap();
                         let (s, w, c, e) = measure(&mut env, &actions, budget);
-                        (s, w, c, e, env.failures().0)
+                        (s, w, c, e, env.failures().0, env.step_times())
                     }
                     "CPU f32" => {
                         let mut env =
                             VecEnv::new(CpuBatch::<f32>::new(model.clone(), n, mode.clone()), task.clone(), config)
                                 .unwrap();
                         let (s, w, c, e) = measure(&mut env, &actions, budget);
-                        (s, w, c, e, env.failures().0)
+                        (s, w, c, e, env.failures().0, env.step_times())
                     }
                     _ => {
                         let ctx = ctx.clone().unwrap();
@@ -200,7 +204,7 @@ fn main() {
                         };
                         let mut env = device_env(batch, task.clone(), config).unwrap();
                         let (s, w, c, e) = measure(&mut env, &actions, budget);
-                        (s, w, c, e, env.failures().0)
+                        (s, w, c, e, env.failures().0, env.step_times())
                     }
                 };
                 let row = Row {
@@ -213,6 +217,7 @@ fn main() {
                     cpu,
                     ended,
                     failures,
+                    times,
                 };
                 let gpu_note = if backend == "GPU" { " (lavapipe)" } else { "" };
                 let gpu_note =
@@ -241,6 +246,24 @@ fn main() {
                 }
             }
         }
+    }
+    println!("\nWhere an environment step's time went (ms per step; on the GPU the device time shows where the host first waits, mostly in evaluate):\n");
+    println!("| task | backend | envs | controls | advance | evaluate | resets | autoresets / step |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for r in &rows {
+        let t = &r.times;
+        let per = |x: f64| 1e3 * x / t.steps.max(1) as f64;
+        println!(
+            "| {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1} |",
+            r.task,
+            r.backend,
+            r.envs,
+            per(t.controls),
+            per(t.advance),
+            per(t.evaluate),
+            per(t.resets),
+            t.reset_envs as f64 / t.steps.max(1) as f64
+        );
     }
     let mut f = std::fs::File::create(&csv).expect("CSV file");
     writeln!(f, "task,backend,physics,num_envs,env_steps,wall_s,env_steps_per_s,cpu_s,env_steps_per_cpu_s,episodes_ended,failures,adapter")

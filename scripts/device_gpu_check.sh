@@ -93,6 +93,21 @@ run() { # limit name args...
     cat "$L/tp_$name.md"
     tail -3 "$L/tp_$name.err"
 }
+# BENCH=rl: the RL rows with the time per environment step split by phase,
+# and the automatic solver stage at 8192 worlds (its threshold).
+if [ "${BENCH:-1}" = rl ]; then
+    stamp rl_throughput
+    timeout "$(limit 120)" $B/rl_throughput --tasks Ant-v5,Humanoid-v5,HalfCheetah-v5 --backends gpu-fixed,cpu-fixed \
+        --sizes 1024,4096,16384 --budget 2 --csv "$L/rl.csv" >"$L/rl.log" 2>&1
+    echo "rc $?"
+    tail -40 "$L/rl.log"
+    run 20 cube_8192 --gpu-only --scene cube --mode fixed --dt 1e-3 --advance 1e-3 --horizon 0.03 --settle 0.3 --sizes 8192 --budget 3
+    run 20 ant_8192 --gpu-only --scene ant --mode fixed --advance 0.01 --horizon 0.05 --sizes 8192 --budget 3
+    run 20 ant_8192_serial --gpu-only --scene ant --mode fixed --advance 0.01 --horizon 0.05 --sizes 8192 --budget 3 --solver serial
+    stamp done
+    tar czf "$OUT/logs.tar.gz" -C $L .
+    exit 0
+fi
 # BENCH=solver: only the solver stage matrix (serial / cooperative, dense
 # state in storage or private, by model size and world count), in contact.
 if [ "${BENCH:-1}" = solver ]; then

@@ -7,6 +7,7 @@ use crate::integrator::{CenicParams, Mode};
 use crate::model::Model;
 use rayon::prelude::*;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// When finished environments are reset (gymnasium's `AutoresetMode`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -248,6 +249,27 @@ pub struct Step<'a> {
 }
 
 /// A vectorized environment: `num_envs` copies of a task on one batch.
+/// Where [`VecEnv::step`]'s wall time went, summed over the steps since
+/// the last [`VecEnv::reset_step_times`] (s). On a device batch the device
+/// time of an advance shows where the host first waits for it: mostly in
+/// `evaluate`, which reads the observations back.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepTimes {
+    /// Steps timed.
+    pub steps: u64,
+    /// Clipping the actions and uploading the controls (s).
+    pub controls: f64,
+    /// [`Batch::advance`] (s).
+    pub advance: f64,
+    /// Observations, rewards and terminations (s).
+    pub evaluate: f64,
+    /// Episode bookkeeping and autoresets, with the reset environments'
+    /// first observations (s).
+    pub resets: f64,
+    /// Environments reset by autoresets.
+    pub reset_envs: u64,
+}
+
 /// See the [module documentation](super) for the semantics.
 pub struct VecEnv<B: Batch> {
     batch: B,
@@ -277,6 +299,7 @@ pub struct VecEnv<B: Batch> {
     failures: u64,
     last_failure: Option<String>,
     started: bool,
+    times: StepTimes,
 }
 
 impl<B: Batch> std::fmt::Debug for VecEnv<B> {
@@ -360,6 +383,7 @@ impl<B: Batch> VecEnv<B> {
             failures: 0,
             last_failure: None,
             started: false,
+            times: StepTimes::default(),
         })
     }
 
@@ -436,6 +460,14 @@ impl<B: Batch> VecEnv<B> {
     /// Episodes cut because the simulator failed their world, and the last reason.
     pub fn failures(&self) -> (u64, Option<&str>) {
         (self.failures, self.last_failure.as_deref())
+    }
+    /// Where the steps' time went since the last [`Self::reset_step_times`].
+    pub fn step_times(&self) -> StepTimes {
+        self.times
+    }
+    /// Zeroes [`Self::step_times`].
+    pub fn reset_step_times(&mut self) {
+        self.times = StepTimes::default();
     }
 
     /// Resets every environment. With a seed, environment i draws from
@@ -555,8 +587,11 @@ impl<B: Batch> VecEnv<B> {
         if !self.started {
             return Err(RlError::NotReset);
         }
+        let t0 = Instant::now();
         self.set_controls(actions)?;
+        let t1 = Instant::now();
         self.batch.advance(self.dt)?;
+        let t2 = Instant::now();
         let out = EvalOut {
             obs: &mut self.obs,
             reward: &mut self.reward,
@@ -564,6 +599,11 @@ impl<B: Batch> VecEnv<B> {
             terms: &mut self.terms,
         };
         self.eval.evaluate(&self.batch, self.task.as_ref(), EvalKind::Step, &self.ctrl, &self.mask, out)?;
+        let t3 = Instant::now();
+        self.times.steps += 1;
+        self.times.controls += (t1 - t0).as_secs_f64();
+        self.times.advance += (t2 - t1).as_secs_f64();
+        self.times.evaluate += (t3 - t2).as_secs_f64();
         let n = self.num_envs();
         let nt = self.task.spec().reward_terms.len();
         self.has_final.fill(false);
@@ -598,6 +638,7 @@ impl<B: Batch> VecEnv<B> {
             }
         }
         if self.mask.iter().any(|&m| m) {
+            self.times.reset_envs += self.mask.iter().filter(|&&m| m).count() as u64;
             self.reset_masked(false)?;
         }
         for i in 0..n {
@@ -612,6 +653,7 @@ impl<B: Batch> VecEnv<B> {
                 self.pending[i] = self.terminated[i] || self.truncated[i];
             }
         }
+        self.times.resets += t3.elapsed().as_secs_f64();
         Ok(Step { obs: &self.obs, reward: &self.reward, terminated: &self.terminated, truncated: &self.truncated })
     }
 }

@@ -56,7 +56,7 @@ pub mod mujoco;
 mod rng;
 pub mod tasks;
 
-pub use env::{Autoreset, EnvConfig, EvalKind, EvalOut, Evaluate, HostEvaluator, Physics, Step, VecEnv};
+pub use env::{Autoreset, EnvConfig, EvalKind, EvalOut, Evaluate, HostEvaluator, Physics, Step, StepTimes, VecEnv};
 pub use rng::EnvRng;
 
 use crate::batch::BatchError;
