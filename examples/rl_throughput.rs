@@ -247,7 +247,9 @@ fn main() {
             }
         }
     }
-    println!("\nWhere an environment step's time went (ms per step; on the GPU the device time shows where the host first waits, mostly in evaluate):\n");
+    println!(
+        "\nWhere an environment step's time went (ms per step; on the GPU the device time shows where the host first waits, mostly in evaluate):\n"
+    );
     println!("| task | backend | envs | controls | advance | evaluate | resets | autoresets / step |");
     println!("|---|---|---|---|---|---|---|---|");
     for r in &rows {

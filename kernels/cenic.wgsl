@@ -882,6 +882,44 @@ fn end_iteration(w: u32) {
 // The launches of parts (cenic_<first part>[_to_<last part>]) are generated
 // from src/gpu/cenic.rs PARTS and appended to this file at load time.
 
+/// Offset in cenic_reset of the (q, v) rows (after the header and the indices).
+fn reset_rows() -> u32 {
+    return 4u + dims.nworld;
+}
+
+/// GpuBatch::reset_world for the k worlds listed in cenic_reset, one thread
+/// per listed world: (q, v) from its row, zero controls and target
+/// velocities, a fresh clock at time 0 (first step from the header), fresh
+/// statistics and ICF state. (The per-world parameters are written by the
+/// host: world_params is read-only here.)
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn cenic_reset_worlds(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let k = thread_index(gid, nwg);
+    if (k >= cenic_reset[0]) {
+        return;
+    }
+    let w = cenic_reset[4u + k];
+    let row = reset_rows() + k * (dims.nq + dims.nv);
+    for (var i = 0u; i < dims.nq; i++) {
+        q_set(q_at(w, i), bitcast<f32>(cenic_reset[row + i]));
+    }
+    for (var i = 0u; i < dims.nv; i++) {
+        v_set(dof_at(w, i), bitcast<f32>(cenic_reset[row + dims.nq + i]));
+    }
+    for (var a = 0u; a < icf_dims.nu; a++) {
+        ctrl[w * icf_dims.nu + a] = 0.0;
+        target_velocity[w * icf_dims.nu + a] = 0.0;
+    }
+    var fresh = CenicWorld();
+    fresh.h_next = bitcast<f32>(cenic_reset[1]);
+    fresh.state = WORLD_DONE;
+    cenic_world[w] = fresh;
+    var stats = CenicStats();
+    stats.min_h = 3.0e38;
+    cenic_stats[w] = stats;
+    icf_world[w] = IcfWorld();
+}
+
 /// Starts World::advance(dt) in every world that has not failed: t_end =
 /// t + dt. Statistics accumulate since the world's reset. One thread per world.
 @compute @workgroup_size(WORKGROUP_SIZE)

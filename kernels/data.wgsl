@@ -745,6 +745,10 @@ struct StepRecord {
 @group(0) @binding(108) var<storage, read_write> cenic_counter: array<atomic<u32>>;
 /// Per world: time (hi, lo) as bits, state, failure reason (cenic_summarize).
 @group(0) @binding(109) var<storage, read_write> cenic_summary: array<vec4u>;
+/// Masked resets (GpuBatch::reset_worlds): [0] the count k, [1] the fresh
+/// worlds' first step (f32 bits), [2..4] unused, then nworld world indices
+/// (the first k used), then nworld rows of (q: nq, v: nv) as f32 bits.
+@group(0) @binding(110) var<storage, read> cenic_reset: array<u32>;
 
 /// CenicWorld.state: reached the end of the advance (idle), stepping, failed and frozen.
 const WORLD_DONE: u32 = 0u;

@@ -50,7 +50,7 @@ mod common;
 use common::gpu::context;
 
 use cenic::batch::{Batch, CpuBatch, WorldParams, WorldStatus};
-use cenic::gpu::{CollisionBackend, GpuBatch, GpuBatchOptions, GpuError};
+use cenic::gpu::{CollisionBackend, GpuBatch, GpuBatchOptions, GpuError, Layout};
 use cenic::icf::MaterialScale;
 use cenic::integrator::{CenicParams, Mode, World};
 use cenic::model::Model;
@@ -616,4 +616,66 @@ fn bulk_reset_equals_per_world_resets() {
     }
     assert!(a.stats(0).accepted > 0);
     assert!(a.reset_worlds_all(&q[nq..], &v).is_err(), "a short q is refused");
+}
+
+/// Masked resets (one upload and one `cenic_reset_worlds` launch, RL
+/// autoresets) leave every world bit for bit as per-world resets do, the
+/// unmasked ones untouched, in both layouts; and the state then advances
+/// identically.
+#[test]
+fn masked_resets_equal_per_world_resets() {
+    let ctx = gpu_or_skip!();
+    let model = cube_toss();
+    let n = 7;
+    let mode = Mode::ErrorControlled(CenicParams::default());
+    for layout in [Layout::FieldMajor, Layout::WorldMajor] {
+        let options = || GpuBatchOptions { layout, ..Default::default() };
+        let mut a = GpuBatch::with_options(ctx.clone(), model.clone(), n, mode.clone(), options()).unwrap();
+        let mut b = GpuBatch::with_options(ctx.clone(), model.clone(), n, mode.clone(), options()).unwrap();
+        setup(&model, &mut [&mut a, &mut b], Some("toss"), n, 5);
+        a.advance(0.3).unwrap();
+        b.advance(0.3).unwrap();
+        let (nq, nv) = (model.nq, model.nv);
+        let mut rng = Rng::new(11);
+        let k = model.keyframe("toss").unwrap();
+        // Rows of unmasked worlds are garbage: they must not be read.
+        let mut q = vec![f64::NAN; n * nq];
+        let mut v = vec![f64::NAN; n * nv];
+        let mask: Vec<bool> = (0..n).map(|w| w % 3 != 1).collect();
+        for w in (0..n).filter(|&w| mask[w]) {
+            let mut qw = k.qpos.clone();
+            qw[3] *= 1.3; // unnormalised, as a caller may pass
+            q[w * nq..(w + 1) * nq].copy_from_slice(&qw);
+            for (x, y) in v[w * nv..(w + 1) * nv].iter_mut().zip(&k.qvel) {
+                *x = y + 0.5 * rng.normal();
+            }
+        }
+        a.reset_worlds(&mask, &q, &v).unwrap();
+        for w in (0..n).filter(|&w| mask[w]) {
+            b.reset_world(w, &q[w * nq..(w + 1) * nq], &v[w * nv..(w + 1) * nv]).unwrap();
+        }
+        let bits = |x: Vec<f64>| x.iter().map(|y| y.to_bits()).collect::<Vec<_>>();
+        for round in 0..3 {
+            assert_eq!(bits(qpos(&a)), bits(qpos(&b)), "{layout:?} round {round}: q");
+            assert_eq!(bits(qvel(&a)), bits(qvel(&b)), "{layout:?} round {round}: v");
+            assert_eq!(bits(a.times()), bits(b.times()), "{layout:?} round {round}: times");
+            for w in 0..n {
+                assert_eq!(a.status(w), b.status(w));
+                assert_eq!(a.stats(w), b.stats(w), "{layout:?} round {round}, world {w}");
+            }
+            a.advance(0.05).unwrap();
+            b.advance(0.05).unwrap();
+        }
+        // The reset worlds restarted their clocks, the others did not.
+        for w in 0..n {
+            let t = a.times()[w];
+            if mask[w] {
+                assert!((t - 0.15).abs() < 1e-9, "world {w}: t {t}")
+            } else {
+                assert!(t > 0.44, "world {w}: t {t}")
+            }
+        }
+        assert!(a.reset_worlds(&mask[1..], &q, &v).is_err(), "a short mask is refused");
+        assert!(a.reset_worlds(&mask, &q[nq..], &v).is_err(), "a short q is refused");
+    }
 }

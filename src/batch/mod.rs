@@ -122,6 +122,21 @@ pub trait Batch {
         Ok(())
     }
 
+    /// [`Self::reset_world`] of the worlds with `mask[w]` set, world w at
+    /// (q[w·nq..], v[w·nv..]) (mask: nworld; q: nworld × nq; v: nworld ×
+    /// nv; the rows of other worlds are not read). The GPU batch resets them
+    /// in one upload and one launch; RL autoresets use it.
+    fn reset_worlds(&mut self, mask: &[bool], q: &[f64], v: &[f64]) -> Result<(), BatchError> {
+        let (nq, nv) = (self.model().nq, self.model().nv);
+        check_len("mask", self.nworld(), mask.len())?;
+        check_len("q", self.nworld() * nq, q.len())?;
+        check_len("v", self.nworld() * nv, v.len())?;
+        for w in (0..self.nworld()).filter(|&w| mask[w]) {
+            self.reset_world(w, &q[w * nq..(w + 1) * nq], &v[w * nv..(w + 1) * nv])?;
+        }
+        Ok(())
+    }
+
     /// Sets every world's controls (nworld × nu) in one call.
     fn set_ctrl_all(&mut self, ctrl: &[f64]) -> Result<(), BatchError> {
         let nu = self.model().nu();

@@ -387,7 +387,13 @@ pub struct CenicBuffers {
     pub counter: StorageBuffer<u32>,
     /// Per world: time (hi, lo) as bits, state, failure code (`cenic_summarize`).
     pub summary: StorageBuffer<[u32; 4]>,
+    /// Masked resets (`cenic_reset` in `kernels/data.wgsl`): a header of 4,
+    /// nworld world indices, nworld rows of (q, v) (f32 bits).
+    pub reset: StorageBuffer<u32>,
 }
+
+/// u32 entries before the world indices in [`CenicBuffers::reset`].
+pub const RESET_HEADER: usize = 4;
 
 /// Entries of `cenic_counter` (`COUNTER_*` in `kernels/data.wgsl`).
 pub mod counter {
@@ -411,7 +417,7 @@ impl std::fmt::Debug for CenicBuffers {
 
 impl CenicBuffers {
     /// WGSL names of the buffers this provides.
-    pub const BUFFER_NAMES: [&'static str; 10] = [
+    pub const BUFFER_NAMES: [&'static str; 11] = [
         "cenic_params",
         "cenic_weights",
         "cenic_pairs",
@@ -422,6 +428,7 @@ impl CenicBuffers {
         "cenic_steps",
         "cenic_counter",
         "cenic_summary",
+        "cenic_reset",
     ];
 
     /// Buffers for `nworld` worlds of `model` advancing in `mode`, keeping
@@ -460,6 +467,7 @@ impl CenicBuffers {
             steps: StorageBuffer::new(ctx, "cenic_steps", nworld * record_capacity)?,
             counter: StorageBuffer::new(ctx, "cenic_counter", counter::LEN)?,
             summary: StorageBuffer::new(ctx, "cenic_summary", nworld)?,
+            reset: StorageBuffer::new(ctx, "cenic_reset", RESET_HEADER + nworld * (1 + model.nq + model.nv))?,
         })
     }
 
@@ -488,6 +496,7 @@ impl BufferSource for CenicBuffers {
             "cenic_steps" => self.steps.buffer(),
             "cenic_counter" => self.counter.buffer(),
             "cenic_summary" => self.summary.buffer(),
+            "cenic_reset" => self.reset.buffer(),
             _ => return None,
         })
     }
@@ -713,6 +722,8 @@ pub struct CenicKernels {
     pub start_advance: Kernel,
     /// Each world's clock and state into `cenic_summary`, running and failed worlds counted.
     pub summarize: Kernel,
+    /// The worlds listed in `cenic_reset` afresh (`GpuBatch`'s masked resets).
+    pub reset_worlds: Kernel,
 }
 
 impl CenicKernels {
@@ -722,6 +733,10 @@ impl CenicKernels {
     /// Creates the kernels for `nworld` worlds over `sources`.
     pub fn new(ctx: &GpuContext, nworld: usize, sources: &[&dyn BufferSource]) -> Result<Self, GpuError> {
         let k = |entry| Kernel::new(ctx, Self::STAGE, entry, nworld, sources);
-        Ok(Self { start_advance: k("cenic_start_advance")?, summarize: k("cenic_summarize")? })
+        Ok(Self {
+            start_advance: k("cenic_start_advance")?,
+            summarize: k("cenic_summarize")?,
+            reset_worlds: k("cenic_reset_worlds")?,
+        })
     }
 }

@@ -69,11 +69,7 @@ impl SolverVariant {
     /// 4096, 0.8–1.2× at 16 384 and 0.57–0.75× at 65 536.
     /// A software adapter keeps [`Self::for_nv`] (tuned on lavapipe).
     pub fn auto(nv: usize, nworld: usize, software: bool) -> Self {
-        if !software && nworld <= COOP_MAX_WORLDS {
-            SolverVariant::Cooperative
-        } else {
-            Self::for_nv(nv)
-        }
+        if !software && nworld <= COOP_MAX_WORLDS { SolverVariant::Cooperative } else { Self::for_nv(nv) }
     }
 
     /// Threads per world.

@@ -293,6 +293,7 @@ pub struct VecEnv<B: Batch> {
     episode_return: Vec<f64>,
     episode_length: Vec<usize>,
     mask: Vec<bool>,
+    /// Sampled start states (num_envs × nq, num_envs × nv; rows of reset environments).
     reset_q: Vec<f64>,
     reset_v: Vec<f64>,
     fresh: Vec<bool>,
@@ -377,8 +378,8 @@ impl<B: Batch> VecEnv<B> {
             episode_return: vec![0.0; n],
             episode_length: vec![0; n],
             mask: vec![false; n],
-            reset_q: vec![0.0; nq],
-            reset_v: vec![0.0; nv],
+            reset_q: vec![0.0; n * nq],
+            reset_v: vec![0.0; n * nv],
             fresh: vec![true; n],
             failures: 0,
             last_failure: None,
@@ -520,34 +521,27 @@ impl<B: Batch> VecEnv<B> {
     }
 
     /// Samples and sets new states for the environments in `mask`, then
-    /// evaluates their first observations.
-    /// `all`: every environment, in one [`Batch::reset_worlds_all`] (from
-    /// [`Self::reset`]: it allocates the batch's states, which an
-    /// autoreset inside a step must not).
+    /// evaluates their first observations: in one [`Batch::reset_worlds`]
+    /// (`all`: [`Batch::reset_worlds_all`]), without allocating.
     fn reset_masked(&mut self, all: bool) -> Result<(), RlError> {
         let model = self.batch.model().clone();
         let (nq, nv) = (model.nq, model.nv);
-        let (mut qa, mut va) = (Vec::new(), Vec::new());
         for i in 0..self.mask.len() {
             if !self.mask[i] {
                 continue;
             }
-            self.reset_q.copy_from_slice(&model.qpos0);
-            self.reset_v.fill(0.0);
-            self.task.reset(&mut self.rngs[i], &mut self.reset_q, &mut self.reset_v);
-            if all {
-                qa.extend_from_slice(&self.reset_q);
-                va.extend_from_slice(&self.reset_v);
-            } else {
-                self.batch.reset_world(i, &self.reset_q, &self.reset_v)?;
-            }
+            let (q, v) = (&mut self.reset_q[i * nq..(i + 1) * nq], &mut self.reset_v[i * nv..(i + 1) * nv]);
+            q.copy_from_slice(&model.qpos0);
+            v.fill(0.0);
+            self.task.reset(&mut self.rngs[i], q, v);
             self.elapsed[i] = 0;
             // The finished episode's return and length stay readable until the next step.
             self.fresh[i] = true;
         }
         if all {
-            debug_assert_eq!((qa.len(), va.len()), (self.mask.len() * nq, self.mask.len() * nv));
-            self.batch.reset_worlds_all(&qa, &va)?;
+            self.batch.reset_worlds_all(&self.reset_q, &self.reset_v)?;
+        } else {
+            self.batch.reset_worlds(&self.mask, &self.reset_q, &self.reset_v)?;
         }
         let out = EvalOut {
             obs: &mut self.obs,
