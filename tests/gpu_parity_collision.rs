@@ -678,10 +678,10 @@ fn compare_world(
                         model.name,
                         truth_err.as_deref().unwrap_or("no f64 point of the same features")
                     );
-                    if c.len() == 1 {
-                        if let Err(e) = valid_witness(model, d, skin, x, y, l) {
-                            panic!("{} world {w} pair {pair:?} point {i}: {e}\n cpu {x:?}\n gpu {y:?}", model.name);
-                        }
+                    if c.len() == 1
+                        && let Err(e) = valid_witness(model, d, skin, x, y, l)
+                    {
+                        panic!("{} world {w} pair {pair:?} point {i}: {e}\n cpu {x:?}\n gpu {y:?}", model.name);
                     }
                     report.epa_witness += 1;
                     continue;
