@@ -203,9 +203,10 @@ fn icf_eval(w: u32, lid: u32, ncon: u32, with_hess: bool) -> f32 {
 
 /// prepare_line (cooperative): A w into VEC_AW and J w per contact (A v and
 /// J v are still those of the last icf_eval at the same v); returns the
-/// quadratic part's (ℓ, ℓ', ℓ'') coefficients (q0, q1, q2), uniform.
-fn icf_prepare_line(w: u32, lid: u32, ncon: u32) -> vec3f {
-    var q = vec3f(0.0);
+/// quadratic part's (ℓ, ℓ', ℓ'') coefficients (q0, q1, q2) and ℓ'(0) =
+/// ∇ℓ·w (row VEC_GRAD, as on the CPU: no evaluation at α = 0), uniform.
+fn icf_prepare_line(w: u32, lid: u32, ncon: u32) -> vec4f {
+    var q = vec4f(0.0);
     for (var i = lid; i < dims.nv; i += SOLVER_THREADS) {
         let aw = a_row_dot(w, i, VEC_W);
         set_ivec(w, VEC_AW, i, aw);
@@ -213,14 +214,14 @@ fn icf_prepare_line(w: u32, lid: u32, ncon: u32) -> vec3f {
         let wi = ivec(w, VEC_W, i);
         let av = ivec(w, VEC_AV, i);
         let ri = ivec(w, VEC_R, i);
-        q += vec3f(0.5 * vi * av - ri * vi, wi * (av - ri), wi * aw);
+        q += vec4f(0.5 * vi * av - ri * vi, wi * (av - ri), wi * aw, ivec(w, VEC_GRAD, i) * wi);
     }
     for (var ci = lid; ci < ncon; ci += SOLVER_THREADS) {
         icf_con[con_at(w, ci)].uc = contact_velocity(w, ci, VEC_W);
     }
-    let s = wg_sum(lid, vec4f(q, 0.0));
+    let s = wg_sum(lid, q);
     wg_sync();
-    return s.xyz;
+    return s;
 }
 
 /// line_eval (cooperative): (ℓ(α), ℓ'(α), ℓ''(α)) along v + α w, from the

@@ -192,23 +192,23 @@ fn hermite_min(d0: f32, c2: f32, c3: f32) -> f32 {
 /// |ℓ'(α)| ≤ this·|ℓ'(0)| unless exactness is asked for.
 const LINE_SEARCH_TOLERANCE: f32 = 1e-2;
 
-/// IcfSolver::line_search along row VEC_W from row VEC_V: α = 1 when
-/// ℓ'(1) ≤ 0; otherwise the root of ℓ'(α) in (0, 1) (to |ℓ'(α)| ≤
-/// rel_tol·|ℓ'(0)|) by Newton with bisection fallback, from the minimiser of
-/// the cubic Hermite interpolant. Returns (α, iterations), uniform.
-fn line_search(w: u32, lid: u32, ncon: u32, rel_tol: f32, max_iter: u32) -> vec2f {
+/// IcfSolver::line_search along row VEC_W from row VEC_V, where ℓ = f0
+/// (icf_eval's cost): α = 1 when ℓ'(1) ≤ 0; otherwise the root of ℓ'(α)
+/// in (0, 1) (to |ℓ'(α)| ≤ rel_tol·|ℓ'(0)|) by Newton with bisection
+/// fallback, from the minimiser of the cubic Hermite interpolant. ℓ'(0) =
+/// ∇ℓ·w needs no evaluation. Returns (α, evaluations), uniform; both as
+/// the CPU counts them.
+fn line_search(w: u32, lid: u32, ncon: u32, f0: f32, rel_tol: f32, max_iter: u32) -> vec2f {
     let qc = icf_prepare_line(w, lid, ncon);
-    let e0 = icf_line_eval(w, lid, ncon, qc, 0.0);
-    let f0 = e0.x;
-    let d0 = e0.y;
+    let d0 = qc.w;
     if (!(d0 < 0.0)) {
-        return vec2f(0.0, 1.0);
+        return vec2f(0.0, 0.0);
     }
-    let e1 = icf_line_eval(w, lid, ncon, qc, 1.0);
+    let e1 = icf_line_eval(w, lid, ncon, qc.xyz, 1.0);
     let f1 = e1.x;
     let d1 = e1.y;
     if (d1 <= 0.0) {
-        return vec2f(1.0, 2.0);
+        return vec2f(1.0, 1.0);
     }
     // Cubic Hermite p(t) = f0 + d0 t + c2 t² + c3 t³ through both ends.
     let df = f1 - f0;
@@ -221,9 +221,9 @@ fn line_search(w: u32, lid: u32, ncon: u32, rel_tol: f32, max_iter: u32) -> vec2
     var lo = 0.0;
     var hi = 1.0;
     let tol = abs(d0) * max(rel_tol, F32_EPS * 10.0);
-    var iters = 2u;
+    var iters = 1u;
     for (var it = 0u; it < max_iter; it++) {
-        let e = icf_line_eval(w, lid, ncon, qc, alpha);
+        let e = icf_line_eval(w, lid, ncon, qc.xyz, alpha);
         let d = e.y;
         let dd = e.z;
         iters++;
@@ -363,7 +363,7 @@ fn solve_world(w: u32, lid: u32) {
         // gradient in one pass; with one, only if the reuse rule asks for a
         // new factor (then the rounding floor keeps its last value).
         let assemble = !factor_valid || !reuse;
-        icf_eval(w, lid, ncon, assemble);
+        let cost = icf_eval(w, lid, ncon, assemble);
         let gnorm = scaled_norm(w, lid, VEC_GRAD);
         if (non_finite(gnorm)) {
             solve_done(w, lid, SOLVE_NON_FINITE, 0.0, false);
@@ -417,7 +417,7 @@ fn solve_world(w: u32, lid: u32) {
         // Exact only near the solution of a tight solve (as on the CPU; in
         // f32 the tolerance is never below 1e-6, so never here).
         let ls_tol = select(1e-10, LINE_SEARCH_TOLERANCE, gnorm > 1e3 * tol || max(prm.tolerance, 1e-6) >= 1e-6);
-        let ls = line_search(w, lid, ncon, ls_tol, prm.max_line_search_iterations);
+        let ls = line_search(w, lid, ncon, cost, ls_tol, prm.max_line_search_iterations);
         let alpha = ls.x;
         ls_total += u32(ls.y);
         var step2 = 0.0;

@@ -349,6 +349,9 @@ fn check_model(name: &str, model: Arc<Model>, cases: &[WorldCase], ncon: usize, 
     let gpu_mass = gpu.read(Field::Mass).unwrap();
 
     let mut worst = Worst::default();
+    // Totals over the worlds, [GPU, CPU].
+    let mut line_evals = [0usize; 2];
+    let mut newton = [0usize; 2];
     let mut ncontacts = 0;
     for (w, ((gp, iw), (cp, _, _, _))) in problems.iter().zip(&cpu).enumerate() {
         let ctx_msg = format!("{name} world {w}");
@@ -511,8 +514,28 @@ fn check_model(name: &str, model: Arc<Model>, cases: &[WorldCase], ncon: usize, 
         assert!(gs.residual <= gs.tolerance * 1.0001, "{name} world {w}: GPU residual above its tolerance");
         worst.residual = worst.residual.max(res / tol);
         worst.iterations = worst.iterations.max((gs.iterations as i64 - cstats.iterations as i64).abs());
+        line_evals[0] += gs.line_search_iterations;
+        line_evals[1] += cstats.line_search_iterations;
+        newton[0] += gs.iterations;
+        newton[1] += cstats.iterations;
     }
-    eprintln!("{name}: {NWORLD} worlds, {ncontacts} contacts; largest relative differences {worst:?}");
+    eprintln!(
+        "{name}: {NWORLD} worlds, {ncontacts} contacts; largest relative differences {worst:?}; \
+         Newton iterations GPU {} CPU {}, line-search evaluations GPU {} CPU {}",
+        newton[0], newton[1], line_evals[0], line_evals[1]
+    );
+    // The same line search, counted the same way: the GPU once evaluated
+    // ℓ at α = 0 as well (one evaluation more per Newton iteration, where
+    // the CPU takes ℓ'(0) = ∇ℓ·w).
+    let slack = newton[1] / 4 + 2;
+    assert!(
+        line_evals[0] <= line_evals[1] + slack && line_evals[1] <= line_evals[0] + slack,
+        "{name}: line-search evaluations GPU {} against CPU {} (Newton iterations {} / {})",
+        line_evals[0],
+        line_evals[1],
+        newton[0],
+        newton[1]
+    );
 }
 
 #[test]
