@@ -93,6 +93,21 @@ run() { # limit name args...
     cat "$L/tp_$name.md"
     tail -3 "$L/tp_$name.err"
 }
+# BENCH=ab: the line search without its evaluation at α = 0 (48f6ca3)
+# against the binary before it (`gpu_throughput_before`, carried when built),
+# and the largest cube batches with the bulk initial states.
+if [ "${BENCH:-1}" = ab ]; then
+    for s in ant humanoid; do
+        for bin in gpu_throughput_before gpu_throughput gpu_throughput_before gpu_throughput; do
+            [ -x $B/$bin ] || continue
+            G=$B/$bin run 20 ${s}_$bin --gpu-only --scene $s --mode fixed --advance 0.01 --horizon 0.05 --sizes 16384 --budget 3
+        done
+    done
+    run 60 cube_large --gpu-only --scene cube --mode fixed --dt 1e-3 --advance 1e-2 --horizon 0.05 --settle 0.3 --sizes 262144,1048576 --budget 4
+    stamp done
+    tar czf "$OUT/logs.tar.gz" -C $L .
+    exit 0
+fi
 # BENCH=rl: the RL rows with the time per environment step split by phase,
 # and the automatic solver stage at 8192 worlds (its threshold).
 if [ "${BENCH:-1}" = rl ]; then
