@@ -10,7 +10,7 @@
 //!     [--share F (hybrid: sampling's share of the budget)]
 //!     [--horizon H] [--cfd-width M] [--cfd-strength N] [--reuse N] [--cfd-slack F] [--reach W (pusher)] [--verbose]
 //!     [--plant-dt S (the plant at fixed steps of S s instead of CENIC 1e-3)] [--plan-dt S (the planner's fixed step)]
-//!     [--shaping reach=W,follow=0|1,nose=W,plane=W,tines=0|1,effort=W,velocity=W,limits=W,reach3d=0|1 (pusher: tasks::PusherCost)]
+//!     [--shaping reach=W,follow=0|1,nose=W,plane=W,tines=0|1,effort=W,velocity=W,limits=W,reach3d=0|1,terminal=W (pusher: tasks::PusherCost)]
 //! ```
 //!
 //! One episode writes `DIR/mpc_<task>_<planner>_<seed>.png`: the tracked
@@ -153,8 +153,9 @@ fn make_task(a: &Args, models: &Path, seed: u64) -> Task {
                 "velocity" => c.velocity = x,
                 "limits" => c.limits = x,
                 "reach3d" => c.reach_3d = x != 0.0,
+                "terminal" => c.push_terminal = x,
                 _ => panic!(
-                    "--shaping: unknown key {k} (reach, follow, nose, plane, tines, effort, velocity, limits, reach3d)"
+                    "--shaping: unknown key {k} (reach, follow, nose, plane, tines, effort, velocity, limits, reach3d, terminal)"
                 ),
             }
         }

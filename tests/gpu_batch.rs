@@ -572,6 +572,23 @@ fn bad_arguments_are_errors() {
     }
 }
 
+/// `rounds` times: a and b hold bit-identical q, v, clocks, statuses and
+/// statistics, then both advance 0.05 s.
+fn advance_alike(a: &mut GpuBatch, b: &mut GpuBatch, rounds: usize, what: &str) {
+    let bits = |x: Vec<f64>| x.iter().map(|y| y.to_bits()).collect::<Vec<_>>();
+    for round in 0..rounds {
+        assert_eq!(bits(qpos(a)), bits(qpos(b)), "{what} round {round}: q");
+        assert_eq!(bits(qvel(a)), bits(qvel(b)), "{what} round {round}: v");
+        assert_eq!(bits(a.times()), bits(b.times()), "{what} round {round}: times");
+        for w in 0..a.nworld() {
+            assert_eq!(a.status(w), b.status(w));
+            assert_eq!(a.stats(w), b.stats(w), "{what} round {round}, world {w}");
+        }
+        a.advance(0.05).unwrap();
+        b.advance(0.05).unwrap();
+    }
+}
+
 /// `reset_worlds_all` (whole fields at once) leaves the GPU batch exactly
 /// as `reset_world` of each world does: states, clocks, statuses and
 /// statistics, and the steps that follow, bit for bit.
@@ -602,18 +619,7 @@ fn bulk_reset_equals_per_world_resets() {
     for w in 0..n {
         b.reset_world(w, &q[w * nq..(w + 1) * nq], &v[w * nv..(w + 1) * nv]).unwrap();
     }
-    let bits = |x: Vec<f64>| x.iter().map(|y| y.to_bits()).collect::<Vec<_>>();
-    for round in 0..2 {
-        assert_eq!(bits(qpos(&a)), bits(qpos(&b)), "round {round}: q");
-        assert_eq!(bits(qvel(&a)), bits(qvel(&b)), "round {round}: v");
-        assert_eq!(bits(a.times()), bits(b.times()), "round {round}: times");
-        for w in 0..n {
-            assert_eq!(a.status(w), b.status(w));
-            assert_eq!(a.stats(w), b.stats(w), "round {round}, world {w}");
-        }
-        a.advance(0.05).unwrap();
-        b.advance(0.05).unwrap();
-    }
+    advance_alike(&mut a, &mut b, 2, "bulk");
     assert!(a.stats(0).accepted > 0);
     assert!(a.reset_worlds_all(&q[nq..], &v).is_err(), "a short q is refused");
 }
@@ -654,18 +660,7 @@ fn masked_resets_equal_per_world_resets() {
         for w in (0..n).filter(|&w| mask[w]) {
             b.reset_world(w, &q[w * nq..(w + 1) * nq], &v[w * nv..(w + 1) * nv]).unwrap();
         }
-        let bits = |x: Vec<f64>| x.iter().map(|y| y.to_bits()).collect::<Vec<_>>();
-        for round in 0..3 {
-            assert_eq!(bits(qpos(&a)), bits(qpos(&b)), "{layout:?} round {round}: q");
-            assert_eq!(bits(qvel(&a)), bits(qvel(&b)), "{layout:?} round {round}: v");
-            assert_eq!(bits(a.times()), bits(b.times()), "{layout:?} round {round}: times");
-            for w in 0..n {
-                assert_eq!(a.status(w), b.status(w));
-                assert_eq!(a.stats(w), b.stats(w), "{layout:?} round {round}, world {w}");
-            }
-            a.advance(0.05).unwrap();
-            b.advance(0.05).unwrap();
-        }
+        advance_alike(&mut a, &mut b, 3, &format!("{layout:?}"));
         // The reset worlds restarted their clocks, the others did not.
         for w in 0..n {
             let t = a.times()[w];

@@ -366,6 +366,9 @@ pub struct PusherCost {
     /// Whether the reach and nose terms measure distance in 3-D (their
     /// targets at the object's height) rather than in the plane.
     pub reach_3d: bool,
+    /// Terminal weight of the object's distance to the goal (cost per m;
+    /// the running weight is 1 per m and s).
+    pub push_terminal: f64,
 }
 
 /// Width of the pusher's joint-limit band ([`PusherCost::limits`]), as a
@@ -384,6 +387,7 @@ impl Default for PusherCost {
             velocity: 0.0,
             limits: 0.0,
             reach_3d: true,
+            push_terminal: 1.0,
         }
     }
 }
@@ -430,7 +434,7 @@ pub fn pusher_with(models_dir: &Path, seed: u64, shaping: PusherCost) -> Result<
         target: Target::Point(goal),
         axes: [true, true, false],
         running_weight: 1.0,
-        terminal_weight: 1.0,
+        terminal_weight: shaping.push_terminal,
         penalty: Penalty::SmoothAbs { epsilon: 0.01 },
     };
     // The work plane: the fork at the object's height. From above, every contact
