@@ -81,6 +81,15 @@ fn cpu_seconds() -> f64 {
     }
 }
 
+/// The episodes cut by world failures, and the last one's reason on stderr.
+fn failure_note<B: Batch>(env: &VecEnv<B>) -> u64 {
+    let (n, last) = env.failures();
+    if let Some(reason) = last {
+        eprintln!("{n} world failures; the last: {reason}");
+    }
+    n
+}
+
 /// Steps `env` with `actions` (cycled) for `budget` seconds (at least 3
 /// steps) after one untimed step: (steps, seconds, CPU seconds, episodes
 /// ended); the step times stay readable on `env`.
@@ -184,14 +193,14 @@ fn main() {
                             VecEnv::new(CpuBatch::<f64>::new(model.clone(), n, mode.clone()), task.clone(), config)
                                 .unwrap();
                         let (s, w, c, e) = measure(&mut env, &actions, budget);
-                        (s, w, c, e, env.failures().0, env.step_times())
+                        (s, w, c, e, failure_note(&env), env.step_times())
                     }
                     "CPU f32" => {
                         let mut env =
                             VecEnv::new(CpuBatch::<f32>::new(model.clone(), n, mode.clone()), task.clone(), config)
                                 .unwrap();
                         let (s, w, c, e) = measure(&mut env, &actions, budget);
-                        (s, w, c, e, env.failures().0, env.step_times())
+                        (s, w, c, e, failure_note(&env), env.step_times())
                     }
                     _ => {
                         let ctx = ctx.clone().unwrap();
@@ -204,7 +213,7 @@ fn main() {
                         };
                         let mut env = device_env(batch, task.clone(), config).unwrap();
                         let (s, w, c, e) = measure(&mut env, &actions, budget);
-                        (s, w, c, e, env.failures().0, env.step_times())
+                        (s, w, c, e, failure_note(&env), env.step_times())
                     }
                 };
                 let row = Row {

@@ -188,6 +188,10 @@ fn hermite_min(d0: f32, c2: f32, c3: f32) -> f32 {
     return -1.0;
 }
 
+/// icf::solver::ROUNDING_STALL_RESIDUAL: a step below one ulp of ‖D⁻¹v‖
+/// ends the solve as converged within this factor of the tolerance.
+const ROUNDING_STALL_RESIDUAL: f32 = 10.0;
+
 /// icf::solver::LINE_SEARCH_TOLERANCE: the line search stops at
 /// |ℓ'(α)| ≤ this·|ℓ'(0)| unless exactness is asked for.
 const LINE_SEARCH_TOLERANCE: f32 = 1e-2;
@@ -421,17 +425,26 @@ fn solve_world(w: u32, lid: u32) {
         let alpha = ls.x;
         ls_total += u32(ls.y);
         var step2 = 0.0;
+        var vnorm2 = 0.0;
         for (var i = lid; i < nv; i += SOLVER_THREADS) {
             let dv = alpha * ivec(w, VEC_W, i);
-            set_ivec(w, VEC_V, i, ivec(w, VEC_V, i) + dv);
+            let vi = ivec(w, VEC_V, i) + dv;
+            set_ivec(w, VEC_V, i, vi);
             let s = dv / ivec(w, VEC_SCALE, i);
             step2 += s * s;
+            let sv = vi / ivec(w, VEC_SCALE, i);
+            vnorm2 += sv * sv;
         }
-        let step = sqrt(wg_sum(lid, vec4f(step2, 0.0, 0.0, 0.0)).x);
+        let sums = wg_sum(lid, vec4f(step2, vnorm2, 0.0, 0.0));
+        let step = sqrt(sums.x);
         wg_sync();
         // θ needs two steps: the first iteration never exits here (as on the CPU).
         let theta = step / prev_step;
-        if (prm.theta_criterion != 0u && prev_step < BIG && theta < 1.0 && theta / (1.0 - theta) * step <= tol) {
+        let contracted = prm.theta_criterion != 0u && prev_step < BIG && theta < 1.0;
+        // Or a step below one ulp of ‖D⁻¹v‖ near the tolerance (as on the
+        // CPU, ROUNDING_STALL_RESIDUAL): v is as good as f32 resolves it.
+        let resolved = step <= F32_EPS * sqrt(sums.y) && gnorm <= ROUNDING_STALL_RESIDUAL * tol;
+        if ((contracted && theta / (1.0 - theta) * step <= tol) || resolved) {
             icf_eval(w, lid, ncon, false);
             let r = scaled_norm(w, lid, VEC_GRAD);
             solve_done(w, lid, SOLVE_OK, 0.0, factor_valid);

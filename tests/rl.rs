@@ -477,3 +477,40 @@ fn tasks_observe_sensordata() {
     }
     assert_eq!(resets, 2);
 }
+
+/// Regression: an f32 Newton solve that stalls at rounding level. In an
+/// Ant-v5 rollout with random actions (the `rl_throughput` example's, 1024
+/// environments), environment 807's solve at t = 7.27 s crept with steps
+/// of 0.06 ulp of ‖D⁻¹v‖ at a residual 1.5× its rounding floor's estimate
+/// until the 100-iteration cap, and the world failed (the GPU batch failed
+/// such worlds too: 2–4 per H200 run). A step below one ulp of v near the
+/// tolerance now ends the solve as converged.
+#[test]
+fn f32_ant_rollout_does_not_stall_at_rounding_level() {
+    use rand::rngs::Xoshiro256PlusPlus;
+    use rand::{RngExt, SeedableRng};
+    let Some(dir) = models_dir() else { return };
+    let (model, task) = tasks::make("Ant-v5", &dir).unwrap();
+    let n = 1024;
+    let nu = model.nu();
+    let bounds: Vec<[f64; 2]> = model.actuators.iter().map(|a| a.ctrl_range.unwrap()).collect();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(n as u64);
+    let actions: Vec<Vec<f32>> = (0..16)
+        .map(|_| {
+            (0..n * nu)
+                .map(|k| {
+                    let [lo, hi] = bounds[k % nu];
+                    rng.random_range(lo..hi) as f32
+                })
+                .collect()
+        })
+        .collect();
+    let batch = CpuBatch::<f32>::new(model.clone(), n, Physics::Fixed.mode(&model));
+    let mut env = VecEnv::new(batch, task, EnvConfig::default()).unwrap();
+    env.reset(Some(0)).unwrap();
+    for step in 0..150 {
+        env.step(&actions[step % actions.len()]).unwrap();
+        let (failures, reason) = env.failures();
+        assert_eq!(failures, 0, "step {step}: {reason:?}");
+    }
+}
