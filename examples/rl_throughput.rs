@@ -36,8 +36,6 @@ use cenic::batch::{Batch, CpuBatch};
 use cenic::gpu::rl::device_env;
 use cenic::gpu::{GpuBatch, GpuContext};
 use cenic::rl::{EnvConfig, Physics, StepTimes, VecEnv, tasks};
-use rand::rngs::Xoshiro256PlusPlus;
-use rand::{RngExt, SeedableRng};
 use std::io::Write;
 use std::sync::Arc;
 use std::time::Instant;
@@ -159,8 +157,6 @@ fn main() {
             eprintln!("{e}");
             std::process::exit(2)
         });
-        let nu = model.nu();
-        let bounds: Vec<[f64; 2]> = model.actuators.iter().map(|a| a.ctrl_range.unwrap_or([-1.0, 1.0])).collect();
         for backend in &backends {
             let (backend, physics_name, physics): (&'static str, &'static str, Physics) = match backend.as_str() {
                 "cpu-fixed" => ("CPU f64", "fixed", Physics::Fixed),
@@ -175,17 +171,7 @@ fn main() {
             }
             let mode = physics.mode(&model);
             for &n in &sizes {
-                let mut rng = Xoshiro256PlusPlus::seed_from_u64(n as u64);
-                let actions: Vec<Vec<f32>> = (0..16)
-                    .map(|_| {
-                        (0..n * nu)
-                            .map(|k| {
-                                let [lo, hi] = bounds[k % nu];
-                                rng.random_range(lo..hi) as f32
-                            })
-                            .collect()
-                    })
-                    .collect();
+                let actions = cenic::rl::uniform_actions(&model, n, 16, n as u64);
                 let config = EnvConfig::default();
                 let (steps, wall, cpu, ended, failures, times) = match backend {
                     "CPU f64" => {

@@ -487,24 +487,10 @@ fn tasks_observe_sensordata() {
 /// tolerance now ends the solve as converged.
 #[test]
 fn f32_ant_rollout_does_not_stall_at_rounding_level() {
-    use rand::rngs::Xoshiro256PlusPlus;
-    use rand::{RngExt, SeedableRng};
     let Some(dir) = models_dir() else { return };
     let (model, task) = tasks::make("Ant-v5", &dir).unwrap();
     let n = 1024;
-    let nu = model.nu();
-    let bounds: Vec<[f64; 2]> = model.actuators.iter().map(|a| a.ctrl_range.unwrap()).collect();
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(n as u64);
-    let actions: Vec<Vec<f32>> = (0..16)
-        .map(|_| {
-            (0..n * nu)
-                .map(|k| {
-                    let [lo, hi] = bounds[k % nu];
-                    rng.random_range(lo..hi) as f32
-                })
-                .collect()
-        })
-        .collect();
+    let actions = cenic::rl::uniform_actions(&model, n, 16, n as u64);
     let batch = CpuBatch::<f32>::new(model.clone(), n, Physics::Fixed.mode(&model));
     let mut env = VecEnv::new(batch, task, EnvConfig::default()).unwrap();
     env.reset(Some(0)).unwrap();

@@ -63,6 +63,29 @@ use crate::batch::BatchError;
 use crate::dynamics::Data;
 use crate::model::{Model, ModelError};
 
+/// `count` arrays of uniform random actions for `n` environments (n × nu
+/// each), within each actuator's `ctrlrange` ([−1, 1] where it has none),
+/// from one Xoshiro256++ stream seeded with `seed`: a reproducible random
+/// policy for benchmarks and tests (`examples/rl_throughput.rs` cycles 16
+/// of them with seed n).
+pub fn uniform_actions(model: &Model, n: usize, count: usize, seed: u64) -> Vec<Vec<f32>> {
+    use rand::rngs::Xoshiro256PlusPlus;
+    use rand::{RngExt, SeedableRng};
+    let nu = model.nu();
+    let bounds: Vec<[f64; 2]> = model.actuators.iter().map(|a| a.ctrl_range.unwrap_or([-1.0, 1.0])).collect();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    (0..count)
+        .map(|_| {
+            (0..n * nu)
+                .map(|k| {
+                    let [lo, hi] = bounds[k % nu];
+                    rng.random_range(lo..hi) as f32
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// Errors of environment construction and stepping.
 #[derive(Debug, thiserror::Error)]
 pub enum RlError {
