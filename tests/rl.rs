@@ -500,3 +500,33 @@ fn f32_ant_rollout_does_not_stall_at_rounding_level() {
         assert_eq!(failures, 0, "step {step}: {reason:?}");
     }
 }
+
+/// Domain randomization through `VecEnv::batch_mut`: per-world parameters
+/// set before `reset` act as if set after it (resets keep them), and they
+/// change what the environment observes.
+#[test]
+fn per_world_parameters_survive_env_resets() {
+    use cenic::batch::WorldParams;
+    let p = WorldParams { mass_scale: 2.0, ..Default::default() };
+    // When env 1's parameters are set: before the reset, after it, or never.
+    let run = |when: Option<bool>| -> Option<Vec<f32>> {
+        let mut env = cpu_env("HalfCheetah-v5", 2, Physics::Fixed, EnvConfig::default())?;
+        if when == Some(true) {
+            env.batch_mut().set_params(1, p).unwrap();
+        }
+        env.reset(Some(3)).unwrap();
+        if when == Some(false) {
+            env.batch_mut().set_params(1, p).unwrap();
+        }
+        let a = vec![0.7f32; env.num_envs() * env.act_dim()];
+        for _ in 0..20 {
+            env.step(&a).unwrap();
+        }
+        Some(env.obs().to_vec())
+    };
+    let (Some(before), Some(after), Some(plain)) = (run(Some(true)), run(Some(false)), run(None)) else { return };
+    assert_eq!(before, after, "parameters set before the reset were lost");
+    let od = plain.len() / 2;
+    assert_eq!(before[..od], plain[..od], "env 0 has default parameters");
+    assert_ne!(before[od..], plain[od..], "the parameters did not change env 1's observation");
+}

@@ -293,8 +293,9 @@ impl Batch {
     /// Resets worlds: every world (``worlds=None``) or the listed ones, to
     /// the reference configuration ``qpos0`` at rest, or to ``keyframe``
     /// (name or index; its qpos, qvel, ctrl, act and time). Reset worlds
-    /// get time 0 (or the keyframe's), zero controls, default parameters,
-    /// fresh statistics and status Ok (a failed world runs again).
+    /// get time 0 (or the keyframe's), zero controls, fresh statistics and
+    /// status Ok (a failed world runs again); their parameters
+    /// (``set_params``) stay.
     #[pyo3(signature = (worlds=None, keyframe=None))]
     fn reset(&self, worlds: Option<&Bound<'_, PyAny>>, keyframe: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         let list = world_list(worlds, self.nworld)?;
@@ -332,7 +333,6 @@ impl Batch {
                     *c = *x;
                 }
             }
-            g.params[w] = WorldParams::default();
         }
         Ok(())
     }

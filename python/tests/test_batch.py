@@ -129,6 +129,10 @@ def test_controls_and_parameters_act_per_world(gym_models):
     assert abs(x[2]) < abs(x[1])
     b.set_ctrl([0.5], worlds=0)
     np.testing.assert_array_equal(b.ctrl[:, 0], [0.5, 1, -1])
+    # Parameters are the worlds' physics, not their state: resets keep them.
+    b.reset()
+    b.reset(worlds=[2])
+    assert b.params["mass_scale"].tolist() == [1.0, 1.0, 2.0]
 
 
 def test_failed_world_is_frozen_and_reported(cube):

@@ -78,8 +78,8 @@ pub trait Batch {
     fn model(&self) -> &Arc<Model>;
     /// Number of worlds.
     fn nworld(&self) -> usize;
-    /// Resets every world to qpos0, v = 0, zero controls, default parameters,
-    /// time 0, fresh statistics and status (contact capacities are kept).
+    /// Resets every world to qpos0, v = 0, zero controls, time 0, fresh
+    /// statistics and status (contact capacities and parameters are kept).
     fn reset(&mut self);
     /// Resets one world to keyframe `key` (name or index).
     fn reset_to_keyframe(&mut self, world: usize, key: &str) -> Result<(), BatchError>;
@@ -89,7 +89,7 @@ pub trait Batch {
     fn set_ctrl(&mut self, world: usize, ctrl: &[f64]) -> Result<(), BatchError>;
     /// Sets one world's servo target velocities (nu).
     fn set_target_velocity(&mut self, world: usize, vref: &[f64]) -> Result<(), BatchError>;
-    /// Sets one world's physical parameters.
+    /// Sets one world's physical parameters (kept across resets).
     fn set_params(&mut self, world: usize, params: WorldParams) -> Result<(), BatchError>;
     /// Advances every running world by `dt` (s) from its own time, actuation held constant.
     fn advance(&mut self, dt: f64) -> Result<(), BatchError>;
@@ -105,8 +105,12 @@ pub trait Batch {
     fn status(&self, world: usize) -> WorldStatus;
 
     /// Starts world `world` afresh at (q, v): time 0, zero controls and
-    /// target velocities, default parameters, fresh statistics, status
-    /// [`WorldStatus::Ok`] (a failed world runs again). Quaternions are normalised.
+    /// target velocities, fresh statistics, status [`WorldStatus::Ok`] (a
+    /// failed world runs again). Quaternions are normalised. The world's
+    /// parameters ([`Self::set_params`]) stay: they are its physics, not
+    /// its state, and every kind of reset keeps them (as MuJoCo's
+    /// `mj_resetData` keeps the model), so per-world randomization
+    /// survives episodes.
     fn reset_world(&mut self, world: usize, q: &[f64], v: &[f64]) -> Result<(), BatchError>;
 
     /// [`Self::reset_world`] of every world in one call, world w at
@@ -240,9 +244,13 @@ impl<T: Real> CpuBatch<T> {
     /// A fresh world in slot `w` (state, time, parameters, statistics and
     /// status reset), keeping the batch's contact capacity.
     fn renew(&mut self, w: usize) {
-        let capacity = self.worlds[w].sim.contacts.capacity;
+        let sim = &self.worlds[w].sim;
+        let (capacity, mass_scale, materials) = (sim.contacts.capacity, sim.data.mass_scale, sim.materials);
         self.worlds[w] = World::new(self.model.clone(), self.mode.clone());
-        self.worlds[w].sim.contacts.capacity = capacity;
+        let sim = &mut self.worlds[w].sim;
+        sim.contacts.capacity = capacity;
+        // The world's parameters are its physics, not its state: resets keep them.
+        (sim.data.mass_scale, sim.materials) = (mass_scale, materials);
         self.status[w] = WorldStatus::Ok;
     }
 
@@ -374,9 +382,12 @@ impl<T: Real> Batch for CpuBatch<T> {
         check_len("q", self.model.nq, q.len())?;
         check_len("v", self.model.nv, v.len())?;
         // In place (no allocation: resets happen inside RL steps).
+        let sim = &self.worlds[world].sim;
+        let (mass_scale, materials) = (sim.data.mass_scale, sim.materials);
         self.worlds[world].restart();
         self.status[world] = WorldStatus::Ok;
         let sim = &mut self.worlds[world].sim;
+        (sim.data.mass_scale, sim.materials) = (mass_scale, materials);
         sim.set_state(q, v);
         // Sensor values of the new state (zero controls, no contacts), as RL resets observe them.
         if !self.model.sensors.is_empty() {

@@ -725,8 +725,8 @@ impl GpuBatch {
         GpuCenicStats { min_h: 3.0e38, ..Default::default() }
     }
 
-    /// World `w` back to qpos0, v = 0, zero controls, default parameters,
-    /// `time`, fresh statistics.
+    /// World `w` at (q, v) with controls `ctrl`, zero target velocities,
+    /// `time`, fresh statistics; its parameters stay.
     fn reset_world(&mut self, w: usize, q: &[f32], v: &[f32], ctrl: &[f32], time: f64) -> Result<(), GpuError> {
         self.settle(false, false)?;
         let nu = self.model.nu();
@@ -734,7 +734,6 @@ impl GpuBatch {
         self.dynamics.set_world_field(Field::V, w, v)?;
         self.icf_buffers.ctrl.write_at(&self.ctx, w * nu, ctrl)?;
         self.icf_buffers.target_velocity.write_at(&self.ctx, w * nu, &vec![0.0; nu])?;
-        self.dynamics.gpu_model().set_world_params(&self.ctx, w, &WorldParams::default())?;
         self.cenic_buffers.world.write_at(&self.ctx, w, &[self.fresh_world(time)])?;
         self.cenic_buffers.stats.write_at(&self.ctx, w, &[Self::fresh_stats()])?;
         self.icf_buffers.world.write_at(&self.ctx, w, &[GpuIcfWorld::default()])?;
@@ -749,8 +748,8 @@ impl GpuBatch {
     }
 
     /// [`Self::reset_world`] at time 0 for the worlds in `mask`, in one
-    /// upload and one launch (`cenic_reset_worlds`) and one small write of
-    /// parameters per world, instead of ~35 writes per world.
+    /// upload and one launch (`cenic_reset_worlds`) instead of ~35 writes
+    /// per world.
     fn reset_masked(&mut self, mask: &[bool], q: &[f64], v: &[f64]) -> Result<(), GpuError> {
         self.settle(false, false)?;
         let (nq, nv, n) = (self.model.nq, self.model.nv, self.nworld);
@@ -771,7 +770,6 @@ impl GpuBatch {
             for (x, y) in self.reset_stage[row + nq..row + nq + nv].iter_mut().zip(&v[w * nv..(w + 1) * nv]) {
                 *x = (*y as f32).to_bits();
             }
-            self.dynamics.gpu_model().set_world_params(&self.ctx, w, &WorldParams::default())?;
             k += 1;
         }
         if k == 0 {
@@ -823,7 +821,6 @@ impl GpuBatch {
         self.dynamics.set_field(Field::H, &vec![0.0; n])?;
         self.icf_buffers.ctrl.write(&self.ctx, &vec![0.0; n * nu])?;
         self.icf_buffers.target_velocity.write(&self.ctx, &vec![0.0; n * nu])?;
-        self.dynamics.set_params(&vec![WorldParams::default(); n])?;
         self.cenic_buffers.world.write(&self.ctx, &vec![self.fresh_world(0.0); n])?;
         self.cenic_buffers.stats.write(&self.ctx, &vec![Self::fresh_stats(); n])?;
         self.cenic_buffers.q.write(&self.ctx, &vec![0.0; n * 2 * nq])?;

@@ -420,6 +420,12 @@ impl<B: Batch> VecEnv<B> {
     pub fn batch(&self) -> &B {
         &self.batch
     }
+    /// The batch, mutable: e.g. per-world parameters for domain
+    /// randomization ([`Batch::set_params`]; resets keep them). Changing
+    /// states or clocks here bypasses the environments' bookkeeping.
+    pub fn batch_mut(&mut self) -> &mut B {
+        &mut self.batch
+    }
     /// The settings.
     pub fn config(&self) -> &EnvConfig {
         &self.config
