@@ -113,6 +113,89 @@ pub(crate) fn gpu_context() -> PyResult<Arc<GpuContext>> {
     GpuContext::new().map(Arc::new).map_err(gpu_err)
 }
 
+/// Per-world parameters as a dict of (n,) arrays (mass_scale, stiffness,
+/// dissipation, mu_static, mu_dynamic).
+pub(crate) fn params_dict<'py>(py: Python<'py>, params: &[WorldParams]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    type Field = (&'static str, fn(&WorldParams) -> f64);
+    let get: [Field; 5] = [
+        ("mass_scale", |p| p.mass_scale),
+        ("stiffness", |p| p.materials.stiffness),
+        ("dissipation", |p| p.materials.dissipation),
+        ("mu_static", |p| p.materials.mu_static),
+        ("mu_dynamic", |p| p.materials.mu_dynamic),
+    ];
+    for (name, f) in get {
+        d.set_item(name, to_numpy(py, params.iter().map(f).collect(), &[params.len()]))?;
+    }
+    Ok(d)
+}
+
+/// Per-world parameter multipliers given to a `set_params` (mass_scale,
+/// stiffness, dissipation, mu_static, mu_dynamic; None: kept), each
+/// expanded to one value per listed world and checked.
+pub(crate) struct ParamFields([Option<Vec<f64>>; 5]);
+
+impl ParamFields {
+    /// The parameters' names, in the order of the arrays.
+    pub(crate) const NAMES: [&'static str; 5] = ["mass_scale", "stiffness", "dissipation", "mu_static", "mu_dynamic"];
+
+    /// Reads the five keyword arguments for `n` listed worlds: a scalar or
+    /// one value per world, finite and ≥ 0 (mass_scale > 0).
+    pub(crate) fn read(n: usize, given: [Option<&Bound<'_, PyAny>>; 5]) -> PyResult<Self> {
+        let mut out: [Option<Vec<f64>>; 5] = Default::default();
+        for ((slot, x), name) in out.iter_mut().zip(given).zip(Self::NAMES) {
+            let Some(x) = x else { continue };
+            let a = ArrayIn::<f64>::new(x, name)?;
+            let which = a.expect_shape(&[&[], &[n]])?;
+            if let Some(bad) = a.slice().iter().find(|v| !(**v >= 0.0 && v.is_finite())) {
+                return Err(PyValueError::new_err(format!("{name}: multipliers must be finite and >= 0, got {bad}")));
+            }
+            *slot = Some(if which == 0 { vec![a.slice()[0]; n] } else { a.slice().to_vec() });
+        }
+        if let Some(m) = &out[0]
+            && let Some(bad) = m.iter().find(|v| **v <= 0.0)
+        {
+            return Err(PyValueError::new_err(format!("mass_scale must be positive, got {bad}")));
+        }
+        Ok(Self(out))
+    }
+
+    /// [`Self::read`] from keyword arguments (`**multipliers`); an unknown
+    /// name is an error that lists the known ones.
+    pub(crate) fn from_kwargs(n: usize, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let mut given: [Option<Bound<'_, PyAny>>; 5] = Default::default();
+        for (k, v) in kwargs.into_iter().flat_map(|d| d.iter()) {
+            let name: String = k.extract()?;
+            let Some(i) = Self::NAMES.iter().position(|x| *x == name) else {
+                return Err(PyTypeError::new_err(format!(
+                    "set_params: unknown parameter '{name}' (known: {})",
+                    Self::NAMES.join(", ")
+                )));
+            };
+            given[i] = Some(v);
+        }
+        Self::read(n, given.each_ref().map(|x| x.as_ref()))
+    }
+
+    /// `p` with the given values of listed world `k`.
+    pub(crate) fn apply(&self, mut p: WorldParams, k: usize) -> WorldParams {
+        let slots = [
+            &mut p.mass_scale,
+            &mut p.materials.stiffness,
+            &mut p.materials.dissipation,
+            &mut p.materials.mu_static,
+            &mut p.materials.mu_dynamic,
+        ];
+        for (slot, f) in slots.into_iter().zip(&self.0) {
+            if let Some(v) = f {
+                *slot = v[k];
+            }
+        }
+        p
+    }
+}
+
 /// World indices from None (all), an int, or a sequence / array of ints.
 pub(crate) fn world_list(worlds: Option<&Bound<'_, PyAny>>, nworld: usize) -> PyResult<Vec<usize>> {
     let Some(w) = worlds else { return Ok((0..nworld).collect()) };
@@ -442,43 +525,10 @@ impl Batch {
         mu_dynamic: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let list = world_list(worlds, self.nworld)?;
-        let n = list.len();
-        let read = |x: Option<&Bound<'_, PyAny>>, name: &str| -> PyResult<Option<Vec<f64>>> {
-            let Some(x) = x else { return Ok(None) };
-            let a = ArrayIn::<f64>::new(x, name)?;
-            let which = a.expect_shape(&[&[], &[n]])?;
-            if let Some(bad) = a.slice().iter().find(|v| !(**v >= 0.0 && v.is_finite())) {
-                return Err(PyValueError::new_err(format!("{name}: multipliers must be finite and >= 0, got {bad}")));
-            }
-            Ok(Some(if which == 0 { vec![a.slice()[0]; n] } else { a.slice().to_vec() }))
-        };
-        let fields = [
-            read(mass_scale, "mass_scale")?,
-            read(stiffness, "stiffness")?,
-            read(dissipation, "dissipation")?,
-            read(mu_static, "mu_static")?,
-            read(mu_dynamic, "mu_dynamic")?,
-        ];
-        if let Some(m) = &fields[0]
-            && let Some(bad) = m.iter().find(|v| **v <= 0.0)
-        {
-            return Err(PyValueError::new_err(format!("mass_scale must be positive, got {bad}")));
-        }
+        let fields = ParamFields::read(list.len(), [mass_scale, stiffness, dissipation, mu_static, mu_dynamic])?;
         let mut g = self.lock()?;
         for (k, &w) in list.iter().enumerate() {
-            let mut p = g.params[w];
-            let slots = [
-                &mut p.mass_scale,
-                &mut p.materials.stiffness,
-                &mut p.materials.dissipation,
-                &mut p.materials.mu_static,
-                &mut p.materials.mu_dynamic,
-            ];
-            for (slot, f) in slots.into_iter().zip(&fields) {
-                if let Some(v) = f {
-                    *slot = v[k];
-                }
-            }
+            let p = fields.apply(g.params[w], k);
             g.batch.set_params(w, p).map_err(batch_err)?;
             g.params[w] = p;
         }
@@ -489,20 +539,7 @@ impl Batch {
     /// (mass_scale, stiffness, dissipation, mu_static, mu_dynamic).
     #[getter]
     fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let g = self.lock()?;
-        let d = PyDict::new(py);
-        type Field = (&'static str, fn(&WorldParams) -> f64);
-        let get: [Field; 5] = [
-            ("mass_scale", |p| p.mass_scale),
-            ("stiffness", |p| p.materials.stiffness),
-            ("dissipation", |p| p.materials.dissipation),
-            ("mu_static", |p| p.materials.mu_static),
-            ("mu_dynamic", |p| p.materials.mu_dynamic),
-        ];
-        for (name, f) in get {
-            d.set_item(name, to_numpy(py, g.params.iter().map(f).collect(), &[self.nworld]))?;
-        }
-        Ok(d)
+        params_dict(py, &self.lock()?.params)
     }
 
     /// Actuator activations (num_worlds, na).

@@ -2,14 +2,15 @@
 //! (`cenic::rl::VecEnv`) with NumPy in and out. The gymnasium classes in
 //! `cenic/gym.py` wrap it.
 
-use crate::batch::{Backend, make_gpu_batch, positive};
+use crate::batch::{Backend, ParamFields, make_gpu_batch, params_dict, positive, world_list};
 use crate::{ArrayIn, CenicError, ModelError, Np, lock, to_numpy};
-use cenic::batch::CpuBatch;
+use cenic::batch::{CpuBatch, WorldParams};
 use cenic::integrator::Mode;
 use cenic::rl::tasks::{self, Builtin, Kind};
 use cenic::rl::{Autoreset, EnvConfig, Physics, RlError, Step};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -35,6 +36,7 @@ trait AnyEnv: Send {
     fn failures(&self) -> (u64, Option<&str>);
     fn batch(&self) -> &dyn cenic::batch::Batch;
     fn reset_env_to(&mut self, env: usize, q: &[f64], v: &[f64]) -> Result<(), RlError>;
+    fn set_params(&mut self, env: usize, p: WorldParams) -> Result<(), RlError>;
 }
 
 impl<B: cenic::batch::Batch + Send + 'static> AnyEnv for cenic::rl::VecEnv<B> {
@@ -70,6 +72,9 @@ impl<B: cenic::batch::Batch + Send + 'static> AnyEnv for cenic::rl::VecEnv<B> {
     }
     fn reset_env_to(&mut self, env: usize, q: &[f64], v: &[f64]) -> Result<(), RlError> {
         cenic::rl::VecEnv::reset_env_to(self, env, q, v)
+    }
+    fn set_params(&mut self, env: usize, p: WorldParams) -> Result<(), RlError> {
+        Ok(self.batch_mut().set_params(env, p)?)
     }
 }
 
@@ -108,6 +113,8 @@ fn find_models_dir(given: Option<PathBuf>) -> PyResult<PathBuf> {
 #[pyclass(module = "cenic._cenic", frozen)]
 pub struct VecEnv {
     inner: Mutex<Box<dyn AnyEnv>>,
+    /// Each environment's parameters (set_params; resets keep them).
+    params: Mutex<Vec<WorldParams>>,
     model: Arc<cenic::Model>,
     task: String,
     n: usize,
@@ -192,6 +199,7 @@ impl VecEnv {
         };
         Ok(Self {
             inner: Mutex::new(env),
+            params: Mutex::new(vec![WorldParams::default(); num_envs]),
             task: kind.id().to_string(),
             n: num_envs,
             obs_dim: spec.obs_dim,
@@ -330,6 +338,33 @@ impl VecEnv {
         let g = self.lock()?;
         let lengths = g.episode_lengths().iter().map(|&l| l as i64).collect();
         Ok((to_numpy(py, g.episode_returns().to_vec(), &[self.n]), to_numpy(py, lengths, &[self.n])))
+    }
+
+    /// Sets per-environment physical parameters of ``envs`` (all when
+    /// None) for domain randomization; resets and autoresets keep them.
+    /// The keywords are those of ``Batch.set_params``: dimensionless
+    /// multipliers ``mass_scale``, ``stiffness``, ``dissipation``,
+    /// ``mu_static``, ``mu_dynamic``, each a scalar or one value per listed
+    /// environment; parameters not given are kept.
+    #[pyo3(signature = (envs=None, **multipliers))]
+    fn set_params(&self, envs: Option<&Bound<'_, PyAny>>, multipliers: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+        let list = world_list(envs, self.n)?;
+        let fields = ParamFields::from_kwargs(list.len(), multipliers)?;
+        let mut g = self.lock()?;
+        let mut params = lock(&self.params, "parameters")?;
+        for (k, &w) in list.iter().enumerate() {
+            let p = fields.apply(params[w], k);
+            g.set_params(w, p).map_err(rl_err)?;
+            params[w] = p;
+        }
+        Ok(())
+    }
+
+    /// Each environment's parameters as a dict of (num_envs,) arrays
+    /// (mass_scale, stiffness, dissipation, mu_static, mu_dynamic).
+    #[getter]
+    fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        params_dict(py, &lock(&self.params, "parameters")?)
     }
 
     /// ``(count, last_reason)``: episodes cut because the simulator failed their world.

@@ -173,3 +173,28 @@ def test_bad_task_and_settings():
     with pytest.raises(ValueError, match="frame_skip must be at least 1"):
         cenic.make_vec("Ant", 1, frame_skip=0)
     assert cenic.task_names()[0] == "Ant-v5" and len(cenic.task_names()) == 7
+
+
+def test_domain_randomization_survives_resets():
+    """Per-environment parameters set through ``native.set_params`` act
+    from the next step on and survive resets and autoresets."""
+
+    def run(mass_scale):
+        envs = cenic.make_vec("HalfCheetah", 2)
+        if mass_scale is not None:
+            envs.native.set_params(envs=[1], mass_scale=mass_scale)
+        envs.reset(seed=3)
+        a = np.full((2, 6), 0.7, dtype=np.float32)
+        for _ in range(20):
+            obs, *_ = envs.step(a)
+        return envs, obs
+
+    envs, obs = run(2.0)
+    assert envs.native.params["mass_scale"].tolist() == [1.0, 2.0]
+    _, plain = run(None)
+    np.testing.assert_array_equal(obs[0], plain[0])
+    assert not np.array_equal(obs[1], plain[1])
+    with pytest.raises(ValueError, match="mass_scale must be positive"):
+        envs.native.set_params(mass_scale=0.0)
+    with pytest.raises(TypeError, match="unknown parameter 'friction'"):
+        envs.native.set_params(friction=0.5)
