@@ -884,21 +884,35 @@ fn end_iteration(w: u32) {
 
 /// Offset in cenic_reset of the (q, v) rows (after the header and the indices).
 fn reset_rows() -> u32 {
-    return 4u + dims.nworld;
+    return RESET_HEADER + dims.nworld;
+}
+
+/// GpuBatch::fresh_world at time 0: idle, first step h_next (s).
+fn fresh_world(h_next: f32) -> CenicWorld {
+    var c = CenicWorld();
+    c.h_next = h_next;
+    c.state = WORLD_DONE;
+    return c;
+}
+
+/// GpuBatch::fresh_stats: nothing counted, no step taken yet.
+fn fresh_stats() -> CenicStats {
+    var s = CenicStats();
+    s.min_h = 3.0e38;
+    return s;
 }
 
 /// GpuBatch::reset_world for the k worlds listed in cenic_reset, one thread
 /// per listed world: (q, v) from its row, zero controls and target
 /// velocities, a fresh clock at time 0 (first step from the header), fresh
-/// statistics and ICF state. (The per-world parameters are written by the
-/// host: world_params is read-only here.)
+/// statistics and ICF state. The world's parameters stay.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn cenic_reset_worlds(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let k = thread_index(gid, nwg);
     if (k >= cenic_reset[0]) {
         return;
     }
-    let w = cenic_reset[4u + k];
+    let w = cenic_reset[RESET_HEADER + k];
     let row = reset_rows() + k * (dims.nq + dims.nv);
     for (var i = 0u; i < dims.nq; i++) {
         q_set(q_at(w, i), bitcast<f32>(cenic_reset[row + i]));
@@ -910,13 +924,8 @@ fn cenic_reset_worlds(@builtin(global_invocation_id) gid: vec3u, @builtin(num_wo
         ctrl[w * icf_dims.nu + a] = 0.0;
         target_velocity[w * icf_dims.nu + a] = 0.0;
     }
-    var fresh = CenicWorld();
-    fresh.h_next = bitcast<f32>(cenic_reset[1]);
-    fresh.state = WORLD_DONE;
-    cenic_world[w] = fresh;
-    var stats = CenicStats();
-    stats.min_h = 3.0e38;
-    cenic_stats[w] = stats;
+    cenic_world[w] = fresh_world(bitcast<f32>(cenic_reset[1]));
+    cenic_stats[w] = fresh_stats();
     icf_world[w] = IcfWorld();
 }
 

@@ -749,6 +749,8 @@ struct StepRecord {
 /// worlds' first step (f32 bits), [2..4] unused, then nworld world indices
 /// (the first k used), then nworld rows of (q: nq, v: nv) as f32 bits.
 @group(0) @binding(110) var<storage, read> cenic_reset: array<u32>;
+/// u32 entries before the world indices in cenic_reset (src/gpu/cenic.rs RESET_HEADER).
+const RESET_HEADER: u32 = 4u;
 
 /// CenicWorld.state: reached the end of the advance (idle), stepping, failed and frozen.
 const WORLD_DONE: u32 = 0u;

@@ -50,7 +50,7 @@ mod common;
 use common::gpu::context;
 
 use cenic::batch::{Batch, CpuBatch, WorldParams, WorldStatus};
-use cenic::gpu::{CollisionBackend, GpuBatch, GpuBatchOptions, GpuError, Layout};
+use cenic::gpu::{CollisionBackend, GpuBatch, GpuBatchOptions, GpuContext, GpuError, Layout};
 use cenic::icf::MaterialScale;
 use cenic::integrator::{CenicParams, Mode, World};
 use cenic::model::Model;
@@ -572,6 +572,24 @@ fn bad_arguments_are_errors() {
     }
 }
 
+/// Two identical GPU batches of `n` cube-toss worlds (`setup` with `seed`),
+/// 0.3 s into the toss, under error control.
+fn tossed_pair(
+    ctx: &Arc<GpuContext>,
+    model: &Arc<Model>,
+    n: usize,
+    options: GpuBatchOptions,
+    seed: u64,
+) -> (GpuBatch, GpuBatch) {
+    let mode = Mode::ErrorControlled(CenicParams::default());
+    let mut a = GpuBatch::with_options(ctx.clone(), model.clone(), n, mode.clone(), options.clone()).unwrap();
+    let mut b = GpuBatch::with_options(ctx.clone(), model.clone(), n, mode, options).unwrap();
+    setup(model, &mut [&mut a, &mut b], Some("toss"), n, seed);
+    a.advance(0.3).unwrap();
+    b.advance(0.3).unwrap();
+    (a, b)
+}
+
 /// `rounds` times: a and b hold bit-identical q, v, clocks, statuses and
 /// statistics, then both advance 0.05 s.
 fn advance_alike(a: &mut GpuBatch, b: &mut GpuBatch, rounds: usize, what: &str) {
@@ -597,12 +615,7 @@ fn bulk_reset_equals_per_world_resets() {
     let ctx = gpu_or_skip!();
     let model = cube_toss();
     let n = 6;
-    let mode = Mode::ErrorControlled(CenicParams::default());
-    let mut a = GpuBatch::new(ctx.clone(), model.clone(), n, mode.clone()).unwrap();
-    let mut b = GpuBatch::new(ctx, model.clone(), n, mode).unwrap();
-    setup(&model, &mut [&mut a, &mut b], Some("toss"), n, 3);
-    a.advance(0.3).unwrap();
-    b.advance(0.3).unwrap();
+    let (mut a, mut b) = tossed_pair(&ctx, &model, n, GpuBatchOptions::default(), 3);
     let (nq, nv) = (model.nq, model.nv);
     let mut rng = Rng::new(9);
     let k = model.keyframe("toss").unwrap();
@@ -633,14 +646,8 @@ fn masked_resets_equal_per_world_resets() {
     let ctx = gpu_or_skip!();
     let model = cube_toss();
     let n = 7;
-    let mode = Mode::ErrorControlled(CenicParams::default());
     for layout in [Layout::FieldMajor, Layout::WorldMajor] {
-        let options = || GpuBatchOptions { layout, ..Default::default() };
-        let mut a = GpuBatch::with_options(ctx.clone(), model.clone(), n, mode.clone(), options()).unwrap();
-        let mut b = GpuBatch::with_options(ctx.clone(), model.clone(), n, mode.clone(), options()).unwrap();
-        setup(&model, &mut [&mut a, &mut b], Some("toss"), n, 5);
-        a.advance(0.3).unwrap();
-        b.advance(0.3).unwrap();
+        let (mut a, mut b) = tossed_pair(&ctx, &model, n, GpuBatchOptions { layout, ..Default::default() }, 5);
         let (nq, nv) = (model.nq, model.nv);
         let mut rng = Rng::new(11);
         let k = model.keyframe("toss").unwrap();

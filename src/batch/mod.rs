@@ -118,8 +118,7 @@ pub trait Batch {
     /// writes whole fields instead of ~35 small writes per world.
     fn reset_worlds_all(&mut self, q: &[f64], v: &[f64]) -> Result<(), BatchError> {
         let (nq, nv) = (self.model().nq, self.model().nv);
-        check_len("q", self.nworld() * nq, q.len())?;
-        check_len("v", self.nworld() * nv, v.len())?;
+        check_rows(self.model(), self.nworld(), None, q, v)?;
         for w in 0..self.nworld() {
             self.reset_world(w, &q[w * nq..(w + 1) * nq], &v[w * nv..(w + 1) * nv])?;
         }
@@ -132,9 +131,7 @@ pub trait Batch {
     /// in one upload and one launch; RL autoresets use it.
     fn reset_worlds(&mut self, mask: &[bool], q: &[f64], v: &[f64]) -> Result<(), BatchError> {
         let (nq, nv) = (self.model().nq, self.model().nv);
-        check_len("mask", self.nworld(), mask.len())?;
-        check_len("q", self.nworld() * nq, q.len())?;
-        check_len("v", self.nworld() * nv, v.len())?;
+        check_rows(self.model(), self.nworld(), Some(mask), q, v)?;
         for w in (0..self.nworld()).filter(|&w| mask[w]) {
             self.reset_world(w, &q[w * nq..(w + 1) * nq], &v[w * nv..(w + 1) * nv])?;
         }
@@ -241,17 +238,26 @@ impl<T: Real> CpuBatch<T> {
         }
     }
 
-    /// A fresh world in slot `w` (state, time, parameters, statistics and
-    /// status reset), keeping the batch's contact capacity.
+    /// A fresh world in slot `w` (state, time, statistics and status
+    /// reset), keeping the batch's contact capacity and the world's parameters.
     fn renew(&mut self, w: usize) {
-        let sim = &self.worlds[w].sim;
-        let (capacity, mass_scale, materials) = (sim.contacts.capacity, sim.data.mass_scale, sim.materials);
-        self.worlds[w] = World::new(self.model.clone(), self.mode.clone());
-        let sim = &mut self.worlds[w].sim;
-        sim.contacts.capacity = capacity;
-        // The world's parameters are its physics, not its state: resets keep them.
-        (sim.data.mass_scale, sim.materials) = (mass_scale, materials);
+        self.keeping_params(w, |b| {
+            let capacity = b.worlds[w].sim.contacts.capacity;
+            b.worlds[w] = World::new(b.model.clone(), b.mode.clone());
+            b.worlds[w].sim.contacts.capacity = capacity;
+        });
         self.status[w] = WorldStatus::Ok;
+    }
+
+    /// Runs `reset` on world `w` and puts its parameters (mass scale,
+    /// contact materials) back: they are the world's physics, not its
+    /// state, and every reset keeps them.
+    fn keeping_params(&mut self, w: usize, reset: impl FnOnce(&mut Self)) {
+        let sim = &self.worlds[w].sim;
+        let kept = (sim.data.mass_scale, sim.materials);
+        reset(self);
+        let sim = &mut self.worlds[w].sim;
+        (sim.data.mass_scale, sim.materials) = kept;
     }
 
     fn check(&self, world: usize) -> Result<(), BatchError> {
@@ -262,6 +268,22 @@ impl<T: Real> CpuBatch<T> {
 /// A length error unless `got == expected`.
 pub(crate) fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), BatchError> {
     if expected == got { Ok(()) } else { Err(BatchError::Length { what, expected, got }) }
+}
+
+/// The lengths of a many-world reset's arguments: `mask` (when given)
+/// nworld, `q` nworld × nq, `v` nworld × nv.
+pub(crate) fn check_rows(
+    model: &Model,
+    nworld: usize,
+    mask: Option<&[bool]>,
+    q: &[f64],
+    v: &[f64],
+) -> Result<(), BatchError> {
+    if let Some(mask) = mask {
+        check_len("mask", nworld, mask.len())?;
+    }
+    check_len("q", nworld * model.nq, q.len())?;
+    check_len("v", nworld * model.nv, v.len())
 }
 
 impl<T: Real> Batch for CpuBatch<T> {
@@ -382,12 +404,9 @@ impl<T: Real> Batch for CpuBatch<T> {
         check_len("q", self.model.nq, q.len())?;
         check_len("v", self.model.nv, v.len())?;
         // In place (no allocation: resets happen inside RL steps).
-        let sim = &self.worlds[world].sim;
-        let (mass_scale, materials) = (sim.data.mass_scale, sim.materials);
-        self.worlds[world].restart();
+        self.keeping_params(world, |b| b.worlds[world].restart());
         self.status[world] = WorldStatus::Ok;
         let sim = &mut self.worlds[world].sim;
-        (sim.data.mass_scale, sim.materials) = (mass_scale, materials);
         sim.set_state(q, v);
         // Sensor values of the new state (zero controls, no contacts), as RL resets observe them.
         if !self.model.sensors.is_empty() {

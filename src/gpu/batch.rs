@@ -49,7 +49,7 @@ use super::icf::{GpuIcfWorld, IcfBuffers, IcfKernels, SolverState, SolverVariant
 use super::model::GpuModel;
 use super::sensors::GpuSensors;
 use super::shaders::Kernel;
-use crate::batch::{Batch, BatchError, WorldParams, WorldStatus, check_len};
+use crate::batch::{Batch, BatchError, WorldParams, WorldStatus, check_len, check_rows};
 use crate::collision::{Contact, Contacts, MAX_MANIFOLD, collide, order_pair, pair_kind};
 use crate::dynamics::{self, Data};
 use crate::icf::SolverParams;
@@ -1226,18 +1226,13 @@ impl Batch for GpuBatch {
         self.view().status[world].clone()
     }
     fn reset_worlds_all(&mut self, q: &[f64], v: &[f64]) -> Result<(), BatchError> {
-        let (n, nq, nv) = (self.nworld, self.model.nq, self.model.nv);
-        check_len("q", n * nq, q.len())?;
-        check_len("v", n * nv, v.len())?;
+        check_rows(&self.model, self.nworld, None, q, v)?;
         let (q32, v32) = self.state_f32(q, v);
         self.reset_all_to(&q32, &v32).map_err(gpu_err)
     }
     /// One upload and one launch for all the masked worlds (`cenic_reset_worlds`).
     fn reset_worlds(&mut self, mask: &[bool], q: &[f64], v: &[f64]) -> Result<(), BatchError> {
-        let (n, nq, nv) = (self.nworld, self.model.nq, self.model.nv);
-        check_len("mask", n, mask.len())?;
-        check_len("q", n * nq, q.len())?;
-        check_len("v", n * nv, v.len())?;
+        check_rows(&self.model, self.nworld, Some(mask), q, v)?;
         self.reset_masked(mask, q, v).map_err(gpu_err)
     }
     fn reset_world(&mut self, world: usize, q: &[f64], v: &[f64]) -> Result<(), BatchError> {

@@ -248,7 +248,6 @@ pub struct Step<'a> {
     pub truncated: &'a [bool],
 }
 
-/// A vectorized environment: `num_envs` copies of a task on one batch.
 /// Where [`VecEnv::step`]'s wall time went, summed over the steps since
 /// the last [`VecEnv::reset_step_times`] (s). On a device batch the device
 /// time of an advance shows where the host first waits for it: mostly in
@@ -270,6 +269,7 @@ pub struct StepTimes {
     pub reset_envs: u64,
 }
 
+/// A vectorized environment: `num_envs` copies of a task on one batch.
 /// See the [module documentation](super) for the semantics.
 pub struct VecEnv<B: Batch> {
     batch: B,
@@ -637,8 +637,9 @@ impl<B: Batch> VecEnv<B> {
                 self.has_final[i] = true;
             }
         }
-        if self.mask.iter().any(|&m| m) {
-            self.times.reset_envs += self.mask.iter().filter(|&&m| m).count() as u64;
+        let resets = self.mask.iter().filter(|&&m| m).count();
+        if resets > 0 {
+            self.times.reset_envs += resets as u64;
             self.reset_masked(false)?;
         }
         for i in 0..n {
