@@ -13,7 +13,8 @@
 #   # copy ../shared/models and ../shared/scenes to .dev/shared/
 #   # the Vulkan loader's .deb in .gl/ (the device tool's README)
 #
-# then, on the device: `bash scripts/device_gpu_check.sh` with `.dev` and
+# then, on the device: `bash scripts/device_gpu_check.sh` (modes: BENCH=0|rl|ab|acc|solver,
+# TESTS="…" narrows the tests) with `.dev` and
 # `.gl` carried. Every stage has its own time limit, so that a slow or
 # broken stage costs its limit and the later ones still run; the logs go to
 # $OUT. The tests' and examples' paths to fixtures and ../shared were baked
@@ -119,6 +120,17 @@ if [ "${BENCH:-1}" = rl ]; then
     run 20 cube_8192 --gpu-only --scene cube --mode fixed --dt 1e-3 --advance 1e-3 --horizon 0.03 --settle 0.3 --sizes 8192 --budget 3
     run 20 ant_8192 --gpu-only --scene ant --mode fixed --advance 0.01 --horizon 0.05 --sizes 8192 --budget 3
     run 20 ant_8192_serial --gpu-only --scene ant --mode fixed --advance 0.01 --horizon 0.05 --sizes 8192 --budget 3 --solver serial
+    stamp done
+    tar czf "$OUT/logs.tar.gz" -C $L .
+    exit 0
+fi
+# BENCH=acc: the robots under error control (accuracy 1e-3, each world its
+# own steps) beside the CPU batch, in contact, and the clutter's profile there.
+if [ "${BENCH:-1}" = acc ]; then
+    run 90 humanoid_acc --scene humanoid --mode accuracy --advance 0.01 --horizon 0.1 --sizes 1024,4096,16384 --budget 6
+    run 70 ant_acc_cpu --scene ant --mode accuracy --advance 0.01 --horizon 0.1 --sizes 1024,16384 --budget 6
+    run 40 clutter_acc --scene clutter --mode accuracy --advance 0.01 --horizon 0.05 --sizes 256,1024 --budget 6
+    run 30 humanoid_acc_profile --gpu-only --scene humanoid --mode accuracy --advance 0.01 --horizon 0.05 --sizes 4096 --profile
     stamp done
     tar czf "$OUT/logs.tar.gz" -C $L .
     exit 0
