@@ -8,7 +8,7 @@
 //! cargo run --release --example gpu_throughput -- [--quick] [--budget SECONDS] [--max-worlds N]
 //!     [--scene NAME] [--mode fixed|accuracy] [--sizes N,N,...] [--dt SECONDS] [--horizon SECONDS]
 //!     [--advance SECONDS] [--settle SECONDS] [--gpu-only] [--profile] [--layout field|world] [--fusion auto|full|none]
-//!     [--collision auto|per-world|per-pair] [--solver serial|coop] [--solver-state auto|storage]
+//!     [--collision auto|per-world|per-pair] [--solver serial|coop|wide] [--solver-state auto|storage]
 //! ```
 //!
 //! `--dt` sets the fixed step (default 2 ms), `--horizon` the simulated time
@@ -187,7 +187,8 @@ fn main() {
             None => None,
             Some("serial") => Some(SolverVariant::Serial),
             Some("coop") => Some(SolverVariant::Cooperative),
-            Some(x) => panic!("--solver serial|coop, not {x}"),
+            Some("wide") => Some(SolverVariant::Wide),
+            Some(x) => panic!("--solver serial|coop|wide, not {x}"),
         },
         solver_state: match arg("--solver-state").as_deref() {
             None | Some("auto") => None,

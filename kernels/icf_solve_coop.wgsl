@@ -8,7 +8,8 @@
 /// Threads per world of the cooperative kernels (icf_evaluate, icf_solve):
 /// one world per workgroup. 16 = two 8-wide SIMD rows on llvmpipe, and
 /// enough rows per thread to keep dense nv×nv work parallel; a power of two
-/// (tree reductions).
+/// (tree reductions). The wide stage (icf_solve_wide, src/gpu/shaders.rs)
+/// is this file with 64 here, for the largest problems.
 const SOLVER_THREADS: u32 = 16u;
 
 /// Per-thread partial sums of a reduction, and the broadcast slots.

@@ -565,5 +565,6 @@ fn clutter_parity() {
     let snaps = snapshots(&model, None, 4e-3, 150, 10);
     let mut rng = Rng::new(3);
     let cases = collision_cases(&model, &snaps, 160, &mut rng);
-    check_model("clutter", model, &cases, 160, None);
+    check_model("clutter", model.clone(), &cases, 160, None);
+    check_model("clutter", model, &cases, 160, Some(SolverVariant::Wide));
 }

@@ -101,6 +101,20 @@ fn composed_stages_validate_and_bind_known_buffers() {
     }
 }
 
+/// The wide cooperative stage is the cooperative source with more threads
+/// per world: it validates, and its cooperative kernels have that size.
+#[test]
+fn wide_solver_stage_validates_with_its_thread_count() {
+    use cenic::gpu::icf::{IcfKernels, WIDE_SOLVER_THREADS};
+    let source = shaders::compose(IcfKernels::WIDE).unwrap();
+    assert!(source.contains(&format!("const SOLVER_THREADS: u32 = {WIDE_SOLVER_THREADS}u;")));
+    let module = validate("icf_solve_wide (composed)", &source);
+    for ep in module.entry_points.iter().filter(|e| COOPERATIVE.contains(&e.name.as_str())) {
+        assert_eq!(ep.workgroup_size, [WIDE_SOLVER_THREADS, 1, 1], "icf_solve_wide::{}", ep.name);
+    }
+    assert!(module.entry_points.iter().any(|e| e.name == "icf_solve"), "icf_solve_wide has no icf_solve");
+}
+
 /// The binding table alone (with the helpers and the generated field
 /// declarations) validates, declares every host buffer, and every per-world
 /// field has accessors whose element is `width` floats (`mass`: a

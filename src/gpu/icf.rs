@@ -32,6 +32,17 @@ use core::mem::offset_of;
 /// `kernels/icf_solve_coop.wgsl`; one workgroup per world).
 pub const SOLVER_THREADS: u32 = 16;
 
+/// Threads per world of the wide cooperative stage ([`SolverVariant::Wide`]:
+/// `icf_solve_coop.wgsl` composed with `SOLVER_THREADS` = 64).
+pub const WIDE_SOLVER_THREADS: u32 = 64;
+
+/// Smallest nv for which [`SolverVariant::auto`] takes the wide cooperative
+/// stage on a hardware GPU (H200, fixed 2 ms steps, against 16 threads per
+/// world: clutter, nv = 120, 1.66× / 1.33× / 1.12× at 256 / 1024 / 4096
+/// worlds and 1.41× under error control; humanoid, 27, 1.01–1.02×; ant,
+/// 14, 0.83–0.91×; BENCHMARKS.md).
+pub const WIDE_MIN_NV: usize = 64;
+
 /// Largest nv solved by the serial stage ([`SolverVariant::for_nv`]).
 pub const SERIAL_MAX_NV: usize = 32;
 
@@ -51,6 +62,11 @@ pub enum SolverVariant {
     /// `icf_solve_coop.wgsl`: a workgroup of [`SOLVER_THREADS`] threads per
     /// world sharing the dense nv × nv work. For large problems.
     Cooperative,
+    /// The cooperative stage with [`WIDE_SOLVER_THREADS`] threads per
+    /// world (`icf_solve_wide`): a quarter of the rows per thread, for the
+    /// largest problems, whose dense factorizations are latency-bound
+    /// chains of global-memory accesses (the clutter, nv = 120).
+    Wide,
 }
 
 impl SolverVariant {
@@ -67,9 +83,14 @@ impl SolverVariant {
     /// Measured on an H200 (BENCHMARKS.md), cooperative against serial:
     /// 2.4–4.6× faster at 1024 worlds (cube, ant, humanoid), 1.3–1.7× at
     /// 4096, 0.8–1.2× at 16 384 and 0.57–0.75× at 65 536.
+    /// There, from [`WIDE_MIN_NV`] dofs on, the wide stage.
     /// A software adapter keeps [`Self::for_nv`] (tuned on lavapipe).
     pub fn auto(nv: usize, nworld: usize, software: bool) -> Self {
-        if !software && nworld <= COOP_MAX_WORLDS { SolverVariant::Cooperative } else { Self::for_nv(nv) }
+        match (software, nworld <= COOP_MAX_WORLDS) {
+            (false, true) if nv >= WIDE_MIN_NV => SolverVariant::Wide,
+            (false, true) => SolverVariant::Cooperative,
+            _ => Self::for_nv(nv),
+        }
     }
 
     /// Threads per world.
@@ -77,6 +98,7 @@ impl SolverVariant {
         match self {
             SolverVariant::Serial => 1,
             SolverVariant::Cooperative => SOLVER_THREADS,
+            SolverVariant::Wide => WIDE_SOLVER_THREADS,
         }
     }
 }
@@ -115,9 +137,10 @@ impl SolverState {
     pub fn for_model(ctx: &GpuContext, nv: usize, variant: SolverVariant) -> Self {
         match variant {
             SolverVariant::Serial => SolverState::Private(nv.max(1) as u32),
-            SolverVariant::Cooperative => {
+            SolverVariant::Cooperative | SolverVariant::Wide => {
                 let limit = ctx.limits().max_compute_workgroup_storage_size as usize;
-                if Self::workgroup_bytes(nv) + 1024 <= limit {
+                // Room for the reductions (a vec4f per thread) and the broadcast slots.
+                if Self::workgroup_bytes(nv) + 1024 + 16 * variant.threads() as usize <= limit {
                     SolverState::Workgroup(nv.max(1) as u32)
                 } else {
                     SolverState::Storage
@@ -1082,7 +1105,7 @@ impl IcfBuffers {
     fn dispatches(&self) -> Option<usize> {
         match (self.software, self.variant) {
             (false, _) => Some(1),
-            (true, SolverVariant::Cooperative) => None,
+            (true, SolverVariant::Cooperative | SolverVariant::Wide) => None,
             (true, SolverVariant::Serial) => {
                 software_solve_dispatches(self.nv, self.ncon, self.layout, &self.solver_params, 1, 16)
             }
@@ -1293,6 +1316,9 @@ impl IcfKernels {
     pub const COOP: &'static str = "icf_solve_coop";
     /// Serial solver stage (with `icf_cost.wgsl`, `icf_solver.wgsl`).
     pub const SERIAL: &'static str = "icf_solve_serial";
+    /// Wide cooperative solver stage (the cooperative one with
+    /// [`WIDE_SOLVER_THREADS`] threads per world).
+    pub const WIDE: &'static str = "icf_solve_wide";
 
     /// Creates the kernels for `nworld` worlds with `ncon` contact slots,
     /// solving with `variant` (as set in the [`IcfBuffers`]), binding from
@@ -1321,11 +1347,12 @@ impl IcfKernels {
             SolverVariant::Serial => (Self::SERIAL, "icf_evaluate_serial", "icf_solve_serial", nworld),
             // One workgroup per world.
             SolverVariant::Cooperative => (Self::COOP, "icf_evaluate", "icf_solve", nworld * WORKGROUP_SIZE as usize),
+            SolverVariant::Wide => (Self::WIDE, "icf_evaluate", "icf_solve", nworld * WORKGROUP_SIZE as usize),
         };
         let stage = match (state, variant) {
             (SolverState::Storage, _) => base,
             (SolverState::Private(_), SolverVariant::Serial)
-            | (SolverState::Workgroup(_), SolverVariant::Cooperative) => {
+            | (SolverState::Workgroup(_), SolverVariant::Cooperative | SolverVariant::Wide) => {
                 super::cenic::entry_static(&format!("{base}#{}", state.key()))
             }
             _ => {
@@ -1424,5 +1451,10 @@ mod tests {
             assert_eq!(SolverVariant::auto(nv, 1024, true), SolverVariant::Serial);
         }
         assert_eq!(SolverVariant::auto(120, 65536, false), SolverVariant::Cooperative);
+        // The clutter (nv = 120) solves on the wide stage up to the same world count.
+        assert_eq!(SolverVariant::auto(120, 1024, false), SolverVariant::Wide);
+        assert_eq!(SolverVariant::auto(120, 8192, false), SolverVariant::Wide);
+        assert_eq!(SolverVariant::auto(120, 1024, true), SolverVariant::Cooperative);
+        assert_eq!(SolverVariant::Wide.threads(), 64);
     }
 }

@@ -137,7 +137,16 @@ fn source_of(name: &str) -> Option<&'static str> {
 pub fn compose_module(full_name: &str) -> Option<Composed> {
     // `stage#variant`: a variant of the stage's generated part (a solver state).
     let (name, variant) = full_name.split_once('#').unwrap_or((full_name, ""));
-    let src = STAGES.iter().find(|(n, _)| *n == name)?.1;
+    // `icf_solve_wide`: the cooperative stage with more threads per world.
+    let wide = name == super::icf::IcfKernels::WIDE;
+    let name = if wide { super::icf::IcfKernels::COOP } else { name };
+    let mut src = std::borrow::Cow::Borrowed(STAGES.iter().find(|(n, _)| *n == name)?.1);
+    if wide {
+        let threads = format!("const SOLVER_THREADS: u32 = {}u;", super::icf::SOLVER_THREADS);
+        debug_assert!(src.contains(&threads), "icf_solve_coop.wgsl must declare `{threads}`");
+        let wide_threads = format!("const SOLVER_THREADS: u32 = {}u;", super::icf::WIDE_SOLVER_THREADS);
+        src = std::borrow::Cow::Owned(src.replace(&threads, &wide_threads));
+    }
     let deps = STAGE_DEPS.iter().find(|(n, _)| *n == name).map_or(&[][..], |(_, d)| *d);
     let mut m = Composed::new();
     m.push("kernels/common.wgsl", COMMON);
@@ -146,7 +155,7 @@ pub fn compose_module(full_name: &str) -> Option<Composed> {
     for d in deps {
         m.push(&format!("kernels/{d}.wgsl"), source_of(d)?);
     }
-    m.push(&format!("kernels/{name}.wgsl"), src);
+    m.push(&format!("kernels/{name}.wgsl"), &src);
     match generated_suffix(name, variant) {
         Some(g) => m.push(&format!("<generated: {full_name}>"), &g),
         None if !variant.is_empty() => return None,
@@ -417,6 +426,8 @@ mod tests {
             ("icf_solve_serial", SolverState::Private(6)),
             ("icf_solve_coop", SolverState::Storage),
             ("icf_solve_coop", SolverState::Workgroup(14)),
+            ("icf_solve_wide", SolverState::Storage),
+            ("icf_solve_wide", SolverState::Workgroup(14)),
         ] {
             let name = format!("{base}#{}", state.key());
             let m = compose_module(&name).unwrap();
