@@ -138,6 +138,16 @@ fi
 # BENCH=wide: the wide cooperative stage (64 threads per world) against the
 # cooperative one (16) where the dense solve dominates.
 if [ "${BENCH:-1}" = wide ]; then
+    # A build with 128 threads per world in the wide stage, when carried.
+    if [ -x $B/gpu_throughput_w128 ]; then
+        for bin in gpu_throughput gpu_throughput_w128 gpu_throughput gpu_throughput_w128; do
+            G=$B/$bin run 40 clutter_$bin --gpu-only --scene clutter --mode fixed --horizon 0.02 --sizes 256,1024,4096 --budget 4 --solver wide
+        done
+        G=$B/gpu_throughput_w128 run 40 clutter_acc_w128 --gpu-only --scene clutter --mode accuracy --advance 0.01 --horizon 0.02 --sizes 256 --budget 6 --solver wide
+        stamp done
+        tar czf "$OUT/logs.tar.gz" -C $L .
+        exit 0
+    fi
     for v in coop wide coop wide; do
         run 40 clutter_$v --gpu-only --scene clutter --mode fixed --horizon 0.02 --sizes 256,1024,4096 --budget 4 --solver $v
     done
