@@ -13,7 +13,7 @@
 #   # copy ../shared/models and ../shared/scenes to .dev/shared/
 #   # the Vulkan loader's .deb in .gl/ (the device tool's README)
 #
-# then, on the device: `bash scripts/device_gpu_check.sh` (modes: BENCH=0|rl|ab|acc|wide|solver,
+# then, on the device: `bash scripts/device_gpu_check.sh` (modes: BENCH=0|rl|ab|acc|wide|clutter|solver,
 # TESTS="…" narrows the tests) with `.dev` and
 # `.gl` carried. Every stage has its own time limit, so that a slow or
 # broken stage costs its limit and the later ones still run; the logs go to
@@ -131,6 +131,15 @@ if [ "${BENCH:-1}" = acc ]; then
     run 70 ant_acc_cpu --scene ant --mode accuracy --advance 0.01 --horizon 0.1 --sizes 1024,16384 --budget 6
     run 40 clutter_acc --scene clutter --mode accuracy --advance 0.01 --horizon 0.05 --sizes 256,1024 --budget 6
     run 30 humanoid_acc_profile --gpu-only --scene humanoid --mode accuracy --advance 0.01 --horizon 0.05 --sizes 4096 --profile
+    stamp done
+    tar czf "$OUT/logs.tar.gz" -C $L .
+    exit 0
+fi
+# BENCH=clutter: the contact-rich clutter beside the CPU batch (the
+# automatic solver stage), fixed steps and error control.
+if [ "${BENCH:-1}" = clutter ]; then
+    run 60 clutter_fixed --scene clutter --mode fixed --horizon 0.02 --sizes 256,1024,4096 --budget 5
+    run 40 clutter_acc --scene clutter --mode accuracy --advance 0.01 --horizon 0.02 --sizes 256 --budget 6
     stamp done
     tar czf "$OUT/logs.tar.gz" -C $L .
     exit 0
