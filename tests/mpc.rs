@@ -720,16 +720,21 @@ fn pusher_one_interval_fork_error(task: &Task, mode: Mode) -> f64 {
     worst
 }
 
+/// A model error of task `name` (seed 0) with the task's planner steps and
+/// with 25 ms steps, and the task's planner mode (`None`: no shared models).
+fn planner_and_25_ms_errors(name: &str, error: fn(&Task, Mode) -> f64) -> Option<(f64, f64, Mode)> {
+    let dir = common::shared_file("models/gymnasium")?;
+    let task = Task::new(name, &dir, 0).unwrap();
+    let mode = task.problem.mode.clone();
+    Some((error(&task, mode.clone()), error(&task, Mode::Fixed { dt: 0.025 }), mode))
+}
+
 #[test]
 fn the_pusher_planner_predicts_the_plant_fork_within_millimetres() {
-    let Some(dir) = common::shared_file("models/gymnasium") else { return };
-    let task = Task::new("pusher", &dir, 0).unwrap();
-    let fine = pusher_one_interval_fork_error(&task, task.problem.mode.clone());
-    let coarse = pusher_one_interval_fork_error(&task, Mode::Fixed { dt: 0.025 });
+    let Some((fine, coarse, mode)) = planner_and_25_ms_errors("pusher", pusher_one_interval_fork_error) else { return };
     eprintln!(
-        "fork one interval ahead, planner's model vs plant: {:.2} mm ({:?}), {:.2} mm (25 ms)",
+        "fork one interval ahead, planner's model vs plant: {:.2} mm ({mode:?}), {:.2} mm (25 ms)",
         1e3 * fine,
-        task.problem.mode,
         1e3 * coarse
     );
     // 2.0 mm and 4.8 mm when written; the push is lost at the latter (BENCHMARKS.md).
@@ -761,13 +766,11 @@ fn cheetah_one_interval_speed_error(task: &Task, mode: Mode) -> f64 {
 
 #[test]
 fn the_cheetah_planner_predicts_the_plant_speed_better_than_25_ms_steps() {
-    let Some(dir) = common::shared_file("models/gymnasium") else { return };
-    let task = Task::new("half_cheetah", &dir, 0).unwrap();
-    let fine = cheetah_one_interval_speed_error(&task, task.problem.mode.clone());
-    let coarse = cheetah_one_interval_speed_error(&task, Mode::Fixed { dt: 0.025 });
+    let Some((fine, coarse, mode)) = planner_and_25_ms_errors("half_cheetah", cheetah_one_interval_speed_error) else {
+        return;
+    };
     eprintln!(
-        "forward speed one interval ahead, planner's model vs plant: {fine:.3} m/s ({:?}), {coarse:.3} m/s (25 ms)",
-        task.problem.mode
+        "forward speed one interval ahead, planner's model vs plant: {fine:.3} m/s ({mode:?}), {coarse:.3} m/s (25 ms)"
     );
     // 0.037 and 0.119 m/s when written (2 ms steps 0.027, 0.5 ms 0.006: the
     // fixed-step contact converges slowly; BENCHMARKS.md, half cheetah).
