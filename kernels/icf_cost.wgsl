@@ -4,8 +4,8 @@
 // icf_solve_serial.wgsl (src/gpu/shaders.rs), which define SOLVER_THREADS
 // and the workgroup helpers (wg_sum, wg_max, wg_bcast_*, wg_sync).
 //
-// SOLVER_THREADS threads share one world (16 in the cooperative stage, 1 in
-// the serial one), each owning the rows i ≡ lid (mod SOLVER_THREADS) of the
+// SOLVER_THREADS threads share one world (16 in the cooperative stage, 64 in
+// its wide variant, 1 in the serial one), each owning the rows i ≡ lid (mod SOLVER_THREADS) of the
 // dense arrays and the contacts c ≡ lid. A row of ∇ℓ and H is summed by its owner in the CPU's
 // order (A, then contacts in order, then gains, then limits); scalar sums
 // (ℓ, norms, line-search derivatives) are tree reductions. Values that steer

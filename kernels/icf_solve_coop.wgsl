@@ -5,12 +5,10 @@
 // world avoids the cost of barriers (which Mesa's llvmpipe pays per
 // workgroup, ~15 µs, even when idle).
 
-/// Threads per world of the cooperative kernels (icf_evaluate, icf_solve):
-/// one world per workgroup. 16 = two 8-wide SIMD rows on llvmpipe, and
-/// enough rows per thread to keep dense nv×nv work parallel; a power of two
-/// (tree reductions). The wide stage (icf_solve_wide, src/gpu/shaders.rs)
-/// is this file with 64 here, for the largest problems.
-const SOLVER_THREADS: u32 = 16u;
+// SOLVER_THREADS, the threads per world of the cooperative kernels
+// (icf_evaluate, icf_solve; one world per workgroup, a power of two for the
+// tree reductions), is generated with the stage variant (src/gpu/icf.rs
+// SolverVariant::threads: 16, or 64 in the wide stage).
 
 /// Per-thread partial sums of a reduction, and the broadcast slots.
 var<workgroup> wg_red: array<vec4f, SOLVER_THREADS>;

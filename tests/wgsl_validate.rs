@@ -13,7 +13,7 @@ use cenic::gpu::{Field, GpuCollision, GpuData, GpuModel, WORKGROUP_SIZE};
 use naga::{Module, TypeInner};
 use std::collections::HashMap;
 
-/// Entry points launched with one workgroup per world (`SOLVER_THREADS` in `kernels/icf_cost.wgsl`).
+/// Entry points launched with one workgroup per world (`SOLVER_THREADS`, generated into `icf_solve_coop`).
 const COOPERATIVE: [&str; 2] = ["icf_evaluate", "icf_solve"];
 const SOLVER_THREADS: u32 = cenic::gpu::icf::SOLVER_THREADS;
 
@@ -105,14 +105,15 @@ fn composed_stages_validate_and_bind_known_buffers() {
 /// per world: it validates, and its cooperative kernels have that size.
 #[test]
 fn wide_solver_stage_validates_with_its_thread_count() {
-    use cenic::gpu::icf::{IcfKernels, WIDE_SOLVER_THREADS};
-    let source = shaders::compose(IcfKernels::WIDE).unwrap();
+    use cenic::gpu::icf::{SolverState, SolverVariant, WIDE_SOLVER_THREADS};
+    let name = SolverVariant::Wide.stage(SolverState::Storage).unwrap();
+    let source = shaders::compose(name).unwrap();
     assert!(source.contains(&format!("const SOLVER_THREADS: u32 = {WIDE_SOLVER_THREADS}u;")));
-    let module = validate("icf_solve_wide (composed)", &source);
+    let module = validate(&format!("{name} (composed)"), &source);
     for ep in module.entry_points.iter().filter(|e| COOPERATIVE.contains(&e.name.as_str())) {
-        assert_eq!(ep.workgroup_size, [WIDE_SOLVER_THREADS, 1, 1], "icf_solve_wide::{}", ep.name);
+        assert_eq!(ep.workgroup_size, [WIDE_SOLVER_THREADS, 1, 1], "{name}::{}", ep.name);
     }
-    assert!(module.entry_points.iter().any(|e| e.name == "icf_solve"), "icf_solve_wide has no icf_solve");
+    assert!(module.entry_points.iter().any(|e| e.name == "icf_solve"), "{name} has no icf_solve");
 }
 
 /// The binding table alone (with the helpers and the generated field

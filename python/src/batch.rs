@@ -117,15 +117,15 @@ pub(crate) fn gpu_context() -> PyResult<Arc<GpuContext>> {
 /// dissipation, mu_static, mu_dynamic).
 pub(crate) fn params_dict<'py>(py: Python<'py>, params: &[WorldParams]) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    type Field = (&'static str, fn(&WorldParams) -> f64);
-    let get: [Field; 5] = [
-        ("mass_scale", |p| p.mass_scale),
-        ("stiffness", |p| p.materials.stiffness),
-        ("dissipation", |p| p.materials.dissipation),
-        ("mu_static", |p| p.materials.mu_static),
-        ("mu_dynamic", |p| p.materials.mu_dynamic),
+    // In the order of ParamFields::NAMES.
+    let get: [fn(&WorldParams) -> f64; 5] = [
+        |p| p.mass_scale,
+        |p| p.materials.stiffness,
+        |p| p.materials.dissipation,
+        |p| p.materials.mu_static,
+        |p| p.materials.mu_dynamic,
     ];
-    for (name, f) in get {
+    for (name, f) in ParamFields::NAMES.into_iter().zip(get) {
         d.set_item(name, to_numpy(py, params.iter().map(f).collect(), &[params.len()]))?;
     }
     Ok(d)

@@ -28,12 +28,14 @@ use crate::model::{ActuatorKind, JointKind, Model};
 use bytemuck::{Pod, Zeroable};
 use core::mem::offset_of;
 
-/// Threads per world of the cooperative solver stage (`SOLVER_THREADS` in
-/// `kernels/icf_solve_coop.wgsl`; one workgroup per world).
+/// Threads per world of the cooperative solver stage (`SOLVER_THREADS`,
+/// generated into `kernels/icf_solve_coop.wgsl` by [`SolverVariant::stage`]'s
+/// variant; one workgroup per world).
 pub const SOLVER_THREADS: u32 = 16;
 
 /// Threads per world of the wide cooperative stage ([`SolverVariant::Wide`]:
-/// `icf_solve_coop.wgsl` composed with `SOLVER_THREADS` = 64).
+/// `icf_solve_coop.wgsl` composed with `SOLVER_THREADS` = 64, see
+/// [`SolverVariant::stage`]).
 pub const WIDE_SOLVER_THREADS: u32 = 64;
 
 /// Smallest nv for which [`SolverVariant::auto`] takes the wide cooperative
@@ -63,7 +65,7 @@ pub enum SolverVariant {
     /// world sharing the dense nv × nv work. For large problems.
     Cooperative,
     /// The cooperative stage with [`WIDE_SOLVER_THREADS`] threads per
-    /// world (`icf_solve_wide`): a quarter of the rows per thread, for the
+    /// world: a quarter of the rows per thread, for the
     /// largest problems, whose dense factorizations are latency-bound
     /// chains of global-memory accesses (the clutter, nv = 120).
     Wide,
@@ -99,6 +101,27 @@ impl SolverVariant {
             SolverVariant::Serial => 1,
             SolverVariant::Cooperative => SOLVER_THREADS,
             SolverVariant::Wide => WIDE_SOLVER_THREADS,
+        }
+    }
+
+    /// The composed stage that runs this variant with its dense state in
+    /// `state`: `icf_solve_serial[#privateN]`, or `icf_solve_coop[#state]`
+    /// with `@threads` when not the default [`SOLVER_THREADS`] (the wide
+    /// stage: `icf_solve_coop#storage@64`).
+    pub fn stage(self, state: SolverState) -> Result<&'static str, GpuError> {
+        let named = |base: &str| super::cenic::entry_static(&format!("{base}#{}", state.key()));
+        match (self, state) {
+            (SolverVariant::Serial, SolverState::Storage) => Ok(IcfKernels::SERIAL),
+            (SolverVariant::Cooperative, SolverState::Storage) => Ok(IcfKernels::COOP),
+            (SolverVariant::Serial, SolverState::Private(_)) => Ok(named(IcfKernels::SERIAL)),
+            (SolverVariant::Cooperative, SolverState::Workgroup(_)) => Ok(named(IcfKernels::COOP)),
+            (SolverVariant::Wide, SolverState::Storage | SolverState::Workgroup(_)) => {
+                Ok(super::cenic::entry_static(&format!("{}@{}", named(IcfKernels::COOP), self.threads())))
+            }
+            _ => Err(GpuError::Unsupported(format!(
+                "solver state {state:?} in the {self:?} stage (private arrays are per thread, workgroup memory \
+                 per world only in the cooperative stages)"
+            ))),
         }
     }
 }
@@ -1316,9 +1339,6 @@ impl IcfKernels {
     pub const COOP: &'static str = "icf_solve_coop";
     /// Serial solver stage (with `icf_cost.wgsl`, `icf_solver.wgsl`).
     pub const SERIAL: &'static str = "icf_solve_serial";
-    /// Wide cooperative solver stage (the cooperative one with
-    /// [`WIDE_SOLVER_THREADS`] threads per world).
-    pub const WIDE: &'static str = "icf_solve_wide";
 
     /// Creates the kernels for `nworld` worlds with `ncon` contact slots,
     /// solving with `variant` (as set in the [`IcfBuffers`]), binding from
@@ -1343,25 +1363,14 @@ impl IcfKernels {
         state: SolverState,
         sources: &[&dyn BufferSource],
     ) -> Result<Self, GpuError> {
-        let (base, evaluate, solve, threads) = match variant {
-            SolverVariant::Serial => (Self::SERIAL, "icf_evaluate_serial", "icf_solve_serial", nworld),
+        let (evaluate, solve, threads) = match variant {
+            SolverVariant::Serial => ("icf_evaluate_serial", "icf_solve_serial", nworld),
             // One workgroup per world.
-            SolverVariant::Cooperative => (Self::COOP, "icf_evaluate", "icf_solve", nworld * WORKGROUP_SIZE as usize),
-            SolverVariant::Wide => (Self::WIDE, "icf_evaluate", "icf_solve", nworld * WORKGROUP_SIZE as usize),
-        };
-        let stage = match (state, variant) {
-            (SolverState::Storage, _) => base,
-            (SolverState::Private(_), SolverVariant::Serial)
-            | (SolverState::Workgroup(_), SolverVariant::Cooperative | SolverVariant::Wide) => {
-                super::cenic::entry_static(&format!("{base}#{}", state.key()))
-            }
-            _ => {
-                return Err(GpuError::Unsupported(format!(
-                    "solver state {state:?} in the {variant:?} stage (private arrays are per thread, workgroup \
-                     memory per world only in the cooperative stage)"
-                )));
+            SolverVariant::Cooperative | SolverVariant::Wide => {
+                ("icf_evaluate", "icf_solve", nworld * WORKGROUP_SIZE as usize)
             }
         };
+        let stage = variant.stage(state)?;
         Ok(Self {
             build: Kernel::new(ctx, Self::BUILDER, "icf_build", nworld, sources)?,
             build_contacts: Kernel::new(ctx, Self::BUILDER, "icf_build_contacts", nworld * ncon, sources)?,

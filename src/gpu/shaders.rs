@@ -81,7 +81,16 @@ fn generated_suffix(name: &str, variant: &str) -> Option<String> {
     match name {
         "cenic" => Some(super::cenic::step_entry_points()),
         "collision" => Some(super::collision::narrow_phase_dispatch()),
-        "icf_solve_serial" | "icf_solve_coop" => Some(super::icf::SolverState::from_key(variant)?.wgsl()),
+        "icf_solve_serial" => Some(super::icf::SolverState::from_key(variant)?.wgsl()),
+        // `state@threads` (threads per world; the cooperative default without).
+        "icf_solve_coop" => {
+            let (state, threads) = match variant.split_once('@') {
+                Some((state, t)) => (state, t.parse::<u32>().ok().filter(|t| t.is_power_of_two())?),
+                None => (variant, super::icf::SOLVER_THREADS),
+            };
+            let state = super::icf::SolverState::from_key(state)?.wgsl();
+            Some(format!("const SOLVER_THREADS: u32 = {threads}u;\n{state}"))
+        }
         // rl.wgsl uses icf_cost.wgsl's per-row terms only; its dense helpers read storage.
         "rl" if variant.is_empty() => Some(super::icf::SolverState::Storage.wgsl()),
         // sensors.wgsl uses icf_cost.wgsl's contact_terms, and its own kind constants.
@@ -137,16 +146,7 @@ fn source_of(name: &str) -> Option<&'static str> {
 pub fn compose_module(full_name: &str) -> Option<Composed> {
     // `stage#variant`: a variant of the stage's generated part (a solver state).
     let (name, variant) = full_name.split_once('#').unwrap_or((full_name, ""));
-    // `icf_solve_wide`: the cooperative stage with more threads per world.
-    let wide = name == super::icf::IcfKernels::WIDE;
-    let name = if wide { super::icf::IcfKernels::COOP } else { name };
-    let mut src = std::borrow::Cow::Borrowed(STAGES.iter().find(|(n, _)| *n == name)?.1);
-    if wide {
-        let threads = format!("const SOLVER_THREADS: u32 = {}u;", super::icf::SOLVER_THREADS);
-        debug_assert!(src.contains(&threads), "icf_solve_coop.wgsl must declare `{threads}`");
-        let wide_threads = format!("const SOLVER_THREADS: u32 = {}u;", super::icf::WIDE_SOLVER_THREADS);
-        src = std::borrow::Cow::Owned(src.replace(&threads, &wide_threads));
-    }
+    let src = STAGES.iter().find(|(n, _)| *n == name)?.1;
     let deps = STAGE_DEPS.iter().find(|(n, _)| *n == name).map_or(&[][..], |(_, d)| *d);
     let mut m = Composed::new();
     m.push("kernels/common.wgsl", COMMON);
@@ -155,7 +155,7 @@ pub fn compose_module(full_name: &str) -> Option<Composed> {
     for d in deps {
         m.push(&format!("kernels/{d}.wgsl"), source_of(d)?);
     }
-    m.push(&format!("kernels/{name}.wgsl"), &src);
+    m.push(&format!("kernels/{name}.wgsl"), src);
     match generated_suffix(name, variant) {
         Some(g) => m.push(&format!("<generated: {full_name}>"), &g),
         None if !variant.is_empty() => return None,
@@ -420,20 +420,21 @@ mod tests {
 
     #[test]
     fn solver_state_variants_validate() {
-        use crate::gpu::icf::SolverState;
-        for (base, state) in [
-            ("icf_solve_serial", SolverState::Storage),
-            ("icf_solve_serial", SolverState::Private(6)),
-            ("icf_solve_coop", SolverState::Storage),
-            ("icf_solve_coop", SolverState::Workgroup(14)),
-            ("icf_solve_wide", SolverState::Storage),
-            ("icf_solve_wide", SolverState::Workgroup(14)),
+        use crate::gpu::icf::{SolverState, SolverVariant};
+        for (variant, state) in [
+            (SolverVariant::Serial, SolverState::Storage),
+            (SolverVariant::Serial, SolverState::Private(6)),
+            (SolverVariant::Cooperative, SolverState::Storage),
+            (SolverVariant::Cooperative, SolverState::Workgroup(14)),
+            (SolverVariant::Wide, SolverState::Storage),
+            (SolverVariant::Wide, SolverState::Workgroup(14)),
         ] {
-            let name = format!("{base}#{}", state.key());
-            let m = compose_module(&name).unwrap();
-            reflect_module(&name, &m).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let name = variant.stage(state).unwrap();
+            let m = compose_module(name).unwrap();
+            reflect_module(name, &m).unwrap_or_else(|e| panic!("{name}: {e}"));
         }
         assert!(compose_module("icf_solve_serial#nonsense").is_none());
+        assert!(compose_module("icf_solve_coop#storage@48").is_none(), "threads per world: a power of two");
     }
 
     #[test]
