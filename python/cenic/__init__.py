@@ -8,6 +8,10 @@
 - :func:`rollout_jacobians` — a trajectory with its interval Jacobians
   (D_x, D_u, D_θ) and a vector–Jacobian product; :func:`simulate` — the same
   forward map alone.
+- :class:`MpcTask` / :class:`Planner` — model-predictive control of the
+  built-in tasks (reacher, pusher, billiards, half cheetah): iLQR on the
+  interval Jacobians with and without contacts from distance, predictive
+  sampling, their hybrid, and the closed loop (``MpcTask.run``).
 
 Errors are raised as :class:`CenicError` subclasses (:class:`ModelError`,
 :class:`SimulationError`, :class:`GpuError`) or ``ValueError`` /
@@ -20,10 +24,13 @@ from ._cenic import (
     GpuError,
     Model,
     ModelError,
+    MpcTask,
+    Planner,
     Rollout,
     SimulationError,
     __version__,
     gpu_available,
+    mpc_task_names,
     rollout_jacobians,
     task_names,
 )
@@ -46,6 +53,8 @@ __all__ = [
     "GpuError",
     "Model",
     "ModelError",
+    "MpcTask",
+    "Planner",
     "Rollout",
     "SimulationError",
     "VectorEnv",
@@ -53,6 +62,7 @@ __all__ = [
     "gpu_available",
     "make",
     "make_vec",
+    "mpc_task_names",
     "register_tasks",
     "rollout_jacobians",
     "simulate",

@@ -20,6 +20,7 @@ mod batch;
 mod diff;
 mod env;
 mod model;
+mod mpc;
 
 pyo3::create_exception!(cenic, CenicError, pyo3::exceptions::PyException, "Base class of cenic's errors.");
 pyo3::create_exception!(
@@ -141,6 +142,9 @@ fn _cenic(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<batch::Batch>()?;
     m.add_class::<env::VecEnv>()?;
     m.add_class::<diff::Rollout>()?;
+    m.add_class::<mpc::MpcTask>()?;
+    m.add_class::<mpc::Planner>()?;
+    m.add_function(wrap_pyfunction!(mpc::mpc_task_names, m)?)?;
     m.add_function(wrap_pyfunction!(diff::rollout_jacobians, m)?)?;
     m.add_function(wrap_pyfunction!(env::task_names, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_available, m)?)?;

@@ -30,6 +30,16 @@ def test_readme_example_runs(shared, monkeypatch, capsys):
     assert "(64, 7)" in out
 
 
+def test_readme_mpc_example_runs(shared, monkeypatch, capsys):
+    monkeypatch.setenv("CENIC_SHARED", str(shared))
+    scope: dict = {}
+    exec(compile(python_blocks()[2], "README.md", "exec"), scope)
+    out = capsys.readouterr().out
+    assert out.startswith("True "), out  # the reacher reaches its target
+    assert "(51, 8)" in out
+    assert scope["stats"]["iterations"] <= 5 and scope["u_now"].shape == (2,)
+
+
 def test_readme_torch_wrapper():
     code = python_blocks()[1]
     compile(code, "README.md", "exec")  # at least valid Python
