@@ -11,7 +11,8 @@
 - :class:`MpcTask` / :class:`Planner` — model-predictive control of the
   built-in tasks (reacher, pusher, billiards, half cheetah): iLQR on the
   interval Jacobians with and without contacts from distance, predictive
-  sampling, their hybrid, and the closed loop (``MpcTask.run``).
+  sampling, their hybrid, and the closed loop (``MpcTask.run``);
+  ``MpcTask.custom(model, cost, ...)`` with an :class:`MpcCost` for your own.
 
 Errors are raised as :class:`CenicError` subclasses (:class:`ModelError`,
 :class:`SimulationError`, :class:`GpuError`) or ``ValueError`` /
@@ -24,6 +25,7 @@ from ._cenic import (
     GpuError,
     Model,
     ModelError,
+    MpcCost,
     MpcTask,
     Planner,
     Rollout,
@@ -53,6 +55,7 @@ __all__ = [
     "GpuError",
     "Model",
     "ModelError",
+    "MpcCost",
     "MpcTask",
     "Planner",
     "Rollout",

@@ -197,6 +197,22 @@ class MpcTask:
     def __init__(
         self, name: str, seed: int = 0, models_dir: Optional[Union[str, PathLike[str]]] = None
     ) -> None: ...
+    @staticmethod
+    def custom(
+        model: Model,
+        cost: MpcCost,
+        *,
+        dt: float,
+        horizon: int,
+        x0: Optional[ArrayLike] = None,
+        plan_dt: Optional[float] = None,
+        plan_accuracy: Optional[float] = None,
+        plant_accuracy: float = 1e-3,
+        steps: int = 100,
+        cfd_width: Optional[float] = None,
+        cfd_strength: float = 1.0,
+        budget_cpu_seconds: Optional[float] = None,
+    ) -> MpcTask: ...
     @property
     def name(self) -> str: ...
     @property
@@ -214,14 +230,48 @@ class MpcTask:
     @property
     def control_bounds(self) -> tuple[F64, F64]: ...
     @property
-    def goal(self) -> F64: ...
+    def goal(self) -> Optional[F64]: ...
     @property
-    def tolerance(self) -> float: ...
+    def tolerance(self) -> Optional[float]: ...
     @property
     def budget_cpu_seconds(self) -> float: ...
     def running_cost(self, x: ArrayLike, u: ArrayLike) -> float: ...
     def planner(self, kind: str = "ilqr-cfd", *, samples: int = 32, seed: int = 0, share: float = 0.25) -> Planner: ...
-    def run(self, planner: Planner, steps: Optional[int] = None) -> dict[str, object]: ...
+    def run(
+        self,
+        planner: Planner,
+        steps: Optional[int] = None,
+        *,
+        iterations: Optional[int] = None,
+        cpu_seconds: Optional[float] = None,
+        wall_seconds: Optional[float] = None,
+    ) -> dict[str, object]: ...
+
+class MpcCost:
+    @staticmethod
+    def target_distance(
+        model: Model,
+        body: str,
+        target: Union[str, ArrayLike],
+        *,
+        offset: Optional[ArrayLike] = None,
+        target_offset: Optional[ArrayLike] = None,
+        axes: str = "xyz",
+        weight: float = 1.0,
+        terminal_weight: float = 0.0,
+        penalty: str = "smooth_abs",
+        epsilon: float = 0.01,
+    ) -> MpcCost: ...
+    @staticmethod
+    def quadratic(
+        model: Model, reference: ArrayLike, running: ArrayLike, terminal: Optional[ArrayLike] = None
+    ) -> MpcCost: ...
+    @staticmethod
+    def control_effort(model: Model, weight: float, reference: Optional[ArrayLike] = None) -> MpcCost: ...
+    def running(self, x: ArrayLike, u: ArrayLike) -> float: ...
+    def terminal(self, x: ArrayLike) -> float: ...
+    def __add__(self, other: MpcCost) -> MpcCost: ...
+    def __len__(self) -> int: ...
 
 class Planner:
     @property

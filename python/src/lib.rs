@@ -144,6 +144,7 @@ fn _cenic(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<diff::Rollout>()?;
     m.add_class::<mpc::MpcTask>()?;
     m.add_class::<mpc::Planner>()?;
+    m.add_class::<mpc::MpcCost>()?;
     m.add_function(wrap_pyfunction!(mpc::mpc_task_names, m)?)?;
     m.add_function(wrap_pyfunction!(diff::rollout_jacobians, m)?)?;
     m.add_function(wrap_pyfunction!(env::task_names, m)?)?;

@@ -1,17 +1,25 @@
 //! Model-predictive control from Python: the built-in tasks of
 //! `cenic::mpc::tasks` (`MpcTask`), their planners (`Planner`: iLQR with
 //! and without contacts from distance, predictive sampling, the hybrid) and
-//! the closed loop (`MpcTask.run`).
+//! the closed loop (`MpcTask.run`), and tasks of your own (`MpcTask.custom`
+//! with an `MpcCost`).
 
+use crate::batch::positive;
+use crate::model::Model;
 use crate::{ArrayIn, Np, SimulationError, lock, to_numpy};
-use cenic::mpc::tasks::{self, Task};
+use cenic::batch::WorldParams;
+use cenic::diff::Cfd;
+use cenic::integrator::{CenicParams, Mode};
+use cenic::mpc::tasks::{self, Measure, Task};
 use cenic::mpc::{
-    Budget, Hybrid, HybridOptions, Ilqr, IlqrOptions, MpcError, PlanStats, PredictiveSampling, SamplingOptions,
+    Budget, ControlEffort, Cost, CostSum, Hybrid, HybridOptions, Ilqr, IlqrOptions, MpcError, Penalty, PlanStats,
+    PredictiveSampling, Problem, QuadraticTracking, SamplingOptions, Target, TargetDistance, Workspace,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -46,6 +54,10 @@ pub fn mpc_task_names() -> Vec<&'static str> {
 #[pyclass(module = "cenic", frozen)]
 pub struct MpcTask {
     task: Task,
+    /// Contacts from distance of the `ilqr-cfd` and `hybrid` planners (None: a custom task without them).
+    cfd: Option<Cfd>,
+    /// Built by `MpcTask.custom`: no goal or success measure.
+    custom: bool,
 }
 
 #[pymethods]
@@ -56,7 +68,90 @@ impl MpcTask {
         let dir = models_dir
             .or_else(|| cenic::zoo::shared_dir().map(|s| s.join("models/gymnasium")))
             .unwrap_or_else(|| PathBuf::from("models/gymnasium"));
-        Ok(Self { task: Task::new(name, &dir, seed).map_err(mpc_err)? })
+        let task = Task::new(name, &dir, seed).map_err(mpc_err)?;
+        Ok(Self { cfd: Some(task.cfd), task, custom: false })
+    }
+
+    /// A task of your own: ``model``, ``cost`` (an ``MpcCost``), control
+    /// interval ``dt`` (s) and ``horizon`` intervals. The planner simulates
+    /// fixed steps of ``plan_dt`` seconds (default ``dt``; shorter steps
+    /// predict contact better) or, with ``plan_accuracy``, CENIC; the plant
+    /// runs CENIC at ``plant_accuracy``. ``x0``: the initial state (default:
+    /// the model's ``qpos0`` at rest); ``steps``: intervals per episode;
+    /// ``cfd_width`` (m) and ``cfd_strength`` (N): contacts from distance
+    /// for the ``ilqr-cfd`` and ``hybrid`` planners (default: off, so those
+    /// equal ``ilqr``); ``budget_cpu_seconds``: the planning budget per
+    /// interval (default 80 % of ``dt``). Such a task has no goal or
+    /// success measure (``goal``, ``tolerance``, ``run``'s ``error`` and
+    /// ``success`` are None).
+    #[staticmethod]
+    #[pyo3(signature = (model, cost, *, dt, horizon, x0 = None, plan_dt = None, plan_accuracy = None, plant_accuracy = 1e-3, steps = 100, cfd_width = None, cfd_strength = 1.0, budget_cpu_seconds = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn custom(
+        model: &Model,
+        cost: &MpcCost,
+        dt: f64,
+        horizon: usize,
+        x0: Option<&Bound<'_, PyAny>>,
+        plan_dt: Option<f64>,
+        plan_accuracy: Option<f64>,
+        plant_accuracy: f64,
+        steps: usize,
+        cfd_width: Option<f64>,
+        cfd_strength: f64,
+        budget_cpu_seconds: Option<f64>,
+    ) -> PyResult<Self> {
+        let m = model.inner.clone();
+        cost.check_model(&m)?;
+        let dt = positive("dt", dt)?;
+        let mode = match (plan_dt, plan_accuracy) {
+            (Some(_), Some(_)) => return Err(PyValueError::new_err("give plan_dt= or plan_accuracy=, not both")),
+            (None, Some(a)) => {
+                Mode::ErrorControlled(CenicParams { accuracy: positive("plan_accuracy", a)?, ..Default::default() })
+            }
+            (h, None) => Mode::Fixed { dt: positive("plan_dt", h.unwrap_or(dt))? },
+        };
+        let problem = Problem::new(m.clone(), mode, dt, horizon, cost.cost.clone()).map_err(mpc_err)?;
+        let nx = problem.nx();
+        let x0 = match x0 {
+            Some(x) => {
+                let a = ArrayIn::<f64>::new(x, "x0")?;
+                a.expect_shape(&[&[nx]])?;
+                a.check_finite(0)?;
+                a.slice().to_vec()
+            }
+            None => m.qpos0.iter().copied().chain(std::iter::repeat_n(0.0, m.nv)).collect(),
+        };
+        if steps == 0 {
+            return Err(PyValueError::new_err("steps: at least one interval"));
+        }
+        let cfd = match cfd_width {
+            Some(w) => {
+                Some(Cfd { width: positive("cfd_width", w)?, strength: positive("cfd_strength", cfd_strength)? })
+            }
+            None => None,
+        };
+        let budget = Duration::from_secs_f64(positive("budget_cpu_seconds", budget_cpu_seconds.unwrap_or(0.8 * dt))?);
+        let task = Task {
+            name: "custom",
+            problem,
+            plant_mode: Mode::ErrorControlled(CenicParams {
+                accuracy: positive("plant_accuracy", plant_accuracy)?,
+                ..Default::default()
+            }),
+            plant_params: WorldParams::default(),
+            x0,
+            steps,
+            // Unused: the planners take `MpcTask::cfd`.
+            cfd: cfd.unwrap_or(Cfd { width: 0.0, strength: 0.0 }),
+            ilqr: IlqrOptions { reuse: 2, ..Default::default() },
+            budget: Budget::CpuTime(budget),
+            measure: Measure::MeanSpeed { dof: 0, goal: f64::NAN },
+            tolerance: f64::NAN,
+            draw: vec![],
+            goal: [f64::NAN; 3],
+        };
+        Ok(Self { task, cfd, custom: true })
     }
 
     /// Task name.
@@ -109,16 +204,17 @@ impl MpcTask {
     }
 
     /// The goal of the tracked point (m, world frame; for the half cheetah
-    /// the torso's position at the goal speed after 3 s).
+    /// the torso's position at the goal speed after 3 s; None for a custom task).
     #[getter]
-    fn goal<'py>(&self, py: Python<'py>) -> Np<'py, f64> {
-        to_numpy(py, self.task.goal.to_vec(), &[3])
+    fn goal<'py>(&self, py: Python<'py>) -> Option<Np<'py, f64>> {
+        (!self.custom).then(|| to_numpy(py, self.task.goal.to_vec(), &[3]))
     }
 
-    /// Success when the episode's error is at most this (m; relative for the half cheetah).
+    /// Success when the episode's error is at most this (m; relative for
+    /// the half cheetah; None for a custom task).
     #[getter]
-    fn tolerance(&self) -> f64 {
-        self.task.tolerance
+    fn tolerance(&self) -> Option<f64> {
+        (!self.custom).then_some(self.task.tolerance)
     }
 
     /// The evaluation's planning budget per interval: CPU time (s).
@@ -152,18 +248,22 @@ impl MpcTask {
         let t = &self.task;
         let p = t.problem.clone();
         let sampling = SamplingOptions { samples, seed, ..Default::default() };
+        let cfd = match (kind, self.cfd) {
+            ("ilqr-cfd" | "hybrid", None) => {
+                return Err(PyValueError::new_err(format!(
+                    "planner '{kind}': this task has no contacts from distance (MpcTask.custom(..., cfd_width=...))"
+                )));
+            }
+            (_, c) => c,
+        };
         let inner: Box<dyn cenic::mpc::Planner + Send> = match kind {
-            "ilqr-cfd" => Box::new(Ilqr::new(p, IlqrOptions { cfd: Some(t.cfd), ..t.ilqr.clone() })),
+            "ilqr-cfd" => Box::new(Ilqr::new(p, IlqrOptions { cfd, ..t.ilqr.clone() })),
             "ilqr" => Box::new(Ilqr::new(p, IlqrOptions { cfd: None, ..t.ilqr.clone() })),
             "sampling" => Box::new(PredictiveSampling::new(p, sampling).map_err(mpc_err)?),
             "hybrid" => Box::new(
                 Hybrid::new(
                     p,
-                    HybridOptions {
-                        sampling,
-                        ilqr: IlqrOptions { cfd: Some(t.cfd), ..t.ilqr.clone() },
-                        sampling_share: share,
-                    },
+                    HybridOptions { sampling, ilqr: IlqrOptions { cfd, ..t.ilqr.clone() }, sampling_share: share },
                 )
                 .map_err(mpc_err)?,
             ),
@@ -173,7 +273,8 @@ impl MpcTask {
     }
 
     /// Runs the closed loop: from ``x0``, ``steps`` times (default: the
-    /// task's episode) plan within the planner's budget, apply the first
+    /// task's episode) plan within the planner's budget (or ``iterations``,
+    /// ``cpu_seconds`` or ``wall_seconds`` per interval), apply the first
     /// control to a fresh plant for one interval, shift. Returns a dict:
     /// ``states`` (n + 1, nx), ``controls`` (n, nc), ``running_cost`` (n,),
     /// ``plan_cpu_seconds`` (n,), ``iterations`` (n,), ``error`` and
@@ -181,10 +282,18 @@ impl MpcTask {
     /// ``failure`` (why the plant stopped, or None), ``planning_errors``
     /// (list of (interval, message)). The planner keeps its plan
     /// afterwards (``reset()`` it before another episode).
-    #[pyo3(signature = (planner, steps = None))]
-    fn run<'py>(&self, py: Python<'py>, planner: &Planner, steps: Option<usize>) -> PyResult<Bound<'py, PyDict>> {
+    #[pyo3(signature = (planner, steps = None, *, iterations = None, cpu_seconds = None, wall_seconds = None))]
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        planner: &Planner,
+        steps: Option<usize>,
+        iterations: Option<usize>,
+        cpu_seconds: Option<f64>,
+        wall_seconds: Option<f64>,
+    ) -> PyResult<Bound<'py, PyDict>> {
         let t = &self.task;
-        let budget = planner.budget;
+        let budget = budget(planner.budget, iterations, cpu_seconds, wall_seconds)?;
         let ep = py.detach(|| -> PyResult<_> {
             let mut inner = lock(&planner.inner, "planner")?;
             if inner.problem().nx() != t.problem.nx() || inner.problem().nc() != t.problem.nc() {
@@ -203,8 +312,8 @@ impl MpcTask {
         d.set_item("plan_cpu_seconds", to_numpy(py, cpu, &[ep.plans.len()]))?;
         let its: Vec<usize> = ep.plans.iter().map(|s| s.iterations).collect();
         d.set_item("iterations", to_numpy(py, its, &[ep.plans.len()]))?;
-        d.set_item("error", t.error(&ep))?;
-        d.set_item("success", t.success(&ep))?;
+        d.set_item("error", (!self.custom).then(|| t.error(&ep)))?;
+        d.set_item("success", (!self.custom).then(|| t.success(&ep)))?;
         d.set_item("cost", ep.total_cost())?;
         d.set_item("failure", ep.failure.clone())?;
         d.set_item("planning_errors", ep.planning_errors.clone())?;
@@ -234,6 +343,30 @@ pub struct Planner {
     inner: Mutex<Box<dyn cenic::mpc::Planner + Send>>,
     /// Budget of a `plan` call without one.
     budget: Budget,
+}
+
+/// The budget of a `plan` or `run` call: at most one of the keywords, else `default`.
+fn budget(
+    default: Budget,
+    iterations: Option<usize>,
+    cpu_seconds: Option<f64>,
+    wall_seconds: Option<f64>,
+) -> PyResult<Budget> {
+    let seconds = |s: f64, what: &str| {
+        if s > 0.0 && s.is_finite() {
+            Ok(Duration::from_secs_f64(s))
+        } else {
+            Err(PyValueError::new_err(format!("{what} = {s}: must be positive and finite")))
+        }
+    };
+    Ok(match (iterations, cpu_seconds, wall_seconds) {
+        (None, None, None) => default,
+        (Some(0), None, None) => return Err(PyValueError::new_err("iterations: at least 1")),
+        (Some(n), None, None) => Budget::Iterations(n),
+        (None, Some(s), None) => Budget::CpuTime(seconds(s, "cpu_seconds")?),
+        (None, None, Some(s)) => Budget::WallTime(seconds(s, "wall_seconds")?),
+        _ => return Err(PyValueError::new_err("give at most one of iterations, cpu_seconds, wall_seconds")),
+    })
 }
 
 fn stats_dict<'py>(py: Python<'py>, s: &PlanStats) -> PyResult<Bound<'py, PyDict>> {
@@ -271,21 +404,7 @@ impl Planner {
         cpu_seconds: Option<f64>,
         wall_seconds: Option<f64>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let seconds = |s: f64, what: &str| {
-            if s > 0.0 && s.is_finite() {
-                Ok(Duration::from_secs_f64(s))
-            } else {
-                Err(PyValueError::new_err(format!("{what} = {s}: must be positive and finite")))
-            }
-        };
-        let budget = match (iterations, cpu_seconds, wall_seconds) {
-            (None, None, None) => self.budget,
-            (Some(0), None, None) => return Err(PyValueError::new_err("iterations: at least 1")),
-            (Some(n), None, None) => Budget::Iterations(n),
-            (None, Some(s), None) => Budget::CpuTime(seconds(s, "cpu_seconds")?),
-            (None, None, Some(s)) => Budget::WallTime(seconds(s, "wall_seconds")?),
-            _ => return Err(PyValueError::new_err("give at most one of iterations, cpu_seconds, wall_seconds")),
-        };
+        let budget = budget(self.budget, iterations, cpu_seconds, wall_seconds)?;
         let x = ArrayIn::<f64>::new(x, "x")?;
         x.expect_shape(&[&[lock(&self.inner, "planner")?.problem().nx()]])?;
         x.check_finite(0)?;
@@ -317,5 +436,192 @@ impl Planner {
 
     fn __repr__(&self) -> PyResult<String> {
         Ok(format!("Planner({})", lock(&self.inner, "planner")?.name()))
+    }
+}
+
+/// A cost for `MpcTask.custom`: running terms l(x, u) (a rate, per s) and
+/// terminal terms l_T(x), with the gradients and Gauss–Newton Hessians the
+/// planners use (`cenic::mpc::cost`). Build terms with the static methods
+/// and add them with ``+``.
+#[pyclass(module = "cenic", frozen)]
+pub struct MpcCost {
+    cost: Arc<dyn Cost>,
+    /// The terms of the sum (for `+`, which flattens).
+    terms: Vec<Arc<dyn Cost>>,
+    model: Arc<cenic::Model>,
+}
+
+impl MpcCost {
+    fn term(model: &Arc<cenic::Model>, cost: Arc<dyn Cost>) -> Self {
+        Self { terms: vec![cost.clone()], cost, model: model.clone() }
+    }
+
+    /// Errors unless `model` is (a model of the sizes of) the one the cost was built for.
+    fn check_model(&self, model: &cenic::Model) -> PyResult<()> {
+        let (a, b) = (&self.model, model);
+        if (a.nq, a.nv, a.nu()) != (b.nq, b.nv, b.nu()) || a.bodies.len() != b.bodies.len() {
+            return Err(PyValueError::new_err(format!(
+                "the cost was built for model '{}' (nq {}, nv {}, nu {}), not '{}' (nq {}, nv {}, nu {})",
+                a.name,
+                a.nq,
+                a.nv,
+                a.nu(),
+                b.name,
+                b.nq,
+                b.nv,
+                b.nu()
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn body_of(model: &cenic::Model, name: &str) -> PyResult<usize> {
+    model.body_id(name).ok_or_else(|| PyValueError::new_err(format!("model '{}' has no body '{name}'", model.name)))
+}
+
+fn vector(obj: &Bound<'_, PyAny>, what: &str, n: usize) -> PyResult<Vec<f64>> {
+    let a = ArrayIn::<f64>::new(obj, what)?;
+    a.expect_shape(&[&[n]])?;
+    a.check_finite(0)?;
+    Ok(a.slice().to_vec())
+}
+
+fn point(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<[f64; 3]> {
+    let v = vector(obj, what, 3)?;
+    Ok([v[0], v[1], v[2]])
+}
+
+fn weight(name: &str, w: f64) -> PyResult<f64> {
+    if w >= 0.0 && w.is_finite() {
+        Ok(w)
+    } else {
+        Err(PyValueError::new_err(format!("{name} must be a finite number >= 0, got {w}")))
+    }
+}
+
+#[pymethods]
+impl MpcCost {
+    /// Distance of a body point to a target: ``weight``·ρ(r) per s while
+    /// running and ``terminal_weight``·ρ(r) at the end, r = the ``axes``
+    /// (a subset of "xyz", world frame) of p − t. p: the point ``offset``
+    /// (m, body frame) on ``body``; t: a fixed point (three numbers, m,
+    /// world) or, when ``target`` is a body name, the point
+    /// ``target_offset`` on that body. ρ: ``"smooth_abs"`` √(|r|² + ε²) − ε
+    /// (a distance whose gradient does not fade, ε = ``epsilon`` m) or
+    /// ``"quadratic"`` ½|r|².
+    #[staticmethod]
+    #[pyo3(signature = (model, body, target, *, offset = None, target_offset = None, axes = "xyz", weight = 1.0, terminal_weight = 0.0, penalty = "smooth_abs", epsilon = 0.01))]
+    #[allow(clippy::too_many_arguments)]
+    fn target_distance(
+        model: &Model,
+        body: &str,
+        target: &Bound<'_, PyAny>,
+        offset: Option<&Bound<'_, PyAny>>,
+        target_offset: Option<&Bound<'_, PyAny>>,
+        axes: &str,
+        weight: f64,
+        terminal_weight: f64,
+        penalty: &str,
+        epsilon: f64,
+    ) -> PyResult<Self> {
+        let m = &model.inner;
+        let target = match target.extract::<String>() {
+            Ok(name) => Target::Body {
+                body: body_of(m, &name)?,
+                offset: target_offset.map_or(Ok([0.0; 3]), |o| point(o, "target_offset"))?,
+            },
+            Err(_) => {
+                if target_offset.is_some() {
+                    return Err(PyValueError::new_err("target_offset: only with a target body"));
+                }
+                Target::Point(point(target, "target")?)
+            }
+        };
+        if axes.is_empty() || axes.chars().any(|c| !"xyz".contains(c)) {
+            return Err(PyValueError::new_err(format!("axes '{axes}': a subset of \"xyz\"")));
+        }
+        let penalty = match penalty {
+            "smooth_abs" => Penalty::SmoothAbs { epsilon: positive("epsilon", epsilon)? },
+            "quadratic" => Penalty::Quadratic,
+            _ => return Err(PyValueError::new_err(format!("penalty '{penalty}' (known: smooth_abs, quadratic)"))),
+        };
+        let term = TargetDistance {
+            body: body_of(m, body)?,
+            offset: offset.map_or(Ok([0.0; 3]), |o| point(o, "offset"))?,
+            target,
+            axes: ['x', 'y', 'z'].map(|c| axes.contains(c)),
+            running_weight: self::weight("weight", weight)?,
+            terminal_weight: self::weight("terminal_weight", terminal_weight)?,
+            penalty,
+        };
+        Ok(Self::term(m, Arc::new(term)))
+    }
+
+    /// Quadratic tracking of a reference state: ½ Σ_i w_i (x_i − r_i)² per
+    /// s while running (w = ``running``) and ½ Σ_i w_T,i (x_i − r_i)² at the
+    /// end (w_T = ``terminal``, default 0); ``reference``, ``running``,
+    /// ``terminal``: (nq + nv,) each, weights ≥ 0.
+    #[staticmethod]
+    #[pyo3(signature = (model, reference, running, terminal = None))]
+    fn quadratic(
+        model: &Model,
+        reference: &Bound<'_, PyAny>,
+        running: &Bound<'_, PyAny>,
+        terminal: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let m = &model.inner;
+        let nx = m.nq + m.nv;
+        let reference = vector(reference, "reference", nx)?;
+        let w = vector(running, "running", nx)?;
+        let wt = terminal.map_or(Ok(vec![0.0; nx]), |t| vector(t, "terminal", nx))?;
+        if let Some(i) = w.iter().chain(&wt).position(|x| *x < 0.0) {
+            return Err(PyValueError::new_err(format!("weights: entry {} is negative", i % nx)));
+        }
+        Ok(Self::term(m, Arc::new(QuadraticTracking::diagonal(reference, &w, &wt))))
+    }
+
+    /// Control effort ½ ``weight`` Σ_i (u_i − r_i)² per s, r = ``reference`` (nu,; default 0).
+    #[staticmethod]
+    #[pyo3(signature = (model, weight, reference = None))]
+    fn control_effort(model: &Model, weight: f64, reference: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let m = &model.inner;
+        let mut e = ControlEffort::uniform(m.nu(), self::weight("weight", weight)?);
+        if let Some(r) = reference {
+            e.reference = vector(r, "reference", m.nu())?;
+        }
+        Ok(Self::term(m, Arc::new(e)))
+    }
+
+    /// The sum of two costs (of the same model).
+    fn __add__(&self, other: &MpcCost) -> PyResult<Self> {
+        self.check_model(&other.model)?;
+        let terms: Vec<Arc<dyn Cost>> = self.terms.iter().chain(&other.terms).cloned().collect();
+        let sum = CostSum { terms: terms.clone() };
+        Ok(Self { cost: Arc::new(sum), terms, model: self.model.clone() })
+    }
+
+    /// Number of terms in the sum.
+    fn __len__(&self) -> usize {
+        self.terms.len()
+    }
+
+    /// The running cost rate l(x, u) (per s) at state ``x`` (nq + nv,) and controls ``u`` (nu,).
+    fn running(&self, x: &Bound<'_, PyAny>, u: &Bound<'_, PyAny>) -> PyResult<f64> {
+        let m = &self.model;
+        let x = vector(x, "x", m.nq + m.nv)?;
+        let u = vector(u, "u", m.nu())?;
+        Ok(self.cost.running(&mut Workspace::new(m.clone()), &x, &u, None))
+    }
+
+    /// The terminal cost l_T(x) at state ``x`` (nq + nv,).
+    fn terminal(&self, x: &Bound<'_, PyAny>) -> PyResult<f64> {
+        let m = &self.model;
+        let x = vector(x, "x", m.nq + m.nv)?;
+        Ok(self.cost.terminal(&mut Workspace::new(m.clone()), &x, None))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("MpcCost({} term(s), model '{}')", self.terms.len(), self.model.name)
     }
 }

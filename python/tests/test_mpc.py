@@ -104,3 +104,81 @@ def test_a_planner_runs_only_on_a_task_of_its_sizes(gym_models):
     billiards = cenic.MpcTask("billiards").planner("ilqr")
     with pytest.raises(ValueError, match="the planner belongs to a task of other sizes"):
         cenic.MpcTask("reacher", models_dir=gym_models).run(billiards)
+
+
+SLIDER = """<mujoco model="slider">
+  <option timestep="0.01"/>
+  <worldbody>
+    <body name="cart">
+      <joint name="x" type="slide" axis="1 0 0" damping="0.5"/>
+      <geom type="box" size="0.05 0.05 0.05" mass="1" contype="0" conaffinity="0"/>
+    </body>
+  </worldbody>
+  <actuator><motor joint="x" gear="1" ctrlrange="-2 2"/></actuator>
+</mujoco>"""
+
+
+def test_a_custom_task_drives_a_cart_to_its_target():
+    model = cenic.Model.from_xml(SLIDER)
+    cost = (
+        cenic.MpcCost.target_distance(model, "cart", [0.3, 0.0, 0.0], axes="x", weight=1.0, terminal_weight=1.0)
+        + cenic.MpcCost.quadratic(model, np.zeros(2), [0.0, 0.1], [0.0, 1.0])
+        + cenic.MpcCost.control_effort(model, 1e-3)
+    )
+    assert len(cost) == 3 and "slider" in repr(cost)
+    # ρ = smooth abs: √(0.3² + 0.01²) − 0.01 at rest at the origin, plus ½·1e-3·1² of effort.
+    assert cost.running([0.0, 0.0], [1.0]) == pytest.approx(np.hypot(0.3, 0.01) - 0.01 + 0.5e-3)
+    assert cost.terminal([0.3, 0.5]) == pytest.approx(0.5 * 0.25)
+    task = cenic.MpcTask.custom(model, cost, dt=0.05, horizon=20, plan_dt=0.01, steps=60)
+    assert task.goal is None and task.tolerance is None and task.nx == 2
+    with pytest.raises(ValueError, match="no contacts from distance"):
+        task.planner("ilqr-cfd")
+    ep = task.run(task.planner("ilqr"), iterations=3)
+    assert ep["success"] is None and ep["error"] is None and ep["failure"] is None
+    x, v = ep["states"][-1]
+    assert abs(x - 0.3) < 0.01 and abs(v) < 0.05, (x, v)
+    assert np.all(np.abs(ep["controls"]) <= 2.0)
+
+
+def test_a_custom_task_with_the_reachers_cost_is_the_builtin_reacher(gym_models):
+    builtin = cenic.MpcTask("reacher", seed=3, models_dir=gym_models)
+    model = cenic.Model.from_mjcf(gym_models / "reacher.xml")
+    nq = model.nq
+    w = np.zeros(builtin.nx)
+    w[nq : nq + 2] = 1e-3
+    cost = (
+        cenic.MpcCost.target_distance(model, "fingertip", builtin.goal, axes="xy", weight=1.0, terminal_weight=2.0)
+        + cenic.MpcCost.quadratic(model, np.zeros(builtin.nx), w, w)
+        + cenic.MpcCost.control_effort(model, 1e-3)
+    )
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        x, u = rng.normal(size=builtin.nx), rng.normal(size=builtin.nc)
+        assert cost.running(x, u) == pytest.approx(builtin.running_cost(x, u), rel=1e-14)
+    custom = cenic.MpcTask.custom(model, cost, dt=builtin.dt, horizon=builtin.horizon, x0=builtin.x0, steps=builtin.steps)
+    a = builtin.run(builtin.planner("ilqr"), iterations=2)
+    b = custom.run(custom.planner("ilqr"), iterations=2)
+    np.testing.assert_array_equal(a["states"], b["states"])
+    np.testing.assert_array_equal(a["controls"], b["controls"])
+
+
+def test_custom_costs_name_what_is_wrong():
+    model = cenic.Model.from_xml(SLIDER)
+    with pytest.raises(ValueError, match="model 'slider' has no body 'pole'"):
+        cenic.MpcCost.target_distance(model, "pole", [0, 0, 0])
+    with pytest.raises(ValueError, match="axes 'xw'"):
+        cenic.MpcCost.target_distance(model, "cart", [0, 0, 0], axes="xw")
+    with pytest.raises(ValueError, match="penalty 'huber'"):
+        cenic.MpcCost.target_distance(model, "cart", [0, 0, 0], penalty="huber")
+    with pytest.raises(ValueError, match="weights: entry 1 is negative"):
+        cenic.MpcCost.quadratic(model, [0, 0], [1, -1])
+    with pytest.raises(ValueError, match=r"reference: expected shape \[2\]"):
+        cenic.MpcCost.quadratic(model, [0, 0, 0], [1, 1])
+    other = cenic.Model.builtin("cube_toss")
+    cost = cenic.MpcCost.control_effort(model, 1.0)
+    with pytest.raises(ValueError, match="the cost was built for model 'slider'"):
+        cost + cenic.MpcCost.quadratic(other, np.zeros(other.nq + other.nv), np.ones(other.nq + other.nv))
+    with pytest.raises(ValueError, match="plan_dt= or plan_accuracy="):
+        cenic.MpcTask.custom(model, cost, dt=0.05, horizon=5, plan_dt=0.01, plan_accuracy=1e-3)
+    with pytest.raises(ValueError, match=r"x0: expected shape \[2\]"):
+        cenic.MpcTask.custom(model, cost, dt=0.05, horizon=5, x0=[0.0])
