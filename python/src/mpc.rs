@@ -79,8 +79,8 @@ impl MpcTask {
     /// runs CENIC at ``plant_accuracy``. ``x0``: the initial state (default:
     /// the model's ``qpos0`` at rest); ``steps``: intervals per episode;
     /// ``cfd_width`` (m) and ``cfd_strength`` (N): contacts from distance
-    /// for the ``ilqr-cfd`` and ``hybrid`` planners (default: off, so those
-    /// equal ``ilqr``); ``budget_cpu_seconds``: the planning budget per
+    /// for the ``ilqr-cfd`` and ``hybrid`` planners (default: none, and
+    /// those two planners refuse the task); ``budget_cpu_seconds``: the planning budget per
     /// interval (default 80 % of ``dt``). Such a task has no goal or
     /// success measure (``goal``, ``tolerance``, ``run``'s ``error`` and
     /// ``success`` are None).
