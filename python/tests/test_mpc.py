@@ -36,6 +36,10 @@ def test_plan_respects_bounds_and_lowers_the_cost():
     u = p.controls
     assert np.all(u >= lo) and np.all(u <= hi)
     assert not np.array_equal(u, u0), "contacts from distance move the plan before the strike"
+    # Without them the puck's cost has no gradient before contact: the plan stays where it started.
+    q = t.planner("ilqr")
+    q.plan(t.x0, iterations=4)
+    np.testing.assert_array_equal(q.controls, u0)
 
 
 def test_shift_moves_the_plan_one_interval():
