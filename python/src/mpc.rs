@@ -65,9 +65,17 @@ impl MpcTask {
     #[new]
     #[pyo3(signature = (name, seed = 0, models_dir = None))]
     fn new(name: &str, seed: u64, models_dir: Option<PathBuf>) -> PyResult<Self> {
-        let dir = models_dir
-            .or_else(|| cenic::zoo::shared_dir().map(|s| s.join("models/gymnasium")))
-            .unwrap_or_else(|| PathBuf::from("models/gymnasium"));
+        let dir = models_dir.or_else(|| cenic::zoo::shared_dir().map(|s| s.join("models/gymnasium")));
+        let dir = match dir {
+            Some(d) => d,
+            // Only the billiards is built in; the others name the folder they miss.
+            None if name == "billiards" => PathBuf::new(),
+            None => {
+                return Err(PyValueError::new_err(format!(
+                    "task '{name}' needs the gymnasium models: give models_dir= or set CENIC_SHARED"
+                )));
+            }
+        };
         let task = Task::new(name, &dir, seed).map_err(mpc_err)?;
         Ok(Self { cfd: Some(task.cfd), task, custom: false })
     }

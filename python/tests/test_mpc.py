@@ -186,3 +186,12 @@ def test_custom_costs_name_what_is_wrong():
         cenic.MpcTask.custom(model, cost, dt=0.05, horizon=5, plan_dt=0.01, plan_accuracy=1e-3)
     with pytest.raises(ValueError, match=r"x0: expected shape \[2\]"):
         cenic.MpcTask.custom(model, cost, dt=0.05, horizon=5, x0=[0.0])
+
+
+def test_a_task_without_its_models_says_where_to_find_them(monkeypatch, tmp_path):
+    monkeypatch.setenv("CENIC_SHARED", str(tmp_path / "missing"))
+    with pytest.raises(ValueError, match="task 'pusher' needs the gymnasium models: give models_dir= or set CENIC_SHARED"):
+        cenic.MpcTask("pusher")
+    with pytest.raises(ValueError, match="reacher.xml"):
+        cenic.MpcTask("reacher", models_dir=tmp_path)
+    assert cenic.MpcTask("billiards").nc == 2  # built in
