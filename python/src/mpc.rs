@@ -237,12 +237,8 @@ impl MpcTask {
     /// The task's running cost rate l(x, u) (per s) at state ``x`` (nx,) and controls ``u`` (nc,).
     fn running_cost(&self, x: &Bound<'_, PyAny>, u: &Bound<'_, PyAny>) -> PyResult<f64> {
         let p = &self.task.problem;
-        let x = ArrayIn::<f64>::new(x, "x")?;
-        x.expect_shape(&[&[p.nx()]])?;
-        let u = ArrayIn::<f64>::new(u, "u")?;
-        u.expect_shape(&[&[p.nc()]])?;
-        let mut ws = cenic::mpc::Workspace::new(p.model.clone());
-        Ok(p.cost.running(&mut ws, x.slice(), u.slice(), None))
+        let (x, u) = (vector(x, "x", p.nx())?, vector(u, "u", p.nc())?);
+        Ok(p.cost.running(&mut Workspace::new(p.model.clone()), &x, &u, None))
     }
 
     /// A planner for this task: ``kind`` one of ``ilqr-cfd`` (iLQR on the
