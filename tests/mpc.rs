@@ -2,8 +2,9 @@
 //! cost against the Riccati solution (and the box-constrained optimum's KKT
 //! conditions), cost derivatives and plan gradients against finite
 //! differences, warm-start shifts, control limits, and contacts from
-//! distance giving the pusher a gradient before contact; the hybrid
-//! planner's refinement lowering the cost of its sampled plan.
+//! distance giving the pusher a gradient before contact; a planning step
+//! ending on its best plan; the hybrid planner's refinement lowering the
+//! cost of its sampled plan.
 
 mod common;
 
@@ -618,6 +619,45 @@ fn contacts_from_distance_give_the_pusher_a_gradient_before_contact() {
     with.set_controls(&u);
     let s1 = with.plan(&task.x0, Budget::Iterations(3)).unwrap();
     assert!(s1.accepted > 0 && with.controls().iter().any(|v| *v != 0.0), "{s1:?}");
+}
+
+/// Regression: with contacts from distance, the slack steps
+/// (`IlqrOptions::cfd_slack`) let a pusher plan's cost rise within a
+/// planning step (0.516 → 0.547 in one interval of goal 14), and the
+/// controller applied the worse plan. A planning step now ends on the
+/// best plan it has seen (`IlqrOptions::keep_best`).
+#[test]
+fn a_planning_step_does_not_end_on_a_plan_costlier_than_its_start() {
+    let Some(dir) = common::shared_file("models/gymnasium") else { return };
+    let task = Task::new("pusher", &dir, 14).unwrap();
+    let p = task.problem.clone();
+    let (nc, h) = (p.nc(), p.horizon);
+    let mut ws = Workspace::new(p.model.clone());
+    let mut rises = [0usize; 2];
+    for (i, keep_best) in [false, true].into_iter().enumerate() {
+        let mut ilqr = Ilqr::new(p.clone(), IlqrOptions { cfd: Some(task.cfd), keep_best, ..task.ilqr.clone() });
+        let mut plant = task.plant();
+        for k in 0..20 {
+            let x = plant.state();
+            let s = ilqr.plan(&x, Budget::Iterations(8)).unwrap();
+            // The reported cost is the cost of the plan the planner hands over.
+            let xs = p.rollout(None).simulate(&x, ilqr.controls(), &[], h).unwrap();
+            let j = p.cost.trajectory(&mut ws, &xs, ilqr.controls(), p.dt, None);
+            assert!(
+                (j - s.cost).abs() <= 1e-9 * j.abs(),
+                "keep_best {keep_best}, interval {k}: plan costs {j}, reported {}",
+                s.cost
+            );
+            if s.cost > s.initial_cost {
+                rises[i] += 1;
+            }
+            plant.step(&ilqr.controls()[..nc], p.dt).unwrap();
+            ilqr.shift();
+        }
+    }
+    eprintln!("planning steps that ended above their start: {} without keep_best, {} with", rises[0], rises[1]);
+    assert!(rises[0] > 0, "the premise: slack steps raise the last iterate's cost");
+    assert_eq!(rises[1], 0);
 }
 
 #[test]

@@ -45,6 +45,15 @@ pub struct IlqrOptions {
     /// A reuse iteration that finds no better plan forces a fresh
     /// linearization. 0: linearize every iteration (exact iLQR).
     pub reuse: usize,
+    /// Whether a planning step ends on the best plan it has seen (by its
+    /// cost on the planner's model; of equal costs the latest) rather than
+    /// on its last iterate. The slack steps ([`IlqrOptions::cfd_slack`])
+    /// may raise the cost while they search for contact; they still guide
+    /// the step's later iterations, but the controller does not apply a
+    /// plan worse than one it had (pusher: 28–32/40 goals → 33/40, with
+    /// the cage term 33–36/40, `BENCHMARKS.md`). Steps that leave the cost
+    /// unchanged (before the first touch, the task cost is flat) are kept.
+    pub keep_best: bool,
 }
 
 impl Default for IlqrOptions {
@@ -60,6 +69,7 @@ impl Default for IlqrOptions {
             cfd_slack: 0.5,
             tolerance: 1e-6,
             reuse: 0,
+            keep_best: true,
         }
     }
 }
@@ -399,16 +409,35 @@ impl Planner for Ilqr {
         let mut stats = PlanStats::default();
         let mut cost = self.iteration_cost;
         let first = self.next_kind();
+        let keep_best = self.options.keep_best;
+        // The best plan seen: its cost, controls and states (none for the
+        // plan the step started from, whose rollout the first iteration replaces).
+        let mut best: Option<(f64, Vec<f64>, Option<Vec<f64>>)> = None;
         let (n, seconds, cpu) = run_budget(budget, first, &mut cost, |kind| {
             let accepted = stats.accepted;
+            let start = (keep_best && stats.iterations == 0).then(|| self.u.clone());
             let r = self.iterate(x0, kind == 1, &mut stats);
             stats.iterations += 1;
+            if let Some(u) = start {
+                best = Some((stats.initial_cost, u, None));
+            }
+            if keep_best && best.as_ref().is_none_or(|b| stats.cost <= b.0) {
+                best = Some((stats.cost, self.u.clone(), Some(self.xs.clone())));
+            }
             // When a fresh linearization does not fit the budget, another
             // iteration on the last one still may, as long as they progress.
             let fallback = (stats.accepted > accepted && !self.jac_x.is_empty()).then_some(0);
             r.map(|converged| (converged, self.next_kind(), fallback))
         })?;
         self.iteration_cost = cost;
+        if let Some((j, u, xs)) = best.filter(|b| b.0 < stats.cost) {
+            self.u = u;
+            self.xs_valid = xs.is_some();
+            if let Some(xs) = xs {
+                self.xs = xs;
+            }
+            stats.cost = j;
+        }
         stats.iterations = n;
         stats.seconds = seconds;
         stats.cpu_seconds = cpu;

@@ -33,7 +33,10 @@
 //! predict progress that only materialises once contact is made, so
 //! before the first touch a step toward contact leaves the task cost
 //! unchanged and adds a little control effort, and a strict decrease test
-//! would stall there. Jacobian reuse ([`IlqrOptions::reuse`]): a
+//! would stall there. Such a step may also raise J once contact is made,
+//! so the planning step hands the controller the best plan it has seen
+//! (of equal costs the latest: [`IlqrOptions::keep_best`]), not its last
+//! iterate. Jacobian reuse ([`IlqrOptions::reuse`]): a
 //! linearisation may serve further iterations on the plan's new rollout
 //! (cost derivatives recomputed, interval Jacobians kept and shifted with
 //! the plan between intervals), since the Jacobian pass dominates the cost
