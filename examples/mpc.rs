@@ -10,7 +10,8 @@
 //!     [--share F (hybrid: sampling's share of the budget)]
 //!     [--horizon H] [--cfd-width M] [--cfd-strength N] [--reuse N] [--cfd-slack F] [--reach W (pusher)] [--verbose]
 //!     [--plant-dt S (the plant at fixed steps of S s instead of CENIC 1e-3)] [--plan-dt S (the planner's fixed step)]
-//!     [--shaping reach=W,follow=0|1,nose=W,plane=W,tines=0|1,effort=W,velocity=W,limits=W,reach3d=0|1,terminal=W (pusher: tasks::PusherCost)]
+//!     [--plan-accuracy A (the planner under CENIC at accuracy A instead)] [--keep-best 0|1 (iLQR: end on the best plan)]
+//!     [--shaping reach=W,follow=0|1,nose=W,plane=W,tines=0|1,effort=W,velocity=W,limits=W,reach3d=0|1,terminal=W,cage=W (pusher: tasks::PusherCost)]
 //! ```
 //!
 //! One episode writes `DIR/mpc_<task>_<planner>_<seed>.png`: the tracked
@@ -49,10 +50,12 @@ struct Args {
     cfd_strength: Option<f64>,
     reuse: Option<usize>,
     cfd_slack: Option<f64>,
+    keep_best: Option<bool>,
     reach: Option<f64>,
     shaping: Option<String>,
     plant_dt: Option<f64>,
     plan_dt: Option<f64>,
+    plan_accuracy: Option<f64>,
     share: f64,
     verbose: bool,
 }
@@ -72,10 +75,12 @@ fn parse() -> Args {
         cfd_strength: None,
         reuse: None,
         cfd_slack: None,
+        keep_best: None,
         reach: None,
         shaping: None,
         plant_dt: None,
         plan_dt: None,
+        plan_accuracy: None,
         share: HybridOptions::default().sampling_share,
         verbose: false,
     };
@@ -107,10 +112,12 @@ fn parse() -> Args {
             "--cfd-strength" => a.cfd_strength = Some(v.parse().expect("--cfd-strength N")),
             "--reuse" => a.reuse = Some(v.parse().expect("--reuse N")),
             "--cfd-slack" => a.cfd_slack = Some(v.parse().expect("--cfd-slack F")),
+            "--keep-best" => a.keep_best = Some(v.parse::<u8>().expect("--keep-best 0|1") != 0),
             "--reach" => a.reach = Some(v.parse().expect("--reach W")),
             "--shaping" => a.shaping = Some(v),
             "--plant-dt" => a.plant_dt = Some(v.parse().expect("--plant-dt S")),
             "--plan-dt" => a.plan_dt = Some(v.parse().expect("--plan-dt S")),
+            "--plan-accuracy" => a.plan_accuracy = Some(v.parse().expect("--plan-accuracy A")),
             "--share" => a.share = v.parse().expect("--share F"),
             "--eval" => {
                 a.eval = true;
@@ -154,8 +161,9 @@ fn make_task(a: &Args, models: &Path, seed: u64) -> Task {
                 "limits" => c.limits = x,
                 "reach3d" => c.reach_3d = x != 0.0,
                 "terminal" => c.push_terminal = x,
+                "cage" => c.cage = x,
                 _ => panic!(
-                    "--shaping: unknown key {k} (reach, follow, nose, plane, tines, effort, velocity, limits, reach3d, terminal)"
+                    "--shaping: unknown key {k} (reach, follow, nose, plane, tines, effort, velocity, limits, reach3d, terminal, cage)"
                 ),
             }
         }
@@ -170,11 +178,18 @@ fn make_task(a: &Args, models: &Path, seed: u64) -> Task {
     if let Some(dt) = a.plan_dt {
         t.problem.mode = cenic::integrator::Mode::Fixed { dt };
     }
+    if let Some(accuracy) = a.plan_accuracy {
+        t.problem.mode =
+            cenic::integrator::Mode::ErrorControlled(cenic::integrator::CenicParams { accuracy, ..Default::default() });
+    }
     if let Some(b) = a.budget {
         t.budget = b;
     }
     if let Some(r) = a.reuse {
         t.ilqr.reuse = r;
+    }
+    if let Some(b) = a.keep_best {
+        t.ilqr.keep_best = b;
     }
     if let Some(s) = a.cfd_slack {
         t.ilqr.cfd_slack = s;

@@ -1,6 +1,7 @@
 //! Issue 16 diagnosis: can the pusher's arm hold the object between the
 //! fork's tines for each evaluation goal? The pose asked for is the one the
-//! task's reach and nose terms draw the fork to (`mpc::tasks::PusherCost`):
+//! task's reach and cage terms (and the earlier nose term) draw the fork
+//! to (`mpc::tasks::PusherCost`):
 //! the crossbar's centre 7 cm behind the object's centre against the push,
 //! the two tine tips 3 cm ahead of it and 0.1 m to either side (the fork
 //! level), all at the object's height. Inverse kinematics by damped
