@@ -94,6 +94,10 @@ pub struct Ilqr {
     kfb: Vec<f64>,
     trial_x: Vec<f64>,
     trial_u: Vec<f64>,
+    /// The planning step's best plan so far ([`IlqrOptions::keep_best`]):
+    /// controls (H × nc) and, when known, their rollout ((H + 1) × nx).
+    best_u: Vec<f64>,
+    best_xs: Vec<f64>,
     /// Interval Jacobians D_x (H × nx × nx) and D_u (H × nx × nc) of the
     /// last linearization, shifted with the plan.
     jac_x: Vec<f64>,
@@ -129,6 +133,8 @@ impl Ilqr {
             kfb: vec![0.0; h * nc * nx],
             trial_x: vec![0.0; (h + 1) * nx],
             trial_u: vec![0.0; h * nc],
+            best_u: vec![0.0; h * nc],
+            best_xs: vec![0.0; (h + 1) * nx],
             jac_x: vec![],
             jac_u: vec![],
             jac_uses: usize::MAX,
@@ -410,19 +416,23 @@ impl Planner for Ilqr {
         let mut cost = self.iteration_cost;
         let first = self.next_kind();
         let keep_best = self.options.keep_best;
-        // The best plan seen: its cost, controls and states (none for the
-        // plan the step started from, whose rollout the first iteration replaces).
-        let mut best: Option<(f64, Vec<f64>, Option<Vec<f64>>)> = None;
+        // The best plan's cost and whether `best_xs` is its rollout: the
+        // plan the step starts from has none until the first iteration.
+        let mut best: Option<(f64, bool)> = None;
+        self.best_u.copy_from_slice(&self.u);
         let (n, seconds, cpu) = run_budget(budget, first, &mut cost, |kind| {
             let accepted = stats.accepted;
-            let start = (keep_best && stats.iterations == 0).then(|| self.u.clone());
             let r = self.iterate(x0, kind == 1, &mut stats);
             stats.iterations += 1;
-            if let Some(u) = start {
-                best = Some((stats.initial_cost, u, None));
-            }
-            if keep_best && best.as_ref().is_none_or(|b| stats.cost <= b.0) {
-                best = Some((stats.cost, self.u.clone(), Some(self.xs.clone())));
+            if keep_best && r.is_ok() {
+                let floor = best.map_or(stats.initial_cost, |b| b.0);
+                if stats.cost <= floor {
+                    self.best_u.copy_from_slice(&self.u);
+                    self.best_xs.copy_from_slice(&self.xs);
+                    best = Some((stats.cost, true));
+                } else if best.is_none() {
+                    best = Some((floor, false));
+                }
             }
             // When a fresh linearization does not fit the budget, another
             // iteration on the last one still may, as long as they progress.
@@ -430,11 +440,11 @@ impl Planner for Ilqr {
             r.map(|converged| (converged, self.next_kind(), fallback))
         })?;
         self.iteration_cost = cost;
-        if let Some((j, u, xs)) = best.filter(|b| b.0 < stats.cost) {
-            self.u = u;
-            self.xs_valid = xs.is_some();
-            if let Some(xs) = xs {
-                self.xs = xs;
+        if let Some((j, rolled_out)) = best.filter(|b| b.0 < stats.cost) {
+            self.u.copy_from_slice(&self.best_u);
+            self.xs_valid = rolled_out;
+            if rolled_out {
+                self.xs.copy_from_slice(&self.best_xs);
             }
             stats.cost = j;
         }
