@@ -6,7 +6,7 @@
 //! ```text
 //! cargo run --release --example mpc -- --task pusher --planner ilqr-cfd --seed 3      # one episode + PNG
 //! cargo run --release --example mpc -- --eval --task pusher --goals 20                # the evaluation table
-//!     [--planners ilqr-cfd,ilqr,sampling,hybrid] [--iters N | --budget-ms MS | --cpu-ms MS] [--samples S] [--out DIR]
+//!     [--planners ilqr-cfd,ilqr,sampling,hybrid,sampling-gpu,hybrid-gpu (the sampling rounds on the GPU batch)] [--iters N | --budget-ms MS | --cpu-ms MS] [--samples S] [--out DIR]
 //!     [--share F (hybrid: sampling's share of the budget)]
 //!     [--horizon H] [--cfd-width M] [--cfd-strength N] [--reuse N] [--cfd-slack F] [--reach W (pusher)] [--verbose]
 //!     [--plant-dt S (the plant at fixed steps of S s instead of CENIC 1e-3)] [--plan-dt S (the planner's fixed step)]
@@ -27,6 +27,7 @@
 
 mod common;
 
+use cenic::gpu::GpuContext;
 use cenic::mpc::tasks::{Measure, NAMES, PusherCost, Task};
 use cenic::mpc::{
     Budget, Episode, Hybrid, HybridOptions, Ilqr, IlqrOptions, Planner, PredictiveSampling, SamplingOptions, Workspace,
@@ -34,6 +35,7 @@ use cenic::mpc::{
 };
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 struct Args {
@@ -226,8 +228,35 @@ fn planner(name: &str, task: &Task, samples: usize, seed: u64, share: f64) -> Bo
             )
             .expect("hybrid planner"),
         ),
-        other => panic!("unknown planner {other} (ilqr-cfd, ilqr, sampling, hybrid)"),
+        "sampling-gpu" => Box::new(
+            PredictiveSampling::on_gpu(p, SamplingOptions { samples, seed, ..Default::default() }, gpu())
+                .expect("sampling planner on the GPU"),
+        ),
+        "hybrid-gpu" => Box::new(
+            Hybrid::on_gpu(
+                p,
+                HybridOptions {
+                    sampling: SamplingOptions { samples, seed, ..Default::default() },
+                    ilqr: IlqrOptions { cfd: Some(task.cfd), ..task.ilqr.clone() },
+                    sampling_share: share,
+                },
+                gpu(),
+            )
+            .expect("hybrid planner on the GPU"),
+        ),
+        other => panic!("unknown planner {other} (ilqr-cfd, ilqr, sampling, hybrid, sampling-gpu, hybrid-gpu)"),
     }
+}
+
+/// The GPU of the `-gpu` planners, opened once (the usual `WGPU_*` variables choose it).
+fn gpu() -> Arc<GpuContext> {
+    static CTX: OnceLock<Arc<GpuContext>> = OnceLock::new();
+    CTX.get_or_init(|| {
+        let ctx = GpuContext::new().expect("a GPU adapter for the -gpu planners");
+        eprintln!("GPU: {}", ctx.adapter_name());
+        Arc::new(ctx)
+    })
+    .clone()
 }
 
 fn run(task: &Task, planner: &mut dyn Planner) -> Episode {

@@ -13,7 +13,9 @@
 #   # copy ../shared/models and ../shared/scenes to .dev/shared/
 #   # the Vulkan loader's .deb in .gl/ (the device tool's README)
 #
-# then, on the device: `bash scripts/device_gpu_check.sh` (modes: BENCH=0|rl|ab|acc|wide|clutter|solver,
+# (BENCH=mpc also needs `cargo build --release --example mpc` and the test
+# `mpc_gpu` in the archive)
+# then, on the device: `bash scripts/device_gpu_check.sh` (modes: BENCH=0|rl|ab|acc|wide|clutter|solver|mpc,
 # TESTS="…" narrows the tests) with `.dev` and
 # `.gl` carried. Every stage has its own time limit, so that a slow or
 # broken stage costs its limit and the later ones still run; the logs go to
@@ -166,6 +168,29 @@ if [ "${BENCH:-1}" = wide ]; then
         run 30 ant_$v --gpu-only --scene ant --mode fixed --advance 0.01 --horizon 0.05 --sizes 1024,4096 --budget 3 --solver $v
     done
     run 30 clutter_wide_profile --gpu-only --scene clutter --mode fixed --horizon 0.02 --sizes 1024 --profile --solver wide
+    stamp done
+    tar czf "$OUT/logs.tar.gz" -C $L .
+    exit 0
+fi
+# BENCH=mpc: the MPC planners with their sampling rounds on the GPU
+# (`sampling-gpu`, `hybrid-gpu`) on the pusher's 20 acceptance goals, 40 ms
+# of wall time per 50 ms interval, beside predictive sampling on the
+# host's threads at the same sample count (needs the `mpc` example in
+# the archive; the shared models in .dev/shared).
+if [ "${BENCH:-1}" = mpc ]; then
+    M=$B/mpc
+    # MPC="planner:samples[:plan-dt] ..."
+    for cfg in ${MPC:-sampling-gpu:1024 hybrid-gpu:1024 sampling:1024}; do
+        IFS=: read -r planner samples pdt <<<"$cfg"
+        extra=${pdt:+--plan-dt $pdt}
+        lim=$(limit 150)
+        [ "$lim" -lt 30 ] && { stamp "$cfg: skipped, deadline"; continue; }
+        stamp "mpc $planner $samples samples $extra"
+        timeout "$lim" $M --eval --task pusher --goals ${GOALS:-20} --planners $planner --samples $samples $extra \
+            --budget-ms 40 --out $L/mpc_${planner}_$samples$pdt >"$L/mpc_${planner}_$samples$pdt.log" 2>&1
+        echo "rc $?"
+        grep -E "^GPU|FAIL|^\|" "$L/mpc_${planner}_$samples$pdt.log" | tail -12
+    done
     stamp done
     tar czf "$OUT/logs.tar.gz" -C $L .
     exit 0

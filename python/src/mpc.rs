@@ -4,7 +4,7 @@
 //! the closed loop (`MpcTask.run`), and tasks of your own (`MpcTask.custom`
 //! with an `MpcCost`).
 
-use crate::batch::positive;
+use crate::batch::{gpu_context, positive};
 use crate::model::Model;
 use crate::{ArrayIn, Np, SimulationError, lock, to_numpy};
 use cenic::batch::WorldParams;
@@ -31,7 +31,7 @@ fn mpc_err(e: MpcError) -> PyErr {
 }
 
 /// The planner kinds [`MpcTask::planner`] builds.
-const KINDS: [&str; 4] = ["ilqr-cfd", "ilqr", "sampling", "hybrid"];
+const KINDS: [&str; 6] = ["ilqr-cfd", "ilqr", "sampling", "hybrid", "sampling-gpu", "hybrid-gpu"];
 
 /// The names of the built-in MPC tasks.
 #[pyfunction]
@@ -245,15 +245,17 @@ impl MpcTask {
     /// interval Jacobians with the task's contacts from distance),
     /// ``ilqr`` (without them), ``sampling`` (MuJoCo MPC's predictive
     /// sampling, ``samples`` rollouts per round, random ``seed``) or
-    /// ``hybrid`` (sampling for ``share`` of each budget, then iLQR + CFD).
-    /// Its default budget per ``plan`` call is the task's.
+    /// ``hybrid`` (sampling for ``share`` of each budget, then iLQR + CFD);
+    /// ``sampling-gpu`` and ``hybrid-gpu`` roll the samples out on the GPU
+    /// batch (worth it from a few hundred samples on). Its default budget
+    /// per ``plan`` call is the task's.
     #[pyo3(signature = (kind = "ilqr-cfd", *, samples = 32, seed = 0, share = 0.25))]
     fn planner(&self, kind: &str, samples: usize, seed: u64, share: f64) -> PyResult<Planner> {
         let t = &self.task;
         let p = t.problem.clone();
         let sampling = SamplingOptions { samples, seed, ..Default::default() };
         let cfd = match (kind, self.cfd) {
-            ("ilqr-cfd" | "hybrid", None) => {
+            ("ilqr-cfd" | "hybrid" | "hybrid-gpu", None) => {
                 return Err(PyValueError::new_err(format!(
                     "planner '{kind}': this task has no contacts from distance (MpcTask.custom(..., cfd_width=...))"
                 )));
@@ -264,6 +266,15 @@ impl MpcTask {
             "ilqr-cfd" => Box::new(Ilqr::new(p, IlqrOptions { cfd, ..t.ilqr.clone() })),
             "ilqr" => Box::new(Ilqr::new(p, IlqrOptions { cfd: None, ..t.ilqr.clone() })),
             "sampling" => Box::new(PredictiveSampling::new(p, sampling).map_err(mpc_err)?),
+            "sampling-gpu" => Box::new(PredictiveSampling::on_gpu(p, sampling, gpu_context()?).map_err(mpc_err)?),
+            "hybrid-gpu" => Box::new(
+                Hybrid::on_gpu(
+                    p,
+                    HybridOptions { sampling, ilqr: IlqrOptions { cfd, ..t.ilqr.clone() }, sampling_share: share },
+                    gpu_context()?,
+                )
+                .map_err(mpc_err)?,
+            ),
             "hybrid" => Box::new(
                 Hybrid::new(
                     p,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -64,6 +66,32 @@ def test_sampling_and_hybrid_plan_within_bounds():
         s = p.plan(t.x0, iterations=2)
         assert s["rollouts"] >= 8 and s["cost"] <= s["initial_cost"] + 1e-12
         assert np.all(p.controls >= lo) and np.all(p.controls <= hi)
+
+
+def test_sampling_on_the_gpu_plans_what_the_cpu_plans():
+    adapter = cenic.gpu_available()
+    if adapter is None:
+        if os.environ.get("CENIC_REQUIRE_GPU") == "1":
+            pytest.fail("CENIC_REQUIRE_GPU=1 but no GPU adapter")
+        pytest.skip("no GPU adapter")
+    t = cenic.MpcTask("billiards", seed=4)
+    lo, hi = t.control_bounds
+    plans = {}
+    for kind, name in [
+        ("sampling", "sampling (16)"),
+        ("sampling-gpu", "sampling (16, GPU)"),
+        ("hybrid-gpu", "hybrid (16, GPU) + CFD"),
+    ]:
+        p = t.planner(kind, samples=16, seed=5)
+        assert p.name == name
+        s = p.plan(t.x0, iterations=2)
+        assert s["rollouts"] >= 16 and s["cost"] <= s["initial_cost"] + 1e-12
+        assert np.all(p.controls >= lo) and np.all(p.controls <= hi)
+        plans[kind] = s
+    # The same seeded candidates; the GPU rolls them out in f32.
+    a, b = plans["sampling"], plans["sampling-gpu"]
+    assert b["initial_cost"] == pytest.approx(a["initial_cost"], rel=2e-3)
+    assert b["cost"] == pytest.approx(a["cost"], rel=2e-3)
 
 
 def test_reacher_closed_loop_reaches_the_target(gym_models):

@@ -3,6 +3,8 @@
 
 use super::{Budget, Ilqr, IlqrOptions, MpcError, PlanStats, Planner, PredictiveSampling, Problem, SamplingOptions};
 use super::{cpu_seconds, run_budget};
+use crate::gpu::GpuContext;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Settings of [`Hybrid`].
@@ -59,13 +61,26 @@ impl Hybrid {
     /// A hybrid planner for `problem` (actuator controls with finite
     /// bounds, as [`PredictiveSampling`] needs).
     pub fn new(problem: Problem, options: HybridOptions) -> Result<Self, MpcError> {
+        let sampler = PredictiveSampling::new(problem.clone(), options.sampling.clone())?;
+        Self::with_sampler(problem, options, sampler)
+    }
+
+    /// [`Hybrid::new`] with its sampling rounds on the GPU
+    /// ([`PredictiveSampling::on_gpu`]); the refinement stays on the CPU.
+    pub fn on_gpu(problem: Problem, options: HybridOptions, ctx: Arc<GpuContext>) -> Result<Self, MpcError> {
+        let sampler = PredictiveSampling::on_gpu(problem.clone(), options.sampling.clone(), ctx)?;
+        Self::with_sampler(problem, options, sampler)
+    }
+
+    /// A hybrid of `sampler` (built for `problem` with `options.sampling`)
+    /// and iLQR with `options.ilqr`.
+    fn with_sampler(problem: Problem, options: HybridOptions, sampler: PredictiveSampling) -> Result<Self, MpcError> {
         if !(0.0..=1.0).contains(&options.sampling_share) {
             return Err(MpcError::Input(format!(
                 "hybrid planner: sampling share {} must lie in [0, 1]",
                 options.sampling_share
             )));
         }
-        let sampler = PredictiveSampling::new(problem.clone(), options.sampling.clone())?;
         let ilqr = Ilqr::new(problem, options.ilqr.clone());
         let sampled = ilqr.controls().to_vec();
         Ok(Self { sampler, ilqr, options, sampled, sampled_cost: f64::NAN, round_cost: [0.0] })
@@ -110,7 +125,7 @@ impl Hybrid {
 impl Planner for Hybrid {
     fn name(&self) -> String {
         let cfd = if self.options.ilqr.cfd.is_some() { " + CFD" } else { "" };
-        format!("hybrid ({}){cfd}", self.options.sampling.samples)
+        format!("hybrid ({}{}){cfd}", self.options.sampling.samples, self.sampler.device())
     }
 
     fn problem(&self) -> &Problem {
@@ -129,7 +144,7 @@ impl Planner for Hybrid {
             let (sampler, cost) = (&mut self.sampler, &mut self.sampled_cost);
             let mut first = true;
             (rounds, _, _) = run_budget(sampling, 0, &mut self.round_cost, |_| {
-                let (nominal, best) = sampler.sample_around(x0, &mut u, &mut stats);
+                let (nominal, best) = sampler.sample_around(x0, &mut u, &mut stats)?;
                 if first {
                     stats.initial_cost = nominal;
                     first = false;
