@@ -210,40 +210,18 @@ fn make_task(a: &Args, models: &Path, seed: u64) -> Task {
 
 fn planner(name: &str, task: &Task, samples: usize, seed: u64, share: f64) -> Box<dyn Planner> {
     let p = task.problem.clone();
+    let sampling = SamplingOptions { samples, seed, ..Default::default() };
+    let with_cfd = IlqrOptions { cfd: Some(task.cfd), ..task.ilqr.clone() };
+    let hybrid = HybridOptions { sampling: sampling.clone(), ilqr: with_cfd.clone(), sampling_share: share };
     match name {
-        "ilqr-cfd" => Box::new(Ilqr::new(p, IlqrOptions { cfd: Some(task.cfd), ..task.ilqr.clone() })),
+        "ilqr-cfd" => Box::new(Ilqr::new(p, with_cfd)),
         "ilqr" => Box::new(Ilqr::new(p, IlqrOptions { cfd: None, ..task.ilqr.clone() })),
-        "sampling" => Box::new(
-            PredictiveSampling::new(p, SamplingOptions { samples, seed, ..Default::default() })
-                .expect("sampling planner"),
-        ),
-        "hybrid" => Box::new(
-            Hybrid::new(
-                p,
-                HybridOptions {
-                    sampling: SamplingOptions { samples, seed, ..Default::default() },
-                    ilqr: IlqrOptions { cfd: Some(task.cfd), ..task.ilqr.clone() },
-                    sampling_share: share,
-                },
-            )
-            .expect("hybrid planner"),
-        ),
-        "sampling-gpu" => Box::new(
-            PredictiveSampling::on_gpu(p, SamplingOptions { samples, seed, ..Default::default() }, gpu())
-                .expect("sampling planner on the GPU"),
-        ),
-        "hybrid-gpu" => Box::new(
-            Hybrid::on_gpu(
-                p,
-                HybridOptions {
-                    sampling: SamplingOptions { samples, seed, ..Default::default() },
-                    ilqr: IlqrOptions { cfd: Some(task.cfd), ..task.ilqr.clone() },
-                    sampling_share: share,
-                },
-                gpu(),
-            )
-            .expect("hybrid planner on the GPU"),
-        ),
+        "sampling" => Box::new(PredictiveSampling::new(p, sampling).expect("sampling planner")),
+        "hybrid" => Box::new(Hybrid::new(p, hybrid).expect("hybrid planner")),
+        "sampling-gpu" => {
+            Box::new(PredictiveSampling::on_gpu(p, sampling, gpu()).expect("sampling planner on the GPU"))
+        }
+        "hybrid-gpu" => Box::new(Hybrid::on_gpu(p, hybrid, gpu()).expect("hybrid planner on the GPU")),
         other => panic!("unknown planner {other} (ilqr-cfd, ilqr, sampling, hybrid, sampling-gpu, hybrid-gpu)"),
     }
 }
