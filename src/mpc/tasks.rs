@@ -41,6 +41,7 @@ use crate::batch::WorldParams;
 use crate::diff::Cfd;
 use crate::integrator::{CenicParams, Mode};
 use crate::model::Model;
+use crate::model::soft::{SOLIMP_DEFAULT, SOLREF_DEFAULT};
 use crate::rl::EnvRng;
 use std::path::Path;
 use std::sync::Arc;
@@ -266,7 +267,9 @@ pub fn reacher(models_dir: &Path, seed: u64) -> Result<Task, MpcError> {
 /// slide joints removed: the marker has no physics (it collides with
 /// nothing), and the task's goal is a point of the cost, so the marker
 /// stays at gymnasium's default goal and the state loses 4 entries that
-/// every Jacobian pass would otherwise carry (nx = 18 instead of 22).
+/// every Jacobian pass would otherwise carry (nx = 18 instead of 22), and
+/// the object's contact as stiff as MuJoCo's at the centimetre
+/// penetrations of the task (0.393 N/m; the loader's mapping gives half).
 pub fn pusher_model(models_dir: &Path) -> Result<Arc<Model>, MpcError> {
     let path = models_dir.join("pusher.xml");
     let text = std::fs::read_to_string(&path).map_err(|e| MpcError::Input(format!("{}: {e}", path.display())))?;
@@ -306,6 +309,24 @@ pub fn pusher_model(models_dir: &Path) -> Result<Arc<Model>, MpcError> {
     }
     for g in partners {
         model.geoms[g].conaffinity |= 2;
+    }
+    // The object's contact as stiff as MuJoCo makes it where this task
+    // works. The loader maps solref/solimp to the stiffness at small
+    // penetration, m/((1 − d0)(τζ)²) with d0 = solimp[0] = 0.9; MuJoCo's
+    // impedance rises to dmax = solimp[1] = 0.95 over solimp's width
+    // (1 mm), and the fork sinks centimetres into this 7.9e-6 kg object
+    // (its slides' armature does not enter MuJoCo's regulariser), where
+    // MuJoCo's stiffness is m/((1 − dmax)(τζ)²): 0.393 N/m, twice the
+    // loader's 0.196 (measured in MuJoCo 4.0.0 by
+    // `scripts/mujoco_pusher_contact.py`). The damping ratio is kept.
+    let [tau, zeta] = SOLREF_DEFAULT;
+    let tau = tau.max(2.0 * model.options.timestep);
+    let mass: f64 = model.bodies.iter().filter(|b| b.root == object).map(|b| b.mass).sum();
+    let stiffness = mass / ((1.0 - SOLIMP_DEFAULT[1]) * (tau * zeta).powi(2));
+    for &g in &on_object {
+        let m = &mut model.geoms[g].material;
+        m.dissipation *= (stiffness / m.stiffness).sqrt();
+        m.stiffness = stiffness;
     }
     Ok(Arc::new(model))
 }

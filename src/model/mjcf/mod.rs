@@ -169,7 +169,11 @@
 //!   **k = m_ref·(−`solref[0]`)/(1 − d0)** and **d = (−`solref[1]`)/((1 − d0)·|g|)**.
 //! - d0 is clamped to [0.0001, 0.9999] as in MuJoCo. solimp's width,
 //!   midpoint and power (d rising from d0 towards dwidth with penetration)
-//!   are not represented: k is the stiffness at small penetration.
+//!   are not represented: k is the stiffness at small penetration. Beyond
+//!   the width MuJoCo's contact is (1 − d0)/(1 − dmax) times stiffer (2×
+//!   with the default solimp); where a model's contacts work that deep
+//!   (gymnasium's pusher object), set its `stiffness` (as
+//!   `mpc::tasks::pusher_model` does).
 //! - An explicit `stiffness` without `dissipation` gets the dissipation of
 //!   the damping ratio above with that stiffness; explicit values are used
 //!   as given.
