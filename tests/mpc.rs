@@ -839,6 +839,11 @@ fn pusher_object_contact_is_as_stiff_as_mujocos() {
     let rows = mj["rig"].as_array().unwrap();
     let k_mj = fx::f(&rows[0]["stiffness"]);
     assert!((mat.stiffness - k_mj).abs() < 0.005 * k_mj, "task {} N/m, MuJoCo {k_mj} N/m", mat.stiffness);
+    // The RL environment (Pusher-v5) has the same object.
+    let rl = cenic::rl::tasks::load_model(cenic::rl::tasks::Kind::Pusher, &dir).unwrap();
+    let rl_object = rl.body_id("object").unwrap();
+    let rl_geom = rl.geoms.iter().find(|g| g.body == rl_object && g.contype != 0).unwrap();
+    assert_eq!(rl_geom.material, mat, "Pusher-v5's object contact");
     // The rig: the object on one slide, a 100 kg capsule pushing it at constant speed.
     let rig = format!(
         r#"<mujoco><option timestep="0.01" gravity="0 0 0"/><worldbody>

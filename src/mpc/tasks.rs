@@ -41,8 +41,8 @@ use crate::batch::WorldParams;
 use crate::diff::Cfd;
 use crate::integrator::{CenicParams, Mode};
 use crate::model::Model;
-use crate::model::soft::{SOLIMP_DEFAULT, SOLREF_DEFAULT};
 use crate::rl::EnvRng;
+use crate::rl::tasks::{pusher_object_as_mujoco, pusher_v5_mjcf};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -267,29 +267,26 @@ pub fn reacher(models_dir: &Path, seed: u64) -> Result<Task, MpcError> {
 /// slide joints removed: the marker has no physics (it collides with
 /// nothing), and the task's goal is a point of the cost, so the marker
 /// stays at gymnasium's default goal and the state loses 4 entries that
-/// every Jacobian pass would otherwise carry (nx = 18 instead of 22), and
-/// the object's contact as stiff as MuJoCo's at the centimetre
-/// penetrations of the task (0.393 N/m; the loader's mapping gives half).
+/// every Jacobian pass would otherwise carry (nx = 18 instead of 22). The
+/// object's contact is MuJoCo's at the fork's centimetre penetrations
+/// ([`crate::rl::tasks::pusher_object_as_mujoco`]).
 pub fn pusher_model(models_dir: &Path) -> Result<Arc<Model>, MpcError> {
     let path = models_dir.join("pusher.xml");
-    let text = std::fs::read_to_string(&path).map_err(|e| MpcError::Input(format!("{}: {e}", path.display())))?;
-    let sphere = r#"<geom rgba="1 1 1 0" type="sphere" size="0.05 0.05 0.05" density="0.00001" conaffinity="0"/>"#;
-    let cylinder =
-        r#"<geom rgba="1 1 1 1" type="cylinder" size="0.05 0.05 0.05" density="0.00001" contype="1" conaffinity="0"/>"#;
+    let bad = |e: String| MpcError::Input(format!("{}: {e}", path.display()));
+    let text = std::fs::read_to_string(&path).map_err(|e| bad(e.to_string()))?;
     let goal_joints = [
         r#"<joint name="goal_slidey" type="slide" pos="0 0 0" axis="0 1 0" range="-10.3213 10.3" damping="0.5"/>"#,
         r#"<joint name="goal_slidex" type="slide" pos="0 0 0" axis="1 0 0" range="-10.3213 10.3" damping="0.5"/>"#,
     ];
-    if let Some(missing) = [sphere, cylinder].iter().chain(&goal_joints).find(|t| !text.contains(**t)) {
-        return Err(MpcError::Input(format!("{}: not gymnasium's pusher (no `{missing}`)", path.display())));
+    if let Some(missing) = goal_joints.iter().find(|t| !text.contains(**t)) {
+        return Err(bad(format!("not gymnasium's pusher (no `{missing}`)")));
     }
-    // v5: the object's sphere commented out, its cylinder 1000× denser.
-    let mut v5 =
-        text.replace(sphere, "").replace(cylinder, &cylinder.replace(r#"density="0.00001""#, r#"density="0.01""#));
+    let mut v5 = pusher_v5_mjcf(&text).map_err(bad)?;
     for j in goal_joints {
         v5 = v5.replace(j, "");
     }
-    let mut model = Model::from_mjcf_str(&v5).map_err(|e| MpcError::Input(format!("{}: {e}", path.display())))?;
+    let mut model = Model::from_mjcf_str(&v5).map_err(|e| bad(e.to_string()))?;
+    pusher_object_as_mujoco(&mut model);
     // The object–table contact is frictionless (condim 1) and normal to the
     // object's two horizontal slides, so it exerts no generalized force:
     // drop it (object contype 2, the moving geoms that touch the object
@@ -309,24 +306,6 @@ pub fn pusher_model(models_dir: &Path) -> Result<Arc<Model>, MpcError> {
     }
     for g in partners {
         model.geoms[g].conaffinity |= 2;
-    }
-    // The object's contact as stiff as MuJoCo makes it where this task
-    // works. The loader maps solref/solimp to the stiffness at small
-    // penetration, m/((1 − d0)(τζ)²) with d0 = solimp[0] = 0.9; MuJoCo's
-    // impedance rises to dmax = solimp[1] = 0.95 over solimp's width
-    // (1 mm), and the fork sinks centimetres into this 7.9e-6 kg object
-    // (its slides' armature does not enter MuJoCo's regulariser), where
-    // MuJoCo's stiffness is m/((1 − dmax)(τζ)²): 0.393 N/m, twice the
-    // loader's 0.196 (measured in MuJoCo 4.0.0 by
-    // `scripts/mujoco_pusher_contact.py`). The damping ratio is kept.
-    let [tau, zeta] = SOLREF_DEFAULT;
-    let tau = tau.max(2.0 * model.options.timestep);
-    let mass: f64 = model.bodies.iter().filter(|b| b.root == object).map(|b| b.mass).sum();
-    let stiffness = mass / ((1.0 - SOLIMP_DEFAULT[1]) * (tau * zeta).powi(2));
-    for &g in &on_object {
-        let m = &mut model.geoms[g].material;
-        m.dissipation *= (stiffness / m.stiffness).sqrt();
-        m.stiffness = stiffness;
     }
     Ok(Arc::new(model))
 }

@@ -282,18 +282,45 @@ pub fn load_model(kind: Kind, models_dir: &Path) -> Result<Model, RlError> {
     }
     let text = std::fs::read_to_string(&path)
         .map_err(|e| crate::model::ModelError::Io { path: path.display().to_string(), message: e.to_string() })?;
-    // gymnasium's pusher_v5.xml: the object's sphere commented out, its cylinder 1000× denser.
+    let v5 = pusher_v5_mjcf(&text).map_err(|m| task_err(kind, format!("{}: {m}", path.display())))?;
+    let mut model = Model::from_mjcf_str(&v5)?;
+    pusher_object_as_mujoco(&mut model);
+    Ok(model)
+}
+
+/// gymnasium's pusher_v5.xml from the text of pusher.xml: the object's
+/// sphere commented out, its cylinder 1000× denser. Errs when the
+/// object's geoms are not gymnasium's.
+pub(crate) fn pusher_v5_mjcf(text: &str) -> Result<String, String> {
     let sphere = r#"<geom rgba="1 1 1 0" type="sphere" size="0.05 0.05 0.05" density="0.00001" conaffinity="0"/>"#;
     let cylinder =
         r#"<geom rgba="1 1 1 1" type="cylinder" size="0.05 0.05 0.05" density="0.00001" contype="1" conaffinity="0"/>"#;
     if !text.contains(sphere) || !text.contains(cylinder) {
-        return Err(task_err(
-            kind,
-            format!("{}: the object's geoms are not gymnasium's (cannot derive Pusher-v5)", path.display()),
-        ));
+        return Err("the object's geoms are not gymnasium's (cannot derive Pusher-v5)".into());
     }
-    let v5 = text.replace(sphere, "").replace(cylinder, &cylinder.replace(r#"density="0.00001""#, r#"density="0.01""#));
-    Ok(Model::from_mjcf_str(&v5)?)
+    Ok(text.replace(sphere, "").replace(cylinder, &cylinder.replace(r#"density="0.00001""#, r#"density="0.01""#)))
+}
+
+/// Makes the pusher's object contact as stiff as MuJoCo makes it where the
+/// fork pushes it. The loader maps solref/solimp to the stiffness at small
+/// penetration, m/((1 − d0)(τζ)²) with d0 = solimp[0] = 0.9; MuJoCo's
+/// impedance rises to dmax = solimp[1] = 0.95 over solimp's width (1 mm),
+/// and the fork sinks centimetres into this 7.9e-6 kg object (its slides'
+/// armature does not enter MuJoCo's regulariser), where MuJoCo's stiffness
+/// is m/((1 − dmax)(τζ)²): 0.393 N/m, twice the loader's 0.196 (measured in
+/// MuJoCo 4.0.0 by `scripts/mujoco_pusher_contact.py`). The damping ratio
+/// is kept. Does nothing to a model without a body named "object".
+pub fn pusher_object_as_mujoco(model: &mut Model) {
+    use crate::model::soft::{SOLIMP_DEFAULT, SOLREF_DEFAULT};
+    let Some(object) = model.body_id("object") else { return };
+    let [tau, zeta] = SOLREF_DEFAULT;
+    let tau = tau.max(2.0 * model.options.timestep);
+    let mass: f64 = model.bodies.iter().filter(|b| b.root == object).map(|b| b.mass).sum();
+    let stiffness = mass / ((1.0 - SOLIMP_DEFAULT[1]) * (tau * zeta).powi(2));
+    for g in model.geoms.iter_mut().filter(|g| g.body == object && g.material.stiffness.is_finite()) {
+        g.material.dissipation *= (stiffness / g.material.stiffness).sqrt();
+        g.material.stiffness = stiffness;
+    }
 }
 
 /// The task named `name` (gymnasium id or short name) and its model, from
