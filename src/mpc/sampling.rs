@@ -52,7 +52,8 @@ pub struct PredictiveSampling {
     u: Vec<f64>,
     /// The rollouts' batch: one world per sample.
     batch: Box<dyn Batch + Send>,
-    /// Where the rollouts run, for [`Planner::name`] ("" for the CPU).
+    /// ", GPU" when [`PredictiveSampling::on_gpu`] built the batch, for
+    /// [`Planner::name`]; "" otherwise.
     device: &'static str,
     rng: EnvRng,
     workspaces: Vec<Workspace>,
@@ -172,7 +173,7 @@ impl PredictiveSampling {
         }
     }
 
-    /// ", GPU" when the rollouts run on the GPU, else "".
+    /// ", GPU" when [`PredictiveSampling::on_gpu`] built the batch, else "".
     pub(crate) fn device(&self) -> &'static str {
         self.device
     }

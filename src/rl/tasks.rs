@@ -311,12 +311,13 @@ pub(crate) fn pusher_v5_mjcf(text: &str) -> Result<String, String> {
 /// MuJoCo 4.0.0 by `scripts/mujoco_pusher_contact.py`). The damping ratio
 /// is kept. Does nothing to a model without a body named "object".
 pub fn pusher_object_as_mujoco(model: &mut Model) {
-    use crate::model::soft::{SOLIMP_DEFAULT, SOLREF_DEFAULT};
+    use crate::model::soft::{SOLIMP_DEFAULT, Softness};
     let Some(object) = model.body_id("object") else { return };
-    let [tau, zeta] = SOLREF_DEFAULT;
-    let tau = tau.max(2.0 * model.options.timestep);
     let mass: f64 = model.bodies.iter().filter(|b| b.root == object).map(|b| b.mass).sum();
-    let stiffness = mass / ((1.0 - SOLIMP_DEFAULT[1]) * (tau * zeta).powi(2));
+    // The loader's mapping (Softness::spring, which reads d0) with d0 = dmax.
+    let [_, dmax, width, mid, power] = SOLIMP_DEFAULT;
+    let deep = Softness { solimp: [dmax, dmax, width, mid, power], ..Default::default() };
+    let (stiffness, _) = deep.spring(mass, model.options.timestep);
     for g in model.geoms.iter_mut().filter(|g| g.body == object && g.material.stiffness.is_finite()) {
         g.material.dissipation *= (stiffness / g.material.stiffness).sqrt();
         g.material.stiffness = stiffness;
