@@ -64,7 +64,7 @@ fn random_size(rng: &mut Rng, kind: GeomKind) -> Vec3<f64> {
 fn cast<T: Real>(s: &Shape<'static, f64>) -> Shape<'static, T> {
     let m = s.rot.m;
     let rot = Mat3::from_rows(m.map(|r| r.map(T::c)));
-    Shape { kind: s.kind, size: s.size.cast(), mesh: s.mesh, pos: s.pos.cast(), rot }
+    Shape { kind: s.kind, size: s.size.cast(), mesh: s.mesh, hfield: None, prism: None, pos: s.pos.cast(), rot }
 }
 
 /// Deepest φ of the pair (m), with a margin large enough to always report.
@@ -89,6 +89,8 @@ fn near_contact_poses(
         kind,
         size: random_size(rng, kind),
         mesh: if kind == GeomKind::Mesh { Some(mesh) } else { None },
+        hfield: None,
+        prism: None,
         pos: Vec3::zero(),
         rot: rng.rot(),
     };

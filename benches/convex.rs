@@ -43,10 +43,24 @@ fn poses<'m>(ka: GeomKind, kb: GeomKind, meshes: &'m [ConvexMesh], seed: u64) ->
             (k == GeomKind::Mesh).then(|| &meshes[(rng.next_u64() % meshes.len() as u64) as usize])
         };
         let (ma, mb) = (pick(ka, &mut rng), pick(kb, &mut rng));
-        let a =
-            Shape { kind: ka, size: random_size(ka, &mut rng), mesh: ma, pos: Vec3::zero(), rot: random_rot(&mut rng) };
-        let mut b =
-            Shape { kind: kb, size: random_size(kb, &mut rng), mesh: mb, pos: Vec3::zero(), rot: random_rot(&mut rng) };
+        let a = Shape {
+            kind: ka,
+            size: random_size(ka, &mut rng),
+            mesh: ma,
+            hfield: None,
+            prism: None,
+            pos: Vec3::zero(),
+            rot: random_rot(&mut rng),
+        };
+        let mut b = Shape {
+            kind: kb,
+            size: random_size(kb, &mut rng),
+            mesh: mb,
+            hfield: None,
+            prism: None,
+            pos: Vec3::zero(),
+            rot: random_rot(&mut rng),
+        };
         let target = rng.range(-0.02, 0.04);
         if ka == GeomKind::Plane {
             let n = a.rot.col(2);
@@ -80,7 +94,7 @@ fn cast<'m>(s: &Shape<'m, f64>) -> Shape<'m, f32> {
             rot.m[i][j] = s.rot.m[i][j] as f32;
         }
     }
-    Shape { kind: s.kind, size: s.size.cast(), mesh: s.mesh, pos: s.pos.cast(), rot }
+    Shape { kind: s.kind, size: s.size.cast(), mesh: s.mesh, hfield: None, prism: None, pos: s.pos.cast(), rot }
 }
 
 fn bench(c: &mut Criterion) {

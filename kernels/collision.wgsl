@@ -27,7 +27,7 @@
 //
 // The narrow-phase routines are in the libraries composed in front of this
 // file (src/gpu/shaders.rs STAGE_DEPS): collision_shapes, collision_analytic,
-// collision_gjk, collision_epa, collision_manifold; the dispatch
+// collision_gjk, collision_epa, collision_manifold, collision_hfield; the dispatch
 // narrow_phase_fn is generated from src/collision/narrowphase.rs PAIR_KINDS.
 
 // ---------------------------------------------------------------- dispatch (narrowphase.rs narrow_phase_fn)
@@ -35,13 +35,18 @@
 /// collision::narrow_phase_pair: the manifold of `pair` in world w, with the
 /// pair's margin plus the world's skin (m). `epa` (a constant at every call
 /// site, so each entry point compiles only its half): the pair is one of the
-/// GJK/EPA pairs, whose routine is convex_contact.
+/// GJK/EPA pairs, whose routine is convex_contact, or hfield_contact when B
+/// is a height field.
 fn narrow_phase_pair(w: u32, pair: CollisionPair, skin: f32, epa: bool) {
     manifold_len = 0u;
     let a = shape_of_geom(w, pair.geom.x);
     let b = shape_of_geom(w, pair.geom.y);
     if (epa) {
-        convex_contact(a, b, pair.margin + skin);
+        if (b.kind == GEOM_HFIELD) {
+            hfield_contact(a, b, pair.margin + skin);
+        } else {
+            convex_contact(a, b, pair.margin + skin);
+        }
     } else {
         narrow_phase_fn(pair.kinds, a, b, pair.margin + skin);
     }

@@ -10,6 +10,10 @@ struct SupportPoint {
     f: u32,
 }
 
+/// The height-field prism being collided (hfield.rs Shape::prism; kind
+/// GEOM_HFIELD): bottom triangle 0–2, top triangle 3–5, shape frame (m).
+var<private> prism: array<vec3f, 6>;
+
 fn mesh_vertex(s: Shape, i: u32) -> vec3f {
     return mesh_vertices[collision_geoms[s.geom].vert_adr + i].xyz;
 }
@@ -70,6 +74,23 @@ fn support_core_local(s: Shape, d: vec3f) -> SupportPoint {
             }
             return SupportPoint(mesh_vertices[cg.vert_adr + idx].xyz, idx);
         }
+        case GEOM_HFIELD: {
+            // The prism: the best of the bottom triangle when d points down, else of the top one.
+            var start = 3u;
+            if (d.z < 0.0) {
+                start = 0u;
+            }
+            var best = start;
+            var best_v = dot3(prism[start], d);
+            for (var i = start + 1u; i < start + 3u; i++) {
+                let v = dot3(prism[i], d);
+                if (v > best_v) {
+                    best_v = v;
+                    best = i;
+                }
+            }
+            return SupportPoint(prism[best], best);
+        }
         default: {
             // Plane, sphere: the origin.
             return SupportPoint(vec3f(0.0), 0u);
@@ -114,6 +135,14 @@ fn bounding_radius(s: Shape) -> f32 {
         }
         case GEOM_MESH: {
             return collision_geoms[s.geom].mesh_radius;
+        }
+        case GEOM_HFIELD: {
+            // The prism (hfield.rs): its farthest vertex.
+            var r = 0.0;
+            for (var i = 0u; i < 6u; i++) {
+                r = max(r, norm(prism[i]));
+            }
+            return r;
         }
         default: {
             return 0.0;

@@ -256,18 +256,21 @@ struct CollisionPair {
 struct CollisionGeom {
     /// Bounding-volume margin max(Options::margin, Geom::margin) (m).
     margin: f32,
-    /// Mesh geoms: bounding radius of the hull about the geom origin (m).
+    /// Mesh geoms: bounding radius of the hull about the geom origin (m);
+    /// height fields: theirs.
     mesh_radius: f32,
-    /// Mesh geoms: first vertex in `mesh_vertices`, vertex count.
+    /// Mesh geoms: first vertex in `mesh_vertices`, vertex count; height
+    /// fields: their entry there (size, then elevations four per entry),
+    /// sample count.
     vert_adr: u32,
     vert_num: u32,
-    /// Mesh geoms: centre of the local vertex box (m).
+    /// Mesh geoms: centre of the local vertex box (m); height fields: of the field's box.
     local_centre: vec3f,
-    /// Mesh geoms: first polygon in `mesh_polygons`.
+    /// Mesh geoms: first polygon in `mesh_polygons`; height fields: ncol.
     poly_adr: u32,
-    /// Mesh geoms: half-extents of the local vertex box (m).
+    /// Mesh geoms: half-extents of the local vertex box (m); height fields: of the field's box.
     local_half: vec3f,
-    /// Mesh geoms: polygon count.
+    /// Mesh geoms: polygon count; height fields: nrow.
     poly_num: u32,
 }
 

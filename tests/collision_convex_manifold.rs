@@ -26,7 +26,7 @@ fn shape<'m>(
     rot: Mat3<f64>,
     mesh: Option<&'m ConvexMesh>,
 ) -> Shape<'m, f64> {
-    Shape { kind, size: Vec3::from_array(size), mesh, pos: Vec3::from_array(pos), rot }
+    Shape { kind, size: Vec3::from_array(size), mesh, hfield: None, prism: None, pos: Vec3::from_array(pos), rot }
 }
 
 fn contacts(a: &Shape<'_, f64>, b: &Shape<'_, f64>) -> Vec<ContactPoint<f64>> {

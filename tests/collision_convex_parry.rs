@@ -144,7 +144,15 @@ impl<'m> Geom<'m> {
         Quat::new(q[0], q[1], q[2], q[3]).to_mat3()
     }
     fn shape(&self) -> Shape<'m, f64> {
-        Shape { kind: self.kind, size: self.size, mesh: self.mesh, pos: self.pos, rot: self.rot() }
+        Shape {
+            kind: self.kind,
+            size: self.size,
+            mesh: self.mesh,
+            hfield: None,
+            prism: None,
+            pos: self.pos,
+            rot: self.rot(),
+        }
     }
     fn shape_f32(&self) -> Shape<'m, f32> {
         let r = self.rot();
@@ -154,7 +162,15 @@ impl<'m> Geom<'m> {
                 rot.m[i][j] = r.m[i][j] as f32;
             }
         }
-        Shape { kind: self.kind, size: self.size.cast(), mesh: self.mesh, pos: self.pos.cast(), rot }
+        Shape {
+            kind: self.kind,
+            size: self.size.cast(),
+            mesh: self.mesh,
+            hfield: None,
+            prism: None,
+            pos: self.pos.cast(),
+            rot,
+        }
     }
     fn bounding_radius(&self) -> f64 {
         let s = self.size;

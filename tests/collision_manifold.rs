@@ -23,7 +23,7 @@ fn rot(axis: V, angle: f64) -> Mat3<f64> {
 }
 
 fn shape(kind: GeomKind, size: V, pos: V, rot: Mat3<f64>) -> Shape<'static, f64> {
-    Shape { kind, size, mesh: None, pos, rot }
+    Shape { kind, size, mesh: None, hfield: None, prism: None, pos, rot }
 }
 
 fn run(a: &Shape<'_, f64>, b: &Shape<'_, f64>, margin: f64) -> Manifold<f64> {

@@ -11,7 +11,7 @@ mod common;
 use cenic::collision::{CONVEX_PAIRS, MAX_MANIFOLD, Manifold, PAIR_KINDS, Shape, narrow_phase_fn};
 use cenic::gpu::batch::default_contact_capacity;
 use cenic::math::{Quat, Vec3};
-use cenic::model::{ConvexMesh, GeomKind};
+use cenic::model::{ConvexMesh, GeomKind, HeightField};
 use common::Rng;
 
 fn mesh() -> ConvexMesh {
@@ -35,8 +35,14 @@ fn size(kind: GeomKind, rng: &mut Rng) -> [f64; 3] {
         GeomKind::Sphere => [r(rng, 0.05, 0.2), 0.0, 0.0],
         GeomKind::Capsule | GeomKind::Cylinder => [r(rng, 0.03, 0.15), r(rng, 0.05, 0.3), 0.0],
         GeomKind::Box | GeomKind::Ellipsoid => [r(rng, 0.03, 0.3), r(rng, 0.03, 0.3), r(rng, 0.03, 0.3)],
-        GeomKind::Mesh => [1.0, 1.0, 1.0],
+        GeomKind::Mesh | GeomKind::Hfield => [1.0, 1.0, 1.0],
     }
+}
+
+/// A bumpy 9 × 9 field, 1 m × 1 m, 0.1 m high.
+fn field() -> HeightField {
+    let raw: Vec<f32> = (0..81).map(|i| ((i % 9) as f32 * 0.7).sin() * ((i / 9) as f32 * 0.5).cos()).collect();
+    HeightField::new("bumps", 9, 9, [0.5, 0.5, 0.1, 0.05], &raw).unwrap()
 }
 
 /// A random orientation, or (half of the time) one axis-aligned up to a
@@ -56,6 +62,7 @@ fn orientation(rng: &mut Rng) -> Quat<f64> {
 #[test]
 fn routines_stay_within_the_table_max_points() {
     let hull = mesh();
+    let bumps = field();
     let mut rng = Rng::new(18);
     let mut largest = vec![0usize; PAIR_KINDS.len()];
     for (row, p) in PAIR_KINDS.iter().enumerate().filter(|(_, p)| p.max_points > 0) {
@@ -68,6 +75,8 @@ fn routines_stay_within_the_table_max_points() {
                 kind: p.a,
                 size: Vec3::from_array(sa),
                 mesh: (p.a == GeomKind::Mesh).then_some(&hull),
+                hfield: None,
+                prism: None,
                 pos: Vec3::zero(),
                 rot: ra.to_mat3(),
             };
@@ -82,6 +91,8 @@ fn routines_stay_within_the_table_max_points() {
                 kind: p.b,
                 size: Vec3::from_array(sb),
                 mesh: (p.b == GeomKind::Mesh).then_some(&hull),
+                hfield: (p.b == GeomKind::Hfield).then_some(&bumps),
+                prism: None,
                 pos: dir,
                 rot: rb.to_mat3(),
             };
@@ -115,11 +126,12 @@ fn the_table_covers_every_kind_pair_once() {
         assert_eq!(p.routine, format!("contact_{}_{}", p.a.name(), p.b.name()));
         assert!(p.max_points <= MAX_MANIFOLD, "{}", p.routine);
         assert!(!p.uses_epa || p.convex, "{}: GJK/EPA only in the convex routines", p.routine);
+        assert_eq!(p.hfield, p.b == GeomKind::Hfield && p.max_points > 0, "{}", p.routine);
         assert!(!seen.contains(&(p.a, p.b)));
         seen.push((p.a, p.b));
     }
     assert_eq!(seen.len(), GeomKind::COUNT * (GeomKind::COUNT + 1) / 2);
-    let convex: Vec<_> = PAIR_KINDS.iter().filter(|p| p.convex).map(|p| (p.a, p.b)).collect();
+    let convex: Vec<_> = PAIR_KINDS.iter().filter(|p| p.convex && !p.hfield).map(|p| (p.a, p.b)).collect();
     assert_eq!(convex, CONVEX_PAIRS.to_vec());
     for p in &PAIR_KINDS {
         assert_eq!(cenic::gpu::collision::uses_epa(p.a, p.b), p.uses_epa, "{}", p.routine);

@@ -76,7 +76,15 @@ struct G {
 impl G {
     fn shape<T: Real>(&self) -> Shape<'static, T> {
         let q = q4::<T>(self.quat).normalize();
-        Shape { kind: self.kind, size: v3(self.size), mesh: None, pos: v3(self.pos), rot: q.to_mat3() }
+        Shape {
+            kind: self.kind,
+            size: v3(self.size),
+            mesh: None,
+            hfield: None,
+            prism: None,
+            pos: v3(self.pos),
+            rot: q.to_mat3(),
+        }
     }
     fn pose(&self) -> Pose {
         let [w, x, y, z] = self.quat;

@@ -166,6 +166,8 @@ fn extent(model: &Model, g: usize, rot: [f64; 4], n: Vec3<f64>) -> f64 {
         kind: geom.kind,
         size: Vec3::from_array(geom.size),
         mesh: geom.mesh.map(|m| &model.meshes[m]),
+        hfield: geom.hfield.map(|h| &model.hfields[h]),
+        prism: None,
         pos: Vec3::zero(),
         rot: Quat::from_array(rot).to_mat3(),
     };

@@ -71,7 +71,7 @@ fn negative_mass() {
   </worldbody>
 </mujoco>"#,
     );
-    assert_at(&e, &msg, 5, "inertial", None, &["mass must be positive", "-2"]);
+    assert_at(&e, &msg, 5, "inertial", None, &["mass must be finite and ≥ 0", "-2"]);
     // Geom mass: rejected where it is written.
     let (e, msg) = fail(
         r#"<mujoco>
@@ -226,9 +226,69 @@ fn more_bad_values_name_their_place() {
     );
     assert_at(&e, &msg, 3, "geom", None, &["wrapping around geom \"cyl\" is not supported", "add sites"]);
     let (e, msg) = fail(
-        "<mujoco><worldbody/><asset>\n<hfield name=\"h\" nrow=\"2\" ncol=\"2\" size=\"1 1 1 1\"/></asset></mujoco>",
+        "<mujoco><worldbody/><asset>\n<hfield name=\"h\" nrow=\"2\" ncol=\"2\" size=\"1 1 1 1\" elevation=\"1 2 3\"/></asset></mujoco>",
     );
-    assert_at(&e, &msg, 2, "hfield name=\"h\"", None, &["not supported"]);
+    assert_at(&e, &msg, 2, "hfield name=\"h\"", Some("elevation"), &["3 numbers", "nrow·ncol = 4"]);
+}
+
+/// Height fields, frames and replicates: what cenic (like MuJoCo) refuses,
+/// named where it is written, with what is supported instead.
+#[test]
+fn height_field_frame_and_replicate_refusals_name_their_place() {
+    let field = "<asset><hfield name=\"h\" nrow=\"2\" ncol=\"2\" size=\"1 1 0.1 0.1\"/></asset>";
+    // A height field on a moving body.
+    let (e, msg) = fail(&format!(
+        "<mujoco>{field}<worldbody><body><freejoint/>\n<geom name=\"t\" type=\"hfield\" hfield=\"h\"/></body></worldbody></mujoco>"
+    ));
+    assert_at(&e, &msg, 2, "geom name=\"t\"", None, &["static body"]);
+    // A height-field geom without its field, and an unknown field.
+    let (e, msg) = fail(&format!("<mujoco>{field}<worldbody>\n<geom type=\"hfield\"/></worldbody></mujoco>"));
+    assert_at(&e, &msg, 2, "geom", None, &["needs an 'hfield' attribute"]);
+    let (e, msg) =
+        fail(&format!("<mujoco>{field}<worldbody>\n<geom type=\"hfield\" hfield=\"x\"/></worldbody></mujoco>"));
+    assert_at(&e, &msg, 2, "geom", Some("hfield"), &["unknown height field \"x\""]);
+    let (e, msg) = fail(&format!("<mujoco>{field}<worldbody>\n<geom size=\"1\" hfield=\"h\"/></worldbody></mujoco>"));
+    assert_at(&e, &msg, 2, "geom", Some("hfield"), &["needs type=\"hfield\""]);
+    // Sizes MuJoCo refuses, and a field too large to allocate.
+    let (e, msg) =
+        fail("<mujoco><asset>\n<hfield name=\"h\" nrow=\"2\" ncol=\"2\" size=\"1 1 0 1\"/></asset></mujoco>");
+    assert_at(&e, &msg, 2, "hfield name=\"h\"", Some("size"), &["size[2] must be positive"]);
+    let (e, msg) =
+        fail("<mujoco><asset>\n<hfield name=\"h\" nrow=\"100000\" ncol=\"100000\" size=\"1 1 1 1\"/></asset></mujoco>");
+    assert_at(&e, &msg, 2, "hfield name=\"h\"", None, &["exceed cenic's limit"]);
+    let (e, msg) = fail("<mujoco><asset>\n<hfield name=\"h\" file=\"nope.png\" size=\"1 1 1 1\"/></asset></mujoco>");
+    assert_at(&e, &msg, 2, "hfield name=\"h\"", Some("file"), &["cannot read height-field file", "nope.png"]);
+    // <inertial> inside a frame.
+    let (e, msg) = fail(
+        "<mujoco><worldbody><body><joint/><geom size=\"1\"/><frame>\n<inertial pos=\"0 0 0\" mass=\"1\"/></frame></body></worldbody></mujoco>",
+    );
+    assert_at(&e, &msg, 2, "inertial", None, &["cannot be inside <frame>"]);
+    let (e, msg) = fail("<mujoco><worldbody>\n<frame size=\"1\"><geom size=\"1\"/></frame></worldbody></mujoco>");
+    assert_at(&e, &msg, 2, "frame", Some("size"), &["unsupported attribute 'size'"]);
+    // Replicate counts, children, sizes.
+    let (e, msg) =
+        fail("<mujoco><worldbody>\n<replicate count=\"0\"><geom size=\"1\"/></replicate></worldbody></mujoco>");
+    assert_at(&e, &msg, 2, "replicate", Some("count"), &["positive integer"]);
+    let (e, msg) = fail("<mujoco><worldbody>\n<replicate><geom size=\"1\"/></replicate></worldbody></mujoco>");
+    assert_at(&e, &msg, 2, "replicate", None, &["missing required attribute 'count'"]);
+    let (e, msg) = fail(
+        "<mujoco><worldbody>\n<replicate count=\"2\"><geom size=\"1\"/>\n<inertial pos=\"0 0 0\" mass=\"1\"/></replicate></worldbody></mujoco>",
+    );
+    assert_at(&e, &msg, 3, "inertial", None, &["cannot be replicated"]);
+    let (e, msg) = fail(
+        "<mujoco><worldbody>\n<replicate count=\"100000\"><replicate count=\"100000\"><geom size=\"1\"/></replicate></replicate></worldbody></mujoco>",
+    );
+    assert_at(&e, &msg, 2, "replicate", None, &["MiB of MJCF", "limit"]);
+    // A geom inside a replica keeps its line, and its name says which replica.
+    let (e, msg) = fail(
+        "<mujoco><worldbody>\n<replicate count=\"3\" sep=\"#\">\n<geom name=\"g\" size=\"-1\"/></replicate></worldbody></mujoco>",
+    );
+    assert_at(&e, &msg, 3, "geom name=\"g#0\"", Some("size"), &["must be positive"]);
+    // An equality constraint between a replicated body and one outside the replicate.
+    let (e, msg) = fail(
+        "<mujoco><worldbody><body name=\"base\"><joint/><geom size=\"1\"/></body><replicate count=\"2\"><body name=\"b\"><joint/><geom size=\"1\"/></body></replicate></worldbody>\n<equality>\n<connect body1=\"b\" body2=\"base\" anchor=\"0 0 0\"/></equality></mujoco>",
+    );
+    assert_at(&e, &msg, 3, "connect", None, &["inside and outside the <replicate>"]);
 }
 
 #[test]

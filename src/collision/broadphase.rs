@@ -4,7 +4,8 @@
 //!
 //! Bounding volumes: every non-plane geom gets a world axis-aligned box
 //! (exact for spheres, capsules, boxes, cylinders and ellipsoids; the
-//! rotated local vertex box for meshes), inflated on every side by the
+//! rotated local vertex box for meshes, the rotated field box for height
+//! fields), inflated on every side by the
 //! geom's own margin `max(Options::margin, Geom::margin)` and a few rounding
 //! units. Since the pair margin ([`super::pair_margin`]) is the larger of the
 //! two geoms' margins, two geoms closer than their pair margin always have
@@ -178,10 +179,15 @@ fn geom_margin(model: &Model, g: usize) -> f64 {
     model.options.margin.max(model.geoms[g].margin)
 }
 
-/// Local bounding box (centre, half-extents; m) of a mesh geom's vertices;
+/// Local bounding box (centre, half-extents; m) of a mesh geom's vertices,
+/// or of a height field ([−r_x, r_x] × [−r_y, r_y] × [−base, elevation]);
 /// zero for other kinds (unused).
 fn mesh_local_box<T: Real>(model: &Model, g: usize) -> (Vec3<T>, Vec3<T>) {
     let geom = &model.geoms[g];
+    if let (GeomKind::Hfield, Some(h)) = (geom.kind, geom.hfield) {
+        let [a, b, c, d] = model.hfields[h].size;
+        return (v3([0.0, 0.0, 0.5 * (c - d)]), v3([a, b, 0.5 * (c + d)]));
+    }
     match (geom.kind, geom.mesh) {
         (GeomKind::Mesh, Some(m)) if !model.meshes[m].vertices.is_empty() => {
             let mut lo = [f64::INFINITY; 3];
@@ -233,7 +239,7 @@ fn geom_aabb<T: Real>(
                 e[i] = Vec3::from_array(r.m[i]).cmul(s).norm();
             }
         }
-        GeomKind::Mesh => {
+        GeomKind::Mesh | GeomKind::Hfield => {
             c += *r * local.0;
             for i in 0..3 {
                 e[i] = Vec3::from_array(r.m[i]).abs().dot(local.1);

@@ -16,7 +16,7 @@ pub use narrowphase::*;
 
 use crate::dynamics::Data;
 use crate::math::{Mat3, Real, Vec3, v3};
-use crate::model::{ConvexMesh, GeomKind, Material, Model};
+use crate::model::{ConvexMesh, GeomKind, HeightField, Material, Model};
 
 /// Most points a single narrow-phase call may produce.
 pub const MAX_MANIFOLD: usize = 8;
@@ -30,6 +30,13 @@ pub struct Shape<'a, T> {
     pub size: Vec3<T>,
     /// Hull for mesh geoms.
     pub mesh: Option<&'a ConvexMesh>,
+    /// The field of height-field geoms.
+    pub hfield: Option<&'a HeightField>,
+    /// One prism of a height field (kind [`GeomKind::Hfield`] with this set):
+    /// the bottom triangle (vertices 0–2) and the top triangle (3–5) above
+    /// it, in the shape's frame (m). The height-field routines collide these
+    /// one by one with the other geom (see `narrowphase::hfield`).
+    pub prism: Option<&'a [Vec3<T>; 6]>,
     /// Origin of the geom frame, world (m).
     pub pos: Vec3<T>,
     /// Rotation geom → world.
@@ -45,6 +52,8 @@ impl<'a, T: Real> Shape<'a, T> {
             kind: geom.kind,
             size: v3::<T>(geom.size) * data.geom_size_scale[g],
             mesh: geom.mesh.map(|m| &model.meshes[m]),
+            hfield: geom.hfield.map(|h| &model.hfields[h]),
+            prism: None,
             pos: data.geom_xpos[g],
             rot: data.geom_xmat[g],
         }

@@ -1,13 +1,17 @@
 //! Narrow phase: one `contact_<a>_<b>` routine per geom-kind pair, selected
 //! by [`narrow_phase_fn`]. Analytic routines for plane, sphere, capsule and
 //! box pairs live in `analytic`; pairs with a cylinder, ellipsoid or convex
-//! mesh use the general convex routine in `convex` (support functions).
+//! mesh use the general convex routine in `convex` (support functions);
+//! height fields collide prism by prism through the same convex code
+//! (`hfield`).
 
 mod analytic;
 mod convex;
+mod hfield;
 
 pub use analytic::*;
 pub use convex::*;
+pub use hfield::*;
 
 use super::{Manifold, Shape};
 use crate::math::Real;
@@ -30,8 +34,12 @@ pub struct PairKind {
     pub b: GeomKind,
     /// The routine, `contact_<a>_<b>` (the same name on the CPU and in WGSL).
     pub routine: &'static str,
-    /// Served by the general convex code (support functions; `convex.rs`).
+    /// Served by the general convex code (support functions; `convex.rs`),
+    /// directly or (height fields) prism by prism.
     pub convex: bool,
+    /// A height-field pair (`hfield.rs`): B is the field, collided prism by
+    /// prism with A through the convex code.
+    pub hfield: bool,
     /// Runs GJK/EPA (the convex pairs without a closed form: plane and
     /// sphere–cylinder pairs have one).
     pub uses_epa: bool,
@@ -49,6 +57,7 @@ macro_rules! pair_kinds {
                 b: $b,
                 routine: stringify!($routine),
                 convex: $convex,
+                hfield: matches!($b, Hfield) && $max > 0,
                 uses_epa: $epa,
                 max_points: $max,
             }),*]
@@ -74,27 +83,35 @@ pair_kinds! {
     Plane Cylinder contact_plane_cylinder convex: true epa: false max: 8;
     Plane Ellipsoid contact_plane_ellipsoid convex: true epa: false max: 1;
     Plane Mesh contact_plane_mesh convex: true epa: false max: 8;
+    Plane Hfield contact_plane_hfield convex: false epa: false max: 0;
     Sphere Sphere contact_sphere_sphere convex: false epa: false max: 1;
     Sphere Capsule contact_sphere_capsule convex: false epa: false max: 1;
     Sphere Box contact_sphere_box convex: false epa: false max: 1;
     Sphere Cylinder contact_sphere_cylinder convex: true epa: false max: 1;
     Sphere Ellipsoid contact_sphere_ellipsoid convex: true epa: true max: 1;
     Sphere Mesh contact_sphere_mesh convex: true epa: true max: 1;
+    Sphere Hfield contact_sphere_hfield convex: true epa: true max: 8;
     Capsule Capsule contact_capsule_capsule convex: false epa: false max: 3;
     Capsule Box contact_capsule_box convex: false epa: false max: 3;
     Capsule Cylinder contact_capsule_cylinder convex: true epa: true max: 3;
     Capsule Ellipsoid contact_capsule_ellipsoid convex: true epa: true max: 1;
     Capsule Mesh contact_capsule_mesh convex: true epa: true max: 3;
+    Capsule Hfield contact_capsule_hfield convex: true epa: true max: 8;
     Box Box contact_box_box convex: false epa: false max: 8;
     Box Cylinder contact_box_cylinder convex: true epa: true max: 8;
     Box Ellipsoid contact_box_ellipsoid convex: true epa: true max: 1;
     Box Mesh contact_box_mesh convex: true epa: true max: 8;
+    Box Hfield contact_box_hfield convex: true epa: true max: 8;
     Cylinder Cylinder contact_cylinder_cylinder convex: true epa: true max: 8;
     Cylinder Ellipsoid contact_cylinder_ellipsoid convex: true epa: true max: 1;
     Cylinder Mesh contact_cylinder_mesh convex: true epa: true max: 8;
+    Cylinder Hfield contact_cylinder_hfield convex: true epa: true max: 8;
     Ellipsoid Ellipsoid contact_ellipsoid_ellipsoid convex: true epa: true max: 1;
     Ellipsoid Mesh contact_ellipsoid_mesh convex: true epa: true max: 1;
+    Ellipsoid Hfield contact_ellipsoid_hfield convex: true epa: true max: 8;
     Mesh Mesh contact_mesh_mesh convex: true epa: true max: 8;
+    Mesh Hfield contact_mesh_hfield convex: true epa: true max: 8;
+    Hfield Hfield contact_hfield_hfield convex: false epa: false max: 0;
 }
 
 /// The row of [`PAIR_KINDS`] for kinds `a` ≤ `b`.
@@ -105,13 +122,14 @@ pub fn pair_kind(a: GeomKind, b: GeomKind) -> &'static PairKind {
         .unwrap_or_else(|| panic!("pair_kind: kinds must be ordered, got ({}, {})", a.name(), b.name()))
 }
 
-/// The 18 kind pairs (ordered) served by the general convex routine: every
-/// pair with a cylinder, ellipsoid or convex mesh ([`PairKind::convex`]).
+/// The 18 kind pairs (ordered) served by the general convex routine
+/// directly: every pair with a cylinder, ellipsoid or convex mesh
+/// ([`PairKind::convex`], height-field pairs aside).
 pub const CONVEX_PAIRS: [(GeomKind, GeomKind); 18] = {
     let mut out = [(GeomKind::Plane, GeomKind::Plane); 18];
     let (mut i, mut n) = (0, 0);
     while i < PAIR_KINDS.len() {
-        if PAIR_KINDS[i].convex {
+        if PAIR_KINDS[i].convex && !PAIR_KINDS[i].hfield {
             out[n] = (PAIR_KINDS[i].a, PAIR_KINDS[i].b);
             n += 1;
         }

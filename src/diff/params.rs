@@ -50,7 +50,7 @@ impl Param {
                     model.geoms.len()
                 )));
             };
-            if matches!(geom.kind, GeomKind::Plane | GeomKind::Mesh) {
+            if matches!(geom.kind, GeomKind::Plane | GeomKind::Mesh | GeomKind::Hfield) {
                 return Err(DiffError::Input(format!(
                     "Param::GeomSize({g}): geom '{}' is a {}; only primitive shapes can be scaled",
                     geom.name,
@@ -69,7 +69,9 @@ impl Param {
             if geoms.is_empty() {
                 return Err(DiffError::Input(format!("{self:?}: body '{}' has no geoms", model.bodies[b].name)));
             }
-            if let Some(g) = geoms.iter().find(|g| matches!(g.kind, GeomKind::Plane | GeomKind::Mesh)) {
+            if let Some(g) =
+                geoms.iter().find(|g| matches!(g.kind, GeomKind::Plane | GeomKind::Mesh | GeomKind::Hfield))
+            {
                 return Err(DiffError::Input(format!(
                     "{self:?}: geom '{}' of body '{}' is a {}; only primitive shapes can be scaled",
                     g.name,

@@ -115,19 +115,21 @@ pub struct GpuCollisionPair {
 pub struct GpuCollisionGeom {
     /// Bounding-volume margin `max(Options::margin, Geom::margin)` (m).
     pub margin: f32,
-    /// Mesh geoms: largest vertex distance from the geom origin (m).
+    /// Mesh geoms: largest vertex distance from the geom origin (m);
+    /// height fields: their bounding radius.
     pub mesh_radius: f32,
-    /// Mesh geoms: first vertex in `mesh_vertices`.
+    /// Mesh geoms: first vertex in `mesh_vertices`; height fields: their
+    /// entry there (the size, then the elevations four per entry).
     pub vert_adr: u32,
-    /// Mesh geoms: number of hull vertices.
+    /// Mesh geoms: number of hull vertices; height fields: of samples.
     pub vert_num: u32,
-    /// Mesh geoms: centre of the local vertex box (m).
+    /// Mesh geoms: centre of the local vertex box (m); height fields: of the field's box.
     pub local_centre: [f32; 3],
-    /// Mesh geoms: first polygon in `mesh_polygons`.
+    /// Mesh geoms: first polygon in `mesh_polygons`; height fields: columns (ncol).
     pub poly_adr: u32,
-    /// Mesh geoms: half-extents of the local vertex box (m).
+    /// Mesh geoms: half-extents of the local vertex box (m); height fields: of the field's box.
     pub local_half: [f32; 3],
-    /// Mesh geoms: number of polygons.
+    /// Mesh geoms: number of polygons; height fields: rows (nrow).
     pub poly_num: u32,
 }
 
@@ -321,6 +323,21 @@ fn pack_geoms(model: &Model) -> PackedMeshes {
                 count: p.count,
                 _pad: [0; 3],
             }));
+        }
+        if let (GeomKind::Hfield, Some(h)) = (g.kind, g.hfield) {
+            // A height field (kernels/collision_hfield.wgsl): its size, then the
+            // elevations four per entry; the field's box for the broadphase.
+            let f = &model.hfields[h];
+            let [a, b, c, d] = f.size;
+            cg.mesh_radius = f.radius() as f32;
+            cg.vert_adr = verts.len() as u32;
+            cg.vert_num = (f.nrow * f.ncol) as u32;
+            cg.poly_adr = f.ncol as u32;
+            cg.poly_num = f.nrow as u32;
+            cg.local_centre = [0.0, 0.0, (0.5 * (c - d)) as f32];
+            cg.local_half = [a as f32, b as f32, (0.5 * (c + d)) as f32];
+            verts.push(f.size.map(|x| x as f32));
+            verts.extend(f.data.chunks(4).map(|q| std::array::from_fn(|i| q.get(i).copied().unwrap_or(0.0))));
         }
         geoms.push(cg);
     }

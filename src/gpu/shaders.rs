@@ -47,6 +47,7 @@ pub const LIBRARIES: &[(&str, &str)] = &[
     ("collision_gjk", include_str!("../../kernels/collision_gjk.wgsl")),
     ("collision_epa", include_str!("../../kernels/collision_epa.wgsl")),
     ("collision_manifold", include_str!("../../kernels/collision_manifold.wgsl")),
+    ("collision_hfield", include_str!("../../kernels/collision_hfield.wgsl")),
 ];
 
 /// Files composed in front of a stage, after `common.wgsl`, `data.wgsl`
@@ -59,7 +60,17 @@ pub const STAGE_DEPS: &[(&str, &[&str])] = &[
     ("rl", &["wg_serial", "icf_cost"]),
     ("sensors", &["wg_serial", "icf_cost"]),
     ("cenic", &["kinematics", "rnea", "integrate", "icf_builder"]),
-    ("collision", &["collision_shapes", "collision_analytic", "collision_gjk", "collision_epa", "collision_manifold"]),
+    (
+        "collision",
+        &[
+            "collision_shapes",
+            "collision_analytic",
+            "collision_gjk",
+            "collision_epa",
+            "collision_manifold",
+            "collision_hfield",
+        ],
+    ),
 ];
 
 /// The generated WGSL composed after `data.wgsl` into every stage: the

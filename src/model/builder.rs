@@ -13,13 +13,13 @@ pub const WORLD: usize = 0;
 /// Explicit inertial properties of a body.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Inertial {
-    /// Mass (kg), > 0.
+    /// Mass (kg), ≥ 0 (0: a massless body, e.g. a sensor frame welded to its parent).
     pub mass: f64,
     /// Centre of mass in the body frame (m).
     pub pos: [f64; 3],
     /// Orientation of the principal axes in the body frame.
     pub quat: [f64; 4],
-    /// Principal moments about the centre of mass (kg·m²), each > 0 and
+    /// Principal moments about the centre of mass (kg·m²), each ≥ 0 and
     /// satisfying the triangle inequality.
     pub diag: [f64; 3],
 }
@@ -130,6 +130,9 @@ pub struct GeomSpec {
     pub size: [f64; 3],
     /// Mesh index for mesh geoms (from [`ModelBuilder::add_mesh`]).
     pub mesh: Option<usize>,
+    /// Height-field index for height-field geoms (from
+    /// [`ModelBuilder::add_hfield`]); their `size` is ignored (taken from the field).
+    pub hfield: Option<usize>,
     /// Body.
     pub body: usize,
     /// Position in the body frame (m).
@@ -159,6 +162,7 @@ impl GeomSpec {
             kind,
             size,
             mesh: None,
+            hfield: None,
             body,
             pos: [0.0; 3],
             quat: [1.0, 0.0, 0.0, 0.0],
@@ -261,6 +265,7 @@ pub struct ModelBuilder {
     geoms: Vec<GeomSpec>,
     sites: Vec<Site>,
     meshes: Vec<ConvexMesh>,
+    hfields: Vec<HeightField>,
     actuators: Vec<Actuator>,
     tendons: Vec<TendonSpec>,
     equalities: Vec<EqualitySpec>,
@@ -293,6 +298,7 @@ impl ModelBuilder {
             geoms: vec![],
             sites: vec![],
             meshes: vec![],
+            hfields: vec![],
             actuators: vec![],
             tendons: vec![],
             equalities: vec![],
@@ -326,6 +332,15 @@ impl ModelBuilder {
             .map_err(|e| ModelError::invalid(Entity::Mesh(self.meshes.len()), name, e))?;
         self.meshes.push(m);
         Ok(self.meshes.len() - 1)
+    }
+    /// Adds a height field; returns its index.
+    pub fn add_hfield(&mut self, field: HeightField) -> usize {
+        self.hfields.push(field);
+        self.hfields.len() - 1
+    }
+    /// Index of the height field with this (non-empty) name.
+    pub fn hfield_by_name(&self, name: &str) -> Option<usize> {
+        self.hfields.iter().position(|h| !name.is_empty() && h.name == name)
     }
     /// Adds a site; returns its index.
     pub fn add_site(&mut self, s: Site) -> usize {
@@ -465,6 +480,7 @@ impl ModelBuilder {
             geoms: gspecs,
             sites,
             meshes,
+            hfields,
             mut actuators,
             tendons: tspecs,
             equalities: especs,
@@ -659,7 +675,27 @@ impl ModelBuilder {
             }
             finite3(&g.pos).map_err(|m| e(format!("pos {m}")))?;
             unit_quat(&g.quat).map_err(|m| e(format!("quat {m}")))?;
-            validate_size(g.kind, g.size).map_err(e)?;
+            let field = match (g.kind, g.hfield) {
+                (GeomKind::Hfield, Some(h)) if h < hfields.len() => Some(&hfields[h]),
+                (GeomKind::Hfield, h) => {
+                    return Err(e(format!("height-field geom needs a valid height-field index, got {h:?}")));
+                }
+                (_, Some(_)) => {
+                    return Err(e(format!(
+                        "only height-field geoms may reference a height field (type {})",
+                        g.kind.name()
+                    )));
+                }
+                (_, None) => None,
+            };
+            // A height field's size comes from the field (MuJoCo's geom_size).
+            let size = field.map_or(g.size, |f| f.geom_size());
+            validate_size(g.kind, size).map_err(e)?;
+            if field.is_some() && bodies[g.body].weld != 0 {
+                return Err(e(
+                    "a height field must be on a static body (the world, or a body welded to it without joints)".into(),
+                ));
+            }
             let mesh = match (g.kind, g.mesh) {
                 (GeomKind::Mesh, Some(m)) if m < meshes.len() => Some(&meshes[m]),
                 (GeomKind::Mesh, m) => {
@@ -684,7 +720,7 @@ impl ModelBuilder {
             } else if !(g.density >= 0.0 && g.density.is_finite()) {
                 return Err(e(format!("density must be finite and ≥ 0, got {} kg/m³", g.density)));
             }
-            let [a, b, c] = g.size;
+            let [a, b, c] = size;
             let rbound = match g.kind {
                 GeomKind::Plane => f64::INFINITY,
                 GeomKind::Sphere => a,
@@ -693,12 +729,14 @@ impl ModelBuilder {
                 GeomKind::Cylinder => (a * a + b * b).sqrt(),
                 GeomKind::Ellipsoid => a.max(b).max(c),
                 GeomKind::Mesh => mesh.map(|m| m.radius()).unwrap_or(0.0),
+                GeomKind::Hfield => field.map(|f| f.radius()).unwrap_or(0.0),
             };
             geoms.push(Geom {
                 name: g.name.clone(),
                 kind: g.kind,
-                size: g.size,
+                size,
                 mesh: g.mesh,
+                hfield: g.hfield,
                 body: g.body,
                 pos: g.pos,
                 quat: Quat::from_array(g.quat).normalize().to_array(),
@@ -719,8 +757,10 @@ impl ModelBuilder {
             };
             let e = |m: String| ModelError::invalid(Entity::Body(bi), &spec.name, m);
             let (mass, ipos, iquat, inertia) = if let Some(inl) = explicit {
-                if !(inl.mass > 0.0 && inl.mass.is_finite()) {
-                    return Err(e(format!("mass must be positive and finite, got {} kg", inl.mass)));
+                // Zero is allowed (MuJoCo's massless bodies: frames welded to their
+                // parent); whether every dof still moves mass is checked below.
+                if !(inl.mass >= 0.0 && inl.mass.is_finite()) {
+                    return Err(e(format!("mass must be finite and ≥ 0, got {} kg", inl.mass)));
                 }
                 finite3(&inl.pos).map_err(|m| e(format!("inertial pos {m}")))?;
                 unit_quat(&inl.quat).map_err(|m| e(format!("inertial quat {m}")))?;
@@ -737,7 +777,7 @@ impl ModelBuilder {
                 let mut count = 0;
                 for (gi, g) in gspecs.iter().enumerate().filter(|(_, g)| g.body == bi) {
                     let mesh = g.mesh.map(|m| &meshes[m]);
-                    let Some(p) = geom_unit_mass_props(g.kind, g.size, mesh) else {
+                    let Some(p) = geom_unit_mass_props(g.kind, geoms[gi].size, mesh) else {
                         continue;
                     };
                     let density = match g.mass {
@@ -1140,6 +1180,7 @@ impl ModelBuilder {
             geoms,
             sites,
             meshes,
+            hfields,
             actuators,
             tendons,
             equalities,
@@ -1417,8 +1458,8 @@ fn unit_quat(q: &[f64; 4]) -> Result<(), String> {
 /// Principal moments must be positive and satisfy the triangle inequality
 /// (A + B ≥ C for every permutation) to be physical.
 fn check_principal_inertia(d: [f64; 3]) -> Result<(), String> {
-    if !d.iter().all(|x| *x > 0.0 && x.is_finite()) {
-        return Err(format!("inertia {d:?} is not positive definite (every principal moment must be > 0)"));
+    if !d.iter().all(|x| *x >= 0.0 && x.is_finite()) {
+        return Err(format!("inertia {d:?} must be finite and ≥ 0 (principal moments)"));
     }
     let tol = 1e-12 * (d[0] + d[1] + d[2]);
     if d[0] + d[1] + tol < d[2] || d[0] + d[2] + tol < d[1] || d[1] + d[2] + tol < d[0] {
@@ -1432,7 +1473,7 @@ fn validate_size(kind: GeomKind, size: [f64; 3]) -> Result<(), String> {
         GeomKind::Plane | GeomKind::Mesh => 0,
         GeomKind::Sphere => 1,
         GeomKind::Capsule | GeomKind::Cylinder => 2,
-        GeomKind::Box | GeomKind::Ellipsoid => 3,
+        GeomKind::Box | GeomKind::Ellipsoid | GeomKind::Hfield => 3,
     };
     if !size.iter().all(|x| x.is_finite()) {
         return Err(format!("size {size:?} must be finite"));

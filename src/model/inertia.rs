@@ -49,7 +49,8 @@ pub fn geom_unit_mass_props(kind: GeomKind, size: [f64; 3], mesh: Option<&Convex
             let ixx = v * (3.0 * a * a + h * h) / 12.0;
             Some(diag(v, [ixx, ixx, v * a * a / 2.0]))
         }
-        GeomKind::Box => {
+        // MuJoCo gives a height field the mass properties of a box of its geom size.
+        GeomKind::Box | GeomKind::Hfield => {
             let v = 8.0 * a * b * c;
             let (x, y, z) = (2.0 * a, 2.0 * b, 2.0 * c);
             Some(diag(v, [v * (y * y + z * z) / 12.0, v * (x * x + z * z) / 12.0, v * (x * x + y * y) / 12.0]))

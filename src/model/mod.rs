@@ -14,6 +14,7 @@
 mod builder;
 mod constraint;
 mod error;
+pub mod hfield;
 pub mod inertia;
 pub mod mesh;
 pub mod mjcf;
@@ -24,6 +25,7 @@ mod summary;
 pub use builder::{BodySpec, EqualitySpec, GeomSpec, Inertial, JointSpec, ModelBuilder, TendonSpec, WORLD};
 pub use constraint::{ContactPair, Equality, EqualityKind, Flags, SpatialElement, Tendon, TendonPath};
 pub use error::{Entity, ModelError};
+pub use hfield::HeightField;
 pub use mesh::ConvexMesh;
 pub use sensor::{FrameObject, Sensor, SensorKind};
 
@@ -90,13 +92,17 @@ pub enum GeomKind {
     Ellipsoid = 5,
     /// Convex mesh ([`Geom::mesh`] indexes [`Model::meshes`]); vertices in the geom frame.
     Mesh = 6,
+    /// Height field ([`Geom::hfield`] indexes [`Model::hfields`]), on static
+    /// bodies; `size` is MuJoCo's [radius_x, radius_y, elevation/4 + base/2]
+    /// (m), used for mass properties only (a box of these half-sizes).
+    Hfield = 7,
 }
 
 impl GeomKind {
     /// Number of geom kinds (size of pair dispatch tables).
-    pub const COUNT: usize = 7;
+    pub const COUNT: usize = 8;
     /// All kinds in index order.
-    pub const ALL: [GeomKind; 7] = [
+    pub const ALL: [GeomKind; 8] = [
         GeomKind::Plane,
         GeomKind::Sphere,
         GeomKind::Capsule,
@@ -104,6 +110,7 @@ impl GeomKind {
         GeomKind::Cylinder,
         GeomKind::Ellipsoid,
         GeomKind::Mesh,
+        GeomKind::Hfield,
     ];
     /// Lower-case name as written in MJCF.
     pub fn name(self) -> &'static str {
@@ -115,6 +122,7 @@ impl GeomKind {
             GeomKind::Cylinder => "cylinder",
             GeomKind::Ellipsoid => "ellipsoid",
             GeomKind::Mesh => "mesh",
+            GeomKind::Hfield => "hfield",
         }
     }
 }
@@ -335,6 +343,8 @@ pub struct Geom {
     pub size: [f64; 3],
     /// Index into [`Model::meshes`] for mesh geoms.
     pub mesh: Option<usize>,
+    /// Index into [`Model::hfields`] for height-field geoms.
+    pub hfield: Option<usize>,
     /// Body the geom is attached to.
     pub body: usize,
     /// Position in the body frame (m).
@@ -518,6 +528,8 @@ pub struct Model {
     pub sites: Vec<Site>,
     /// Convex meshes referenced by mesh geoms.
     pub meshes: Vec<ConvexMesh>,
+    /// Height fields referenced by height-field geoms.
+    pub hfields: Vec<HeightField>,
     /// Actuators; the control vector has one entry per actuator.
     pub actuators: Vec<Actuator>,
     /// Tendons.

@@ -1,4 +1,5 @@
-//! `<include file="..."/>`: the included file's `<mujoco>` children replace
+//! `<include file="..."/>`: the children of the included file's root
+//! (`<mujoco>`, or the older `<mujocoinclude>`) replace
 //! the include element, anywhere in the tree, before anything else is read
 //! (as MuJoCo does). The loader then sees one document; a [`SourceMap`]
 //! maps every byte of it back to the file and line it was written in, so
@@ -37,6 +38,19 @@ struct Segment {
     file: usize,
     /// Start in that file's text.
     offset: usize,
+    /// Generated text (not in any file): every byte maps to `offset`.
+    fixed: bool,
+}
+
+/// A piece of a document rewritten from the expanded text (see
+/// [`SourceMap::remap`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Piece {
+    /// Output from byte `out` on is the previous text's `from..to`.
+    Copy { out: usize, from: usize, to: usize },
+    /// Output from byte `out` on (up to the next piece) was generated for
+    /// what the previous text has at byte `at`.
+    Generated { out: usize, at: usize },
 }
 
 /// Where each byte of the expanded document came from.
@@ -53,11 +67,50 @@ impl SourceMap {
     pub fn locate(&self, pos: usize) -> (&str, u32, u32) {
         let i = self.segments.partition_point(|s| s.start <= pos).saturating_sub(1);
         let (file, at) = match self.segments.get(i) {
+            Some(s) if s.fixed => (&self.files[s.file], s.offset),
             Some(s) => (&self.files[s.file], s.offset + (pos - s.start)),
             None => (&self.files[0], pos),
         };
         let (line, col) = line_col(&file.text, at);
         (&file.name, line, col)
+    }
+}
+
+impl SourceMap {
+    /// The map of a document rewritten from the text this map describes:
+    /// `pieces` (in output order) say where each stretch of the new text
+    /// came from.
+    pub(super) fn remap(self, pieces: &[Piece]) -> SourceMap {
+        let mut segments = Vec::with_capacity(pieces.len() + self.segments.len());
+        // The segment of the previous text that holds byte `pos`.
+        let seg_at = |pos: usize| self.segments.partition_point(|s| s.start <= pos).saturating_sub(1);
+        let offset_in = |s: &Segment, pos: usize| if s.fixed { s.offset } else { s.offset + (pos - s.start) };
+        for piece in pieces {
+            match *piece {
+                Piece::Copy { out, from, to } => {
+                    let mut i = seg_at(from);
+                    while let Some(s) = self.segments.get(i) {
+                        if s.start >= to && s.start > from {
+                            break;
+                        }
+                        let p = s.start.max(from);
+                        segments.push(Segment {
+                            start: out + (p - from),
+                            file: s.file,
+                            offset: offset_in(s, p),
+                            fixed: s.fixed,
+                        });
+                        i += 1;
+                    }
+                }
+                Piece::Generated { out, at } => {
+                    if let Some(s) = self.segments.get(seg_at(at)) {
+                        segments.push(Segment { start: out, file: s.file, offset: offset_in(s, at), fixed: true });
+                    }
+                }
+            }
+        }
+        SourceMap { files: self.files, segments }
     }
 }
 
@@ -119,13 +172,26 @@ impl Expander {
                 message,
             }
         };
-        if tag(root) != "mujoco" {
-            let what = if is_main { "the root element" } else { "the root element of an included file" };
+        // Included files may also use the older root <mujocoinclude> (MuJoCo
+        // splices the children of any root element and ignores its attributes).
+        if is_main && tag(root) != "mujoco" {
             return Err(err(
                 root.range().start,
                 tag(root),
                 None,
-                format!("{what} must be <mujoco>, found <{}>", tag(root)),
+                format!("the root element must be <mujoco>, found <{}>", tag(root)),
+            ));
+        }
+        if !is_main && !matches!(tag(root), "mujoco" | "mujocoinclude") {
+            return Err(err(
+                root.range().start,
+                tag(root),
+                None,
+                format!(
+                    "the root element of an included file must be <mujoco>, found <{}> (the older root \
+                     <mujocoinclude> is accepted too)",
+                    tag(root)
+                ),
             ));
         }
         // The region copied: the whole document for the main file (so byte
@@ -213,7 +279,7 @@ impl Expander {
     /// Copies `text[from..to]` of file `fi` to the output, recording where it came from.
     fn copy(&mut self, fi: usize, text: &str, from: usize, to: usize) {
         if to > from {
-            self.map.segments.push(Segment { start: self.out.len(), file: fi, offset: from });
+            self.map.segments.push(Segment { start: self.out.len(), file: fi, offset: from, fixed: false });
             self.out.push_str(&text[from..to]);
         }
     }

@@ -183,8 +183,10 @@ mod constraint;
 mod contact;
 mod defaults;
 mod frames;
+mod hfield;
 mod include;
 mod meshfile;
+mod replicate;
 mod sensor;
 #[cfg(test)]
 mod tests;
@@ -254,6 +256,7 @@ struct Sources<'a> {
     geom: Vec<Node<'a, 'a>>,
     site: Vec<Node<'a, 'a>>,
     mesh: Vec<Node<'a, 'a>>,
+    hfield: Vec<Node<'a, 'a>>,
     actuator: Vec<Node<'a, 'a>>,
     tendon: Vec<Node<'a, 'a>>,
     equality: Vec<Node<'a, 'a>>,
@@ -284,17 +287,21 @@ pub(super) struct Loader<'c, 'a> {
     joint_ranges: Vec<Option<[f64; 2]>>,
     /// Limits of each tendon (for `inheritrange`).
     tendon_ranges: Vec<Option<[f64; 2]>>,
+    /// Joints with `springdamper` (time constant s, damping ratio), applied
+    /// once the effective masses are known.
+    springdampers: Vec<(usize, [f64; 2])>,
 }
 
 /// What cenic collides instead of unsupported geometry (for error messages).
 pub(super) const GEOM_TYPES: &str =
-    "cenic collides planes, spheres, capsules, boxes, cylinders, ellipsoids and convex meshes (use a mesh for terrain)";
+    "cenic collides planes, height fields, spheres, capsules, boxes, cylinders, ellipsoids and convex meshes";
 
 /// Top-level sections that are accepted and ignored entirely.
 const IGNORED_SECTIONS: &[&str] = &["size", "visual", "statistic", "custom"];
 
 fn load(text: &str, file: &str, dir: &Path) -> Result<Model, ModelError> {
     let (text, map) = include::expand(text, file, dir)?;
+    let (text, map) = replicate::expand(text, map, file)?;
     // Every file was parsed on its own first; the spliced text parses too.
     let doc = roxmltree::Document::parse(&text).map_err(|e| include::xml_error(file, e))?;
     let ctx = Ctx { doc: &doc, map: &map };
@@ -353,6 +360,7 @@ fn load(text: &str, file: &str, dir: &Path) -> Result<Model, ModelError> {
         body_pose: vec![([0.0; 3], [1.0, 0.0, 0.0, 0.0])],
         joint_ranges: vec![],
         tendon_ranges: vec![],
+        springdampers: vec![],
     };
     for node in of("option") {
         l.option(node)?;
@@ -562,9 +570,7 @@ impl<'c, 'a> Loader<'c, 'a> {
             match tag(child) {
                 "mesh" => self.mesh(child)?,
                 "texture" | "material" | "skin" => {}
-                "hfield" => {
-                    return Err(self.ctx.err_node(child, format!("asset <hfield> is not supported: {GEOM_TYPES}")));
-                }
+                "hfield" => self.hfield(child)?,
                 t @ ("model" | "flex") => {
                     return Err(self.ctx.err_node(
                         child,
@@ -718,8 +724,14 @@ impl<'c, 'a> Loader<'c, 'a> {
     }
 
     fn finish(self) -> Result<Model, ModelError> {
-        let Loader { ctx, b, src, contacts, pair_contacts, .. } = self;
+        let Loader { ctx, b, src, contacts, pair_contacts, springdampers, .. } = self;
         let mut model = b.build().map_err(|e| map_error(ctx, &src, e))?;
+        for (j, sd) in springdampers {
+            tree::apply_springdamper(&mut model, j, sd);
+        }
+        if let Some((j, msg)) = tree::massless_moving_body(&model) {
+            return Err(ctx.err_node(src.joint[j], msg));
+        }
         let (errors, warnings) = contact::assign_materials(&mut model, &contacts);
         if let Some((gi, msg)) = errors.into_iter().next() {
             return Err(ctx.err_node(src.geom[gi], msg));

@@ -1,5 +1,6 @@
-//! The kinematic tree: `worldbody`, `body`, `inertial`, `joint`,
-//! `freejoint`, `geom`, `site`.
+//! The kinematic tree: `worldbody`, `body`, `frame`, `inertial`, `joint`,
+//! `freejoint`, `geom`, `site` (`replicate` is expanded into frames before,
+//! by the `replicate` module).
 //!
 //! Bodies are added depth first and each body's joints, geoms and sites
 //! before its child bodies, which reproduces MuJoCo's body, joint, dof and
@@ -19,6 +20,47 @@ const IDENTITY: [f64; 4] = [1.0, 0.0, 0.0, 0.0];
 /// Size (m), position (m) and orientation of a shape in its body frame.
 type ShapePose = ([f64; 3], [f64; 3], [f64; 4]);
 
+/// The pose of a `<frame>` in its body (m, unit quaternion): applied to
+/// the poses of the elements inside it, as MuJoCo's compiler does
+/// (`mjuu_frameaccumChild`). Nested frames compose.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Frame {
+    pub pos: [f64; 3],
+    pub quat: [f64; 4],
+}
+
+impl Frame {
+    /// No transformation (elements directly under their body).
+    pub const IDENTITY: Frame = Frame { pos: [0.0; 3], quat: IDENTITY };
+
+    /// `inner` written inside this frame, as a pose in the body.
+    fn compose(self, inner: Frame) -> Frame {
+        let (pos, quat) = self.apply(inner.pos, inner.quat);
+        Frame { pos, quat }
+    }
+    /// A pose written inside the frame, as a pose in the body (the
+    /// identity frame leaves it bit for bit).
+    fn apply(self, pos: [f64; 3], quat: [f64; 4]) -> ([f64; 3], [f64; 4]) {
+        if self == Frame::IDENTITY {
+            return (pos, quat);
+        }
+        let q = frames::quat_mul(self.quat, quat);
+        (self.point(pos), frames::normalize_quat(q).unwrap_or(q))
+    }
+    /// A point written inside the frame, in the body frame.
+    fn point(self, p: [f64; 3]) -> [f64; 3] {
+        if self == Frame::IDENTITY {
+            return p;
+        }
+        let r = frames::quat_rotate(self.quat, p);
+        [self.pos[0] + r[0], self.pos[1] + r[1], self.pos[2] + r[2]]
+    }
+    /// A direction written inside the frame, in the body frame.
+    fn vector(self, v: [f64; 3]) -> [f64; 3] {
+        if self == Frame::IDENTITY { v } else { frames::quat_rotate(self.quat, v) }
+    }
+}
+
 impl<'c, 'a> Loader<'c, 'a> {
     pub(super) fn worldbody(&mut self, node: Node<'a, 'a>) -> Result<(), ModelError> {
         if let Some(a) = node.attributes().next() {
@@ -28,29 +70,58 @@ impl<'c, 'a> Loader<'c, 'a> {
         self.body_children(node, WORLD, 0)
     }
 
-    /// Joints, geoms and sites of `body` first, then its child bodies.
+    /// Joints, geoms and sites of `body` first (through its `<frame>`s, in
+    /// document order), then its child bodies.
     fn body_children(&mut self, node: Node<'a, 'a>, body: usize, class: usize) -> Result<(), ModelError> {
         let mut kids = vec![];
+        self.frame_children(node, body, class, Frame::IDENTITY, &mut kids)?;
+        for (k, frame, class) in kids {
+            self.body(k, body, class, frame)?;
+        }
+        Ok(())
+    }
+
+    /// The children of `node` (a body, or a `<frame>` of `body` at pose
+    /// `frame` in the body): joints, geoms and sites are added now; child
+    /// bodies are collected into `kids` with their frame and class.
+    fn frame_children(
+        &mut self,
+        node: Node<'a, 'a>,
+        body: usize,
+        class: usize,
+        frame: Frame,
+        kids: &mut Vec<(Node<'a, 'a>, Frame, usize)>,
+    ) -> Result<(), ModelError> {
+        let in_frame = tag(node) == "frame";
         for c in elements(node) {
             match tag(c) {
-                "body" => kids.push(c),
-                "geom" => self.geom(c, body, class)?,
-                "site" => self.site(c, body, class)?,
+                "body" => kids.push((c, frame, class)),
+                "geom" => self.geom(c, body, class, frame)?,
+                "site" => self.site(c, body, class, frame)?,
                 "joint" | "freejoint" if body == WORLD => {
                     return Err(self.ctx.err_node(c, "the world body cannot have joints"));
                 }
-                "joint" => self.joint(c, body, class)?,
+                "joint" => self.joint(c, body, class, frame)?,
                 "freejoint" => self.freejoint(c, body)?,
+                "inertial" if in_frame => {
+                    return Err(self.ctx.err_node(
+                        c,
+                        "<inertial> cannot be inside <frame>: write it directly under its <body> (with its own pos and \
+                         orientation)",
+                    ));
+                }
                 "inertial" if body != WORLD => {} // read with its body
                 "camera" | "light" => {}
                 "frame" => {
-                    return Err(self.ctx.err_node(
-                        c,
-                        "<frame> is not supported: move its pose into the pos/quat of its children (cenic reads \
-                         bodies, joints, geoms and sites directly under <body>)",
-                    ));
+                    check_attrs(self.ctx, c, &xml::FRAME, false)?;
+                    let class = self.defaults.resolve(self.ctx, own_attr(c, "childclass"))?.unwrap_or(class);
+                    let el = Elem::plain(self.ctx, c);
+                    let pos = el.arr::<3>("pos")?.unwrap_or([0.0; 3]);
+                    let quat = frames::orientation(&el, &self.compiler)?.unwrap_or(IDENTITY);
+                    let inner = frame.compose(Frame { pos, quat });
+                    self.frame_children(c, body, class, inner, kids)?;
                 }
-                t @ ("replicate" | "composite" | "flexcomp" | "attach") => {
+                t @ ("composite" | "flexcomp" | "attach") => {
                     return Err(self.ctx.err_node(
                         c,
                         format!(
@@ -65,13 +136,10 @@ impl<'c, 'a> Loader<'c, 'a> {
                 t => return Err(self.ctx.err_node(c, format!("unknown element <{t}> in <{}>", tag(node)))),
             }
         }
-        for k in kids {
-            self.body(k, body, class)?;
-        }
         Ok(())
     }
 
-    fn body(&mut self, node: Node<'a, 'a>, parent: usize, inherited: usize) -> Result<(), ModelError> {
+    fn body(&mut self, node: Node<'a, 'a>, parent: usize, inherited: usize, frame: Frame) -> Result<(), ModelError> {
         check_attrs(self.ctx, node, &xml::BODY, false)?;
         let class = self.defaults.resolve(self.ctx, own_attr(node, "childclass"))?.unwrap_or(inherited);
         let el = Elem::plain(self.ctx, node);
@@ -91,6 +159,7 @@ impl<'c, 'a> Loader<'c, 'a> {
         }
         let pos = el.arr::<3>("pos")?.unwrap_or([0.0; 3]);
         let quat = frames::orientation(&el, &self.compiler)?.unwrap_or(IDENTITY);
+        let (pos, quat) = frame.apply(pos, quat);
         let inertials: Vec<Node> = elements(node).filter(|c| tag(*c) == "inertial").collect();
         if inertials.len() > 1 {
             return Err(self.ctx.err_node(inertials[1], "a body can have only one <inertial>"));
@@ -131,7 +200,7 @@ impl<'c, 'a> Loader<'c, 'a> {
         }
     }
 
-    fn joint(&mut self, node: Node<'a, 'a>, body: usize, inherited: usize) -> Result<(), ModelError> {
+    fn joint(&mut self, node: Node<'a, 'a>, body: usize, inherited: usize, frame: Frame) -> Result<(), ModelError> {
         check_attrs(self.ctx, node, &xml::JOINT, false)?;
         let class = self.class_of(node, inherited)?;
         let el = self.elem(node, class, DKind::Joint);
@@ -167,9 +236,30 @@ impl<'c, 'a> Loader<'c, 'a> {
                 ),
             ));
         }
-        if el.arr::<2>("springdamper")?.is_some_and(|v| v != [0.0, 0.0]) {
-            return Err(el.err_attr(&el.attr("springdamper").unwrap(), "springdamper is not supported"));
-        }
+        // MuJoCo: stiffness and damping from a time constant and damping ratio,
+        // on the dof's effective mass at qpos0 (set once the model is built).
+        let springdamper = match el.arr::<2>("springdamper")? {
+            Some(v) if v != [0.0, 0.0] => {
+                if !(v[0] > 0.0 && v[1] > 0.0 && v[0].is_finite() && v[1].is_finite()) {
+                    return Err(el.err_attr(
+                        &el.attr("springdamper").unwrap(),
+                        format!(
+                            "springdamper values (time constant s, damping ratio) must be positive and finite, got \
+                             {} {}",
+                            v[0], v[1]
+                        ),
+                    ));
+                }
+                if matches!(kind, JointKind::Free | JointKind::Ball) {
+                    self.b.warn(format!(
+                        "joint '{name}': the spring of springdamper on a {} joint is not simulated (its damping is)",
+                        kind.name()
+                    ));
+                }
+                Some(v)
+            }
+            _ => None,
+        };
         if self.limits(&el, "actuatorfrclimited", "actuatorfrcrange")?.is_some() {
             return Err(el.err_attr(
                 &el.attr("actuatorfrcrange").unwrap(),
@@ -198,8 +288,8 @@ impl<'c, 'a> Loader<'c, 'a> {
             name,
             kind,
             body,
-            pos: el.arr::<3>("pos")?.unwrap_or([0.0; 3]),
-            axis: el.arr::<3>("axis")?.unwrap_or([0.0, 0.0, 1.0]),
+            pos: frame.point(el.arr::<3>("pos")?.unwrap_or([0.0; 3])),
+            axis: frame.vector(el.arr::<3>("axis")?.unwrap_or([0.0, 0.0, 1.0])),
             range,
             limit_softness,
             limit_margin: el.nonneg("margin")?.unwrap_or(0.0), // MuJoCo does not convert it from degrees
@@ -210,6 +300,9 @@ impl<'c, 'a> Loader<'c, 'a> {
             springref: el.real("springref")?.map(angle).unwrap_or(0.0),
             reference,
         };
+        if let Some(v) = springdamper {
+            self.springdampers.push((self.src.joint.len(), v));
+        }
         self.push_joint(node, body, spec);
         Ok(())
     }
@@ -242,7 +335,7 @@ impl<'c, 'a> Loader<'c, 'a> {
         self.b.add_joint(spec);
     }
 
-    fn geom(&mut self, node: Node<'a, 'a>, body: usize, inherited: usize) -> Result<(), ModelError> {
+    fn geom(&mut self, node: Node<'a, 'a>, body: usize, inherited: usize, frame: Frame) -> Result<(), ModelError> {
         check_attrs(self.ctx, node, &xml::GEOM, false)?;
         let class = self.class_of(node, inherited)?;
         let el = self.elem(node, class, DKind::Geom);
@@ -256,14 +349,16 @@ impl<'c, 'a> Loader<'c, 'a> {
                 "cylinder" => GeomKind::Cylinder,
                 "ellipsoid" => GeomKind::Ellipsoid,
                 "mesh" => GeomKind::Mesh,
-                v @ ("hfield" | "sdf") => {
+                "hfield" => GeomKind::Hfield,
+                v @ "sdf" => {
                     return Err(el.err_attr(&a, format!("geom type \"{v}\" is not supported: {}", super::GEOM_TYPES)));
                 }
                 v => {
                     return Err(el.err_attr(
                         &a,
                         format!(
-                            "unknown geom type \"{v}\" (expected plane, sphere, capsule, box, cylinder, ellipsoid or mesh)"
+                            "unknown geom type \"{v}\" (expected plane, hfield, sphere, capsule, box, cylinder, \
+                             ellipsoid or mesh)"
                         ),
                     ));
                 }
@@ -276,15 +371,23 @@ impl<'c, 'a> Loader<'c, 'a> {
                  (fluidshape=\"none\") to every body",
             ));
         }
-        if let Some(a) = el.attr("hfield") {
-            return Err(el.err_attr(&a, format!("height fields are not supported: {}", super::GEOM_TYPES)));
-        }
+        let hfield = match (kind, el.attr("hfield")) {
+            (GeomKind::Hfield, Some(a)) => Some(self.b.hfield_by_name(a.value).ok_or_else(|| {
+                el.err_attr(&a, format!("unknown height field \"{}\" (declare it with <asset><hfield>)", a.value))
+            })?),
+            (GeomKind::Hfield, None) => return Err(el.err("a height-field geom needs an 'hfield' attribute")),
+            (_, Some(a)) => {
+                return Err(el.err_attr(&a, format!("'hfield' needs type=\"hfield\" (this geom is a {})", kind.name())));
+            }
+            (_, None) => None,
+        };
         for (attr, what) in [("shellinertia", "shell inertia")] {
             if let Some(a) = el.attr(attr).filter(|a| a.value.trim() != "false") {
                 return Err(el.err_attr(&a, format!("{what} are not supported")));
             }
         }
         let (size, pos, quat) = self.shape_pose(&el, kind, true)?;
+        let (pos, quat) = frame.apply(pos, quat);
         let mesh = match (kind, el.attr("mesh")) {
             (GeomKind::Mesh, Some(a)) => Some(
                 self.b.mesh_by_name(a.value).ok_or_else(|| el.err_attr(&a, format!("unknown mesh \"{}\"", a.value)))?,
@@ -337,6 +440,7 @@ impl<'c, 'a> Loader<'c, 'a> {
             kind,
             size,
             mesh,
+            hfield,
             body,
             pos,
             quat,
@@ -350,7 +454,7 @@ impl<'c, 'a> Loader<'c, 'a> {
         Ok(())
     }
 
-    fn site(&mut self, node: Node<'a, 'a>, body: usize, inherited: usize) -> Result<(), ModelError> {
+    fn site(&mut self, node: Node<'a, 'a>, body: usize, inherited: usize, frame: Frame) -> Result<(), ModelError> {
         check_attrs(self.ctx, node, &xml::SITE, false)?;
         let class = self.class_of(node, inherited)?;
         let el = self.elem(node, class, DKind::Site);
@@ -365,6 +469,7 @@ impl<'c, 'a> Loader<'c, 'a> {
         if el.attr("size").is_none() && el.attr("fromto").is_none() {
             size = [0.005; 3]; // MuJoCo's default site size
         }
+        let (pos, quat) = frame.apply(pos, quat);
         self.src.site.push(node);
         self.b.add_site(Site { name: el.str("name").unwrap_or("").to_string(), body, pos, quat, kind, size });
         Ok(())
@@ -435,7 +540,7 @@ impl<'c, 'a> Loader<'c, 'a> {
         }
         if check_size {
             let needed = match kind {
-                GeomKind::Plane | GeomKind::Mesh => 0,
+                GeomKind::Plane | GeomKind::Mesh | GeomKind::Hfield => 0,
                 GeomKind::Sphere => 1,
                 _ if fromto.is_some() => 1,
                 GeomKind::Capsule | GeomKind::Cylinder => 2,
@@ -460,5 +565,61 @@ impl<'c, 'a> Loader<'c, 'a> {
             }
         }
         Ok((size, pos, quat))
+    }
+}
+
+/// MuJoCo's test of moving bodies (`CheckBodyMassInertia`, MuJoCo 4.0): a
+/// body with joints must have mass and all three principal moments of
+/// inertia of at least 1e-15 (MuJoCo's `mjMINVAL`), its own or those of a
+/// descendant welded to it (reached through bodies without joints). Bodies
+/// without joints may be massless. Returns the first joint of the first
+/// body that fails, with the message.
+pub(super) fn massless_moving_body(model: &crate::model::Model) -> Option<(usize, String)> {
+    const MIN: f64 = 1e-15;
+    let bodies = &model.bodies;
+    let valid = |b: usize| bodies[b].mass >= MIN && bodies[b].inertia.iter().all(|&i| i >= MIN);
+    // Parents precede children, so one backward pass finds, for every body,
+    // whether it or a jointless descendant chain carries mass and inertia.
+    let mut carries = vec![false; bodies.len()];
+    for b in (1..bodies.len()).rev() {
+        carries[b] |= valid(b);
+        let p = bodies[b].parent;
+        if p != b && bodies[b].jnt_num == 0 && carries[b] {
+            carries[p] = true;
+        }
+    }
+    let b = (1..bodies.len()).find(|&b| bodies[b].jnt_num > 0 && !carries[b])?;
+    let body = &bodies[b];
+    let j = body.jnt_adr;
+    let joint = &model.joints[j];
+    Some((
+        j,
+        format!(
+            "body '{}' moves (joint '{}', dof {}) but has no mass or inertia: MuJoCo requires a moving body, or a \
+             body welded to it, to have mass and all three principal moments of inertia ≥ 1e-15; give the body \
+             <inertial> mass and diaginertia (massless bodies are allowed only without joints)",
+            body.name, joint.name, joint.dof_adr
+        ),
+    ))
+}
+
+/// MuJoCo's `springdamper` (`mjCModel::AutoSpringDamper`): with the joint's
+/// mean effective inverse mass w̄ at qpos0 (the mean `dof_invweight0` of its
+/// dofs, so I = 1/w̄), time constant τ and damping ratio ζ, stiffness
+/// I/(τ²ζ²) and damping 2I/τ (N·m/rad and N·m·s/rad, or N/m and N·s/m), as
+/// MuJoCo's solref maps to a spring. Overrides `stiffness` and `damping`.
+pub(super) fn apply_springdamper(model: &mut crate::model::Model, joint: usize, [tc, ratio]: [f64; 2]) {
+    const MINVAL: f64 = 1e-15;
+    let j = &model.joints[joint];
+    let (adr, n) = (j.dof_adr, j.kind.nv());
+    let w: f64 = model.dofs[adr..adr + n].iter().map(|d| d.invweight0).sum();
+    let inertia = n as f64 / w.max(MINVAL);
+    let stiffness = inertia / (tc * tc * ratio * ratio).max(MINVAL);
+    let damping = 2.0 * inertia / tc.max(MINVAL);
+    let j = &mut model.joints[joint];
+    j.stiffness = stiffness;
+    j.damping = damping;
+    for d in &mut model.dofs[adr..adr + n] {
+        d.damping = damping;
     }
 }

@@ -283,6 +283,8 @@ pub(super) const BODY: Schema = Schema {
     supported: &["name", "pos", "childclass", "mocap", "gravcomp", "quat", "axisangle", "euler", "xyaxes", "zaxis"],
     ignored: &["user", "sleep"],
 };
+pub(super) const FRAME: Schema =
+    Schema { supported: &["name", "childclass", "pos", "quat", "axisangle", "euler", "xyaxes", "zaxis"], ignored: &[] };
 pub(super) const INERTIAL: Schema = Schema {
     supported: &["pos", "mass", "diaginertia", "fullinertia", "quat", "axisangle", "euler", "xyaxes", "zaxis"],
     ignored: &[],
@@ -352,6 +354,8 @@ pub(super) const SITE: Schema = Schema {
     supported: &["name", "class", "type", "size", "fromto", "pos", "quat", "axisangle", "euler", "xyaxes", "zaxis"],
     ignored: &["group", "material", "rgba", "user"],
 };
+pub(super) const HFIELD: Schema =
+    Schema { supported: &["name", "file", "content_type", "nrow", "ncol", "elevation", "size"], ignored: &[] };
 pub(super) const MESH: Schema = Schema {
     supported: &["name", "class", "file", "vertex", "scale", "refpos", "refquat", "maxhullvert", "inertia", "builtin"],
     ignored: &["content_type", "face", "normal", "texcoord", "smoothnormal", "material", "params"],

@@ -11,7 +11,8 @@
 //!
 //! Feature ids of support points: mesh vertex index; box corner
 //! `(x > 0) | (y > 0) << 1 | (z > 0) << 2`; capsule segment end (0: −z,
-//! 1: +z); 0 for sphere, cylinder and ellipsoid (smooth or rim points).
+//! 1: +z); height-field prism vertex (0–2 bottom, 3–5 top); 0 for sphere,
+//! cylinder and ellipsoid (smooth or rim points).
 
 use crate::collision::Shape;
 use crate::math::{Real, Vec3, v3};
@@ -80,6 +81,22 @@ pub fn support_core_local<T: Real>(s: &Shape<'_, T>, d: Vec3<T>) -> (Vec3<T>, u3
             }
             if m.vertices.is_empty() { (Vec3::zero(), 0) } else { (v3(m.vertices[idx]), idx as u32) }
         }
+        GeomKind::Hfield => {
+            // A prism (MuJoCo's mjc_prism_support): the best of the bottom
+            // triangle when d points down, else of the top one.
+            let Some(p) = s.prism else { return (Vec3::zero(), 0) };
+            let start = if d.z < zero { 0 } else { 3 };
+            let mut best = start;
+            let mut best_v = p[start].dot(d);
+            for i in start + 1..start + 3 {
+                let v = p[i].dot(d);
+                if v > best_v {
+                    best_v = v;
+                    best = i;
+                }
+            }
+            (p[best], best as u32)
+        }
     }
 }
 
@@ -112,5 +129,10 @@ pub fn bounding_radius<T: Real>(s: &Shape<'_, T>) -> T {
         GeomKind::Cylinder => (z.x * z.x + z.y * z.y).sqrt(),
         GeomKind::Ellipsoid => z.max_elem(),
         GeomKind::Mesh => s.mesh.map_or(T::zero(), |m| T::c(m.radius())),
+        GeomKind::Hfield => match (s.prism, s.hfield) {
+            (Some(p), _) => p.iter().fold(T::zero(), |r, v| r.max(v.norm())),
+            (None, Some(f)) => T::c(f.radius()),
+            (None, None) => T::zero(),
+        },
     }
 }
