@@ -10,13 +10,16 @@ Writes to `tests/fixtures/mujoco/features_more/`:
   centimetres at several places and simulated for 1.5 s (RK4, 1 ms) until it rests; "sliding"
   states: each body started on the field with a horizontal velocity of 1 m/s, sampled every
   0.05 s while it slides. States are kept while every pair has at most 8 contacts (cenic keeps
-  at most 8 per pair).
+  at most 8 per pair). Box states also carry `exact`: each overlapped prism's exact penetration
+  depth and normal by the separating-axis theorem (box_prisms_exact), since MuJoCo's EPA can stop
+  early on box–prism pairs and report a shallower depth.
 - `hfield_roll.json`: the ball of `hfield_slope.xml` rolling down from rest: qpos and qvel every
   0.05 s for 1 s (RK4 at 0.1 ms).
-- `hfield_files.json`: the normalised elevations MuJoCo compiles from the PNG and binary files of
+- `hfield_data.json`: the normalised elevations MuJoCo compiles from the PNG and binary files of
   `tests/models/features/hfield_files.xml` (it writes those files first, from fixed data).
 """
 
+import itertools
 import json
 import os
 import struct
@@ -49,6 +52,79 @@ def contacts(m, d):
     return out
 
 
+def box_prisms_exact(m, d, box):
+    """Exact penetration of box geom `box` into every prism of the field (geom 0) it overlaps, by
+    the separating-axis theorem (face normals of both polytopes and cross products of their edges;
+    exact for convex polytopes): [prism index 2·(r·(ncol − 1) + c − 1) + t, depth (m), unit normal
+    (world) along which the box leaves the prism]. An independent reference for box contacts: on
+    box–prism pairs MuJoCo's EPA can stop early (a repeated support point) and report a shallower
+    depth."""
+    R = d.geom_xmat[0].reshape(3, 3)
+    p = d.geom_xpos[0]
+    Rb = d.geom_xmat[box].reshape(3, 3)
+    pb = d.geom_xpos[box]
+    sz = m.geom_size[box]
+    corners = np.array([[sx * sz[0], sy * sz[1], sz2 * sz[2]] for sx in (-1, 1) for sy in (-1, 1) for sz2 in (-1, 1)])
+    bx = (R.T @ ((Rb @ corners.T).T + pb - p).T).T
+    s0, s1, s2, s3 = m.hfield_size[0]
+    nrow, ncol = int(m.hfield_nrow[0]), int(m.hfield_ncol[0])
+    data = m.hfield_data.reshape(nrow, ncol)
+    dx, dy = 2 * s0 / (ncol - 1), 2 * s1 / (nrow - 1)
+
+    def vert(r, c):
+        return np.array([dx * c - s0, dy * r - s1, float(data[r, c]) * s2])
+
+    def normals(P):
+        out = []
+        for a, b, c in itertools.combinations(range(len(P)), 3):
+            n = np.cross(P[b] - P[a], P[c] - P[a])
+            if np.linalg.norm(n) < 1e-12:
+                continue
+            n = n / np.linalg.norm(n)
+            h = P @ n - P[a] @ n
+            if np.all(h <= 1e-12):
+                out.append(n)
+            elif np.all(h >= -1e-12):
+                out.append(-n)
+        return out
+
+    def edges(P):
+        return [P[b] - P[a] for a, b in itertools.combinations(range(len(P)), 2)]
+
+    def penetration(A, B):
+        axes = normals(A) + normals(B)
+        for e1 in edges(A):
+            for e2 in edges(B):
+                n = np.cross(e1, e2)
+                if np.linalg.norm(n) > 1e-9:
+                    axes.append(n / np.linalg.norm(n))
+        best, bn = np.inf, None
+        for n in axes:
+            for nn in (n, -n):
+                overlap = (A @ nn).max() - (B @ nn).min()
+                if overlap < best:
+                    best, bn = overlap, nn
+        return best, bn
+
+    out = []
+    lo, hi = bx.min(axis=0), bx.max(axis=0)
+    cmin = max(int(np.floor((lo[0] + s0) / (2 * s0) * (ncol - 1))), 0)
+    cmax = min(int(np.ceil((hi[0] + s0) / (2 * s0) * (ncol - 1))), ncol - 1)
+    rmin = max(int(np.floor((lo[1] + s1) / (2 * s1) * (nrow - 1))), 0)
+    rmax = min(int(np.ceil((hi[1] + s1) / (2 * s1) * (nrow - 1))), nrow - 1)
+    for r in range(rmin, rmax):
+        for c in range(cmin + 1, cmax + 1):
+            corners4 = [vert(r + 1, c - 1), vert(r, c - 1), vert(r + 1, c), vert(r, c)]
+            for t in range(2):
+                top = np.array(corners4[t : t + 3])
+                bot = top.copy()
+                bot[:, 2] = -s3
+                depth, n = penetration(np.vstack([bot, top]), bx)
+                if depth > 0:
+                    out.append([2 * (r * (ncol - 1) + c - 1) + t, float(depth), lst(R @ n)])
+    return out
+
+
 def max_per_pair(cons):
     count = {}
     for c in cons:
@@ -72,6 +148,12 @@ def bumps():
                 a = m.jnt_qposadr[m.body(b).jntadr[0]]
                 qpos[a : a + 3] = [3.0 + k, 3.0, 2.0]
 
+    def state(kind, b, cons):
+        st = {"kind": kind, "body": b, "qpos": lst(d.qpos), "contacts": cons}
+        if b == "brick":
+            st["exact"] = box_prisms_exact(m, d, m.geom("brick").id)
+        return st
+
     for b in bodies:
         jnt = m.body(b).jntadr[0]
         qa, va = m.jnt_qposadr[jnt], m.jnt_dofadr[jnt]
@@ -90,7 +172,7 @@ def bumps():
             mujoco.mj_forward(m, d)
             cons = contacts(m, d)
             if cons and max_per_pair(cons) <= 8:
-                states.append({"kind": "resting", "body": b, "qpos": lst(d.qpos), "contacts": cons})
+                states.append(state("resting", b, cons))
         # Sliding: started on the field with a horizontal velocity.
         for trial in range(2):
             mujoco.mj_resetData(m, d)
@@ -112,7 +194,7 @@ def bumps():
                     mujoco.mj_forward(m, d)
                     cons = contacts(m, d)
                     if cons and max_per_pair(cons) <= 8:
-                        states.append({"kind": "sliding", "body": b, "qpos": lst(d.qpos), "contacts": cons})
+                        states.append(state("sliding", b, cons))
     return {"source": "tests/models/features/hfield_bumps.xml", "mujoco_version": mujoco.__version__, "states": states}
 
 
@@ -210,7 +292,7 @@ def write(name, rec):
 
 
 def main():
-    write("hfield_files", files())
+    write("hfield_data", files())
     b = bumps()
     print("hfield states:", len(b["states"]), "contacts:", sum(len(s["contacts"]) for s in b["states"]))
     write("hfield_contacts", b)

@@ -20,7 +20,7 @@ Writes `tests/fixtures/mujoco/features_more/<name>.json`:
   sampled from a short sliding motion), from `mj_forward` with the model's margin 0.
 - `hfield_roll.json`: a ball rolling down the sloped field of `hfield_slope.xml` (qpos, qvel
   sampled every 0.05 s for 1 s, RK4 at 0.1 ms).
-- `hfield_files.json`: the normalised elevation data MuJoCo reads from the PNG and binary height
+- `hfield_data.json`: the normalised elevation data MuJoCo reads from the PNG and binary height
   fields of `hfield_files.xml`.
 
 Floats are written with `repr` precision (exact round trip).

@@ -4,7 +4,8 @@
 //! massless bodies, joint `springdamper`, `<frame>` and `<replicate>`
 //! (sizes, names in MuJoCo's order, the body tree with poses and masses,
 //! joint, geom and site poses, stiffness and damping, actuator, tendon,
-//! sensor and contact-pair targets), and the models MuJoCo refuses.
+//! sensor and contact-pair targets), height-field models (the static body
+//! holding a field gets MuJoCo's box mass), and the models MuJoCo refuses.
 
 mod mujoco_fixture;
 
@@ -222,6 +223,15 @@ fn frames_load_like_mujoco() {
 fn replicate_loads_like_mujoco() {
     let (m, f) = load("replicate");
     check_structure("replicate", &m, &f);
+}
+
+#[test]
+fn height_field_models_load_like_mujoco() {
+    for name in ["hfield_bumps", "hfield_files"] {
+        let (m, f) = load(name);
+        check_structure(name, &m, &f);
+        assert_eq!(m.hfields.len(), fx::u(&f["nhfield"]), "{name}");
+    }
 }
 
 /// The models MuJoCo refuses (its messages are in the fixture) are refused,
