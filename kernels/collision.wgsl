@@ -23,7 +23,8 @@
 // Passes: the pairs without GJK/EPA in one (`narrow_phase`), the GJK/EPA
 // pairs in chunks sized so that their EPA scratch (one block per thread)
 // fits in memory (`narrow_phase_epa`, whose pipeline is only created for
-// models with such pairs: it is the large one to compile).
+// models with such pairs: it is the large one to compile), the height-field
+// pairs likewise (`narrow_phase_hfield`, only for models with height fields).
 //
 // The narrow-phase routines are in the libraries composed in front of this
 // file (src/gpu/shaders.rs STAGE_DEPS): collision_shapes, collision_analytic,
@@ -32,21 +33,24 @@
 
 // ---------------------------------------------------------------- dispatch (narrowphase.rs narrow_phase_fn)
 
+/// The narrow-phase entry points' kinds of pairs (`mode` below).
+const PAIRS_PLAIN: u32 = 0u;
+const PAIRS_EPA: u32 = 1u;
+const PAIRS_HFIELD: u32 = 2u;
+
 /// collision::narrow_phase_pair: the manifold of `pair` in world w, with the
-/// pair's margin plus the world's skin (m). `epa` (a constant at every call
-/// site, so each entry point compiles only its half): the pair is one of the
-/// GJK/EPA pairs, whose routine is convex_contact, or hfield_contact when B
-/// is a height field.
-fn narrow_phase_pair(w: u32, pair: CollisionPair, skin: f32, epa: bool) {
+/// pair's margin plus the world's skin (m). `mode` (a constant at every call
+/// site, so each entry point compiles only its part): PAIRS_EPA, one of the
+/// GJK/EPA pairs, whose routine is convex_contact; PAIRS_HFIELD, a
+/// height-field pair (hfield_contact); else the dispatch table.
+fn narrow_phase_pair(w: u32, pair: CollisionPair, skin: f32, mode: u32) {
     manifold_len = 0u;
     let a = shape_of_geom(w, pair.geom.x);
     let b = shape_of_geom(w, pair.geom.y);
-    if (epa) {
-        if (b.kind == GEOM_HFIELD) {
-            hfield_contact(a, b, pair.margin + skin);
-        } else {
-            convex_contact(a, b, pair.margin + skin);
-        }
+    if (mode == PAIRS_HFIELD) {
+        hfield_contact(a, b, pair.margin + skin);
+    } else if (mode == PAIRS_EPA) {
+        convex_contact(a, b, pair.margin + skin);
     } else {
         narrow_phase_fn(pair.kinds, a, b, pair.margin + skin);
     }
@@ -185,7 +189,7 @@ fn bounding_volumes_meet(w: u32, pair: CollisionPair, skin: f32) -> bool {
 /// volumes do not meet, into pair_contacts. Write mode (after `collide` made
 /// the counts offsets): a pair with contacts that fit recomputes its manifold
 /// and stores it at its offset.
-fn narrow_phase_item(t: u32, epa: bool) {
+fn narrow_phase_item(t: u32, mode: u32) {
     if (t >= collision_pass.count * dims.nworld) {
         return;
     }
@@ -197,7 +201,7 @@ fn narrow_phase_item(t: u32, epa: bool) {
     if (collision_pass.write == 0u) {
         var n = 0u;
         if (bounding_volumes_meet(item.w, pair, skin)) {
-            narrow_phase_pair(item.w, pair, skin, epa);
+            narrow_phase_pair(item.w, pair, skin, mode);
             n = manifold_len;
             if (!loop_budget_held()) {
                 atomicOr(&collision_status[item.w], STATUS_LOOP_BUDGET);
@@ -214,7 +218,7 @@ fn narrow_phase_item(t: u32, epa: bool) {
     if (end == first || first >= dims.ncon) {
         return;
     }
-    narrow_phase_pair(item.w, pair, skin, epa);
+    narrow_phase_pair(item.w, pair, skin, mode);
     if (manifold_len != end - first) {
         // The recomputation disagrees with the count pass (a compiler that
         // contracts the two passes differently): never silently.
@@ -247,13 +251,19 @@ fn narrow_phase_item(t: u32, epa: bool) {
 /// A narrow-phase pass over the pairs without GJK/EPA (analytic and closed-form routines).
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn narrow_phase(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    narrow_phase_item(thread_index(gid, nwg), false);
+    narrow_phase_item(thread_index(gid, nwg), PAIRS_PLAIN);
 }
 
 /// A narrow-phase pass over GJK/EPA pairs (convex_contact).
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn narrow_phase_epa(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    narrow_phase_item(thread_index(gid, nwg), true);
+    narrow_phase_item(thread_index(gid, nwg), PAIRS_EPA);
+}
+
+/// A narrow-phase pass over height-field pairs (hfield_contact: GJK/EPA prism by prism).
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn narrow_phase_hfield(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    narrow_phase_item(thread_index(gid, nwg), PAIRS_HFIELD);
 }
 
 /// The whole collision of the worlds at a collision point of their CENIC

@@ -182,6 +182,7 @@ impl<'m> Geom<'m> {
             GeomKind::Cylinder => (s.x * s.x + s.y * s.y).sqrt(),
             GeomKind::Ellipsoid => s.max_elem(),
             GeomKind::Mesh => self.mesh.unwrap().radius(),
+            GeomKind::Hfield => unreachable!("height fields are checked in tests/collision_hfield.rs"),
         }
     }
     fn parry(&self) -> PGeom {
@@ -204,6 +205,7 @@ impl<'m> Geom<'m> {
                     self.mesh.unwrap().vertices.iter().map(|p| Vector::new(p[0], p[1], p[2])).collect();
                 (PShape::Poly(ConvexPolyhedron::from_convex_hull(&pts).expect("parry hull")), rot)
             }
+            GeomKind::Hfield => unreachable!("height fields are checked in tests/collision_hfield.rs"),
         };
         PGeom { shape, pose: Pose::from_parts(pvec(self.pos), rot) }
     }

@@ -820,7 +820,7 @@ fn shape(kind: GeomKind, second: bool) -> (GeomKind, [f64; 3]) {
         (Cylinder, true) => [0.1, 0.06, 0.0],
         (Ellipsoid, false) => [0.1, 0.07, 0.05],
         (Ellipsoid, true) => [0.06, 0.12, 0.08],
-        (Mesh, _) => [1.0, 1.0, 1.0],
+        (Mesh | Hfield, _) => [1.0, 1.0, 1.0],
     };
     (kind, size)
 }
@@ -1197,4 +1197,61 @@ fn witness_check_accepts_cpu_points_and_rejects_moved_ones() {
         }
     }
     assert!(checked >= 40, "only {checked} one-point contacts checked");
+}
+
+/// A bumpy height field under one geom of every kind that collides with it
+/// (sphere, capsule, box, cylinder, ellipsoid, convex mesh): the prism by
+/// prism contacts of `collision_hfield.wgsl` against the CPU's.
+fn hfield_scene() -> Model {
+    let mut b = ModelBuilder::new("hfield_pile");
+    let (nrow, ncol) = (13, 15);
+    let raw: Vec<f32> = (0..nrow * ncol)
+        .map(|i| {
+            let (r, c) = ((i / ncol) as f32, (i % ncol) as f32);
+            (0.9 * c).sin() * (0.7 * r).cos() + 0.3 * (2.1 * c + 1.3 * r).sin()
+        })
+        .collect();
+    let field = cenic::model::HeightField::new("bumps", nrow, ncol, [0.7, 0.6, 0.12, 0.05], &raw).unwrap();
+    let h = b.add_hfield(field);
+    b.add_geom(GeomSpec {
+        hfield: Some(h),
+        pos: [0.03, -0.02, 0.01],
+        quat: axis_angle([0.1, 0.2, 1.0], 0.3),
+        ..GeomSpec::new("terrain", GeomKind::Hfield, [0.0; 3], WORLD)
+    });
+    let mut rng = Rng::new(36);
+    let hull: Vec<[f64; 3]> =
+        (0..16).map(|_| [0.05 * rng.normal(), 0.04 * rng.normal(), 0.035 * rng.normal()]).collect();
+    let mesh = b.add_mesh("hull", &hull).unwrap();
+    use GeomKind::*;
+    let kinds = [
+        (Sphere, [0.06, 0.0, 0.0]),
+        (Capsule, [0.03, 0.06, 0.0]),
+        (Box, [0.05, 0.04, 0.03]),
+        (Cylinder, [0.05, 0.04, 0.0]),
+        (Ellipsoid, [0.06, 0.04, 0.05]),
+        (Mesh, [1.0, 1.0, 1.0]),
+    ];
+    for (i, (kind, size)) in kinds.into_iter().enumerate() {
+        let body = b.add_body(BodySpec::new(&format!("b{i}"), WORLD, [0.0, 0.0, 0.3 + 0.1 * i as f64]));
+        b.add_joint(JointSpec::new(&format!("j{i}"), JointKind::Free, body));
+        b.add_geom(GeomSpec {
+            mesh: (kind == Mesh).then_some(mesh),
+            contype: 1 << (i + 1),
+            conaffinity: 1,
+            ..GeomSpec::new(&format!("g{i}"), kind, size, body)
+        });
+    }
+    b.build().unwrap()
+}
+
+/// Height-field pairs: every kind on a bumpy, tilted field at random poses
+/// near its surface (some sliding past its edge), with and without skin.
+#[test]
+fn hfield_pairs_parity() {
+    let model = hfield_scene();
+    let states = random_free_poses(&model, 64, [-0.75, -0.65, -0.02], [0.75, 0.65, 0.14], 36);
+    let skin: Vec<f32> = (0..64).map(|w| if w % 3 == 0 { 0.005 } else { 0.0 }).collect();
+    let Some(report) = check_parity(model, &states, &skin, 128) else { return };
+    assert!(report.contacts > 300, "{report:?}");
 }

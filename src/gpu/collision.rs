@@ -18,7 +18,8 @@
 //!
 //! Pairs that run GJK/EPA (`narrow_phase_epa`, a separate pipeline created
 //! only for models that have such pairs: it is by far the largest to
-//! compile) need a polytope (an [`EPA_SCRATCH_BYTES`] block of
+//! compile; height-field pairs, which run it prism by prism, in
+//! `narrow_phase_hfield`, created only for models with height fields) need a polytope (an [`EPA_SCRATCH_BYTES`] block of
 //! `collision_scratch`) per thread: they are launched in passes of at most
 //! as many pairs as fit [`EPA_SCRATCH_BUDGET`] bytes of scratch for all
 //! worlds; all other pairs go in one pass.
@@ -515,12 +516,16 @@ impl GpuCollision {
         let npair = pairs.len();
         let (cgeoms, verts, polys, loops) = pack_geoms(model);
         // Passes: every pair without GJK/EPA in one, the GJK/EPA pairs in
-        // chunks whose scratch (one polytope per thread) fits the budget.
-        let epa = |k: &usize| {
-            uses_epa(model.geoms[pairs[*k].geom[0] as usize].kind, model.geoms[pairs[*k].geom[1] as usize].kind)
+        // chunks whose scratch (one polytope per thread) fits the budget;
+        // height-field pairs (GJK/EPA prism by prism) likewise, in their own
+        // entry point, whose pipeline only models with height fields create.
+        let kinds = |k: usize| {
+            pair_kind(model.geoms[pairs[k].geom[0] as usize].kind, model.geoms[pairs[k].geom[1] as usize].kind)
         };
-        let plain: Vec<u32> = (0..npair).filter(|k| !epa(k)).map(|k| k as u32).collect();
-        let with_epa: Vec<u32> = (0..npair).filter(epa).map(|k| k as u32).collect();
+        let plain: Vec<u32> = (0..npair).filter(|&k| !kinds(k).uses_epa).map(|k| k as u32).collect();
+        let with_epa: Vec<u32> =
+            (0..npair).filter(|&k| kinds(k).uses_epa && !kinds(k).hfield).map(|k| k as u32).collect();
+        let hfield: Vec<u32> = (0..npair).filter(|&k| kinds(k).hfield).map(|k| k as u32).collect();
         let budget = scratch_budget.min(ctx.limits().max_storage_buffer_binding_size as usize);
         let chunk = (budget / (nworld * EPA_SCRATCH_BYTES)).max(1);
         // (entry point, first entry in pass_pairs, pairs)
@@ -531,8 +536,11 @@ impl GpuCollision {
         for (i, c) in with_epa.chunks(chunk).enumerate() {
             passes.push(("narrow_phase_epa", plain.len() + i * chunk, c.len()));
         }
-        let scratch_blocks = nworld * with_epa.len().min(chunk);
-        let pass_pairs: Vec<u32> = plain.into_iter().chain(with_epa).collect();
+        for (i, c) in hfield.chunks(chunk).enumerate() {
+            passes.push(("narrow_phase_hfield", plain.len() + with_epa.len() + i * chunk, c.len()));
+        }
+        let scratch_blocks = nworld * with_epa.len().max(hfield.len()).min(chunk);
+        let pass_pairs: Vec<u32> = plain.into_iter().chain(with_epa).chain(hfield).collect();
         let ngeom = model.geoms.len();
         let uniform = |label: &str, bytes: &[u8]| {
             let b = ctx.device.create_buffer(&wgpu::BufferDescriptor {
