@@ -364,6 +364,8 @@ fn tiny_and_far_shapes_are_handled() {
         kind: GeomKind::Mesh,
         size: Vec3::splat(1.0),
         mesh: Some(&m),
+        hfield: None,
+        prism: None,
         pos: Vec3::new(5000.0, -3000.0, 10.0),
         rot: Mat3::identity(),
     };
@@ -371,6 +373,8 @@ fn tiny_and_far_shapes_are_handled() {
         kind: GeomKind::Cylinder,
         size: Vec3::new(0.1, 0.1, 0.0),
         mesh: None,
+        hfield: None,
+        prism: None,
         pos: Vec3::new(5000.0, -3000.0, 10.295),
         rot: Mat3::identity(),
     };
