@@ -15,6 +15,9 @@ Writes `tests/fixtures/mujoco/features_more/<name>.json`:
   inverse masses, geom and site poses, actuator and sensor targets, contact pairs and excludes.
 - For each model under `tests/models/features/refused/`: whether MuJoCo refuses it and its
   message (cenic refuses the same models).
+- With `CENIC_DM_CONTROL` set to dm_control's `dm_control/suite` folder: the same structure
+  record for its quadruped (height-field floor) and dog (springdamper), `dm_control_<name>.json`
+  (the models themselves are not copied).
 - `hfield_contacts.json`: contacts (geom ids, φ, normal, point) of spheres, capsules and boxes on
   the bumpy height field of `tests/models/features/hfield_bumps.xml`, at rest and sliding (poses
   sampled from a short sliding motion), from `mj_forward` with the model's margin 0.
@@ -174,6 +177,13 @@ def main():
         m = mujoco.MjModel.from_xml_path(path)
         write(name, structure(m, f"tests/models/features/{name}.xml"))
     write("refused", {"mujoco_version": mujoco.__version__, "models": refused()})
+    # dm_control's quadruped (height-field floor) and dog (springdamper), when its suite folder is
+    # given (CENIC_DM_CONTROL=.../dm_control/suite): their compiled structure.
+    suite = os.environ.get("CENIC_DM_CONTROL")
+    if suite:
+        for name in ["quadruped", "dog"]:
+            m = mujoco.MjModel.from_xml_path(os.path.join(suite, name + ".xml"))
+            write("dm_control_" + name, structure(m, f"dm_control/suite/{name}.xml"))
     hfield = os.path.join(ROOT, "scripts", "mujoco_hfield.py")
     if os.path.exists(hfield):
         import runpy
