@@ -10,6 +10,10 @@ or, after `cargo run --release --example robot_bench`, for the gymnasium robots:
 
     python3 scripts/mujoco_bench.py --zoo
 
+or, after `cargo run --release --example rough_terrain`, for the ant on flat and rough terrain:
+
+    python3 scripts/mujoco_bench.py --rough
+
 Written and run with the `mujoco` Python package 4.0.0. Reads `cube_toss.xml` and
 `clutter20.xml` from `$CENIC_SHARED/scenes` (default `../shared`), removes cenic's extension
 attributes (`stiffness`, `dissipation`, `friction_dynamic`, `stiction_tolerance`), which MuJoCo
@@ -78,18 +82,20 @@ def run(model, key, horizon, dt, repeat=3):
 ZOO = ["humanoid", "ant", "half_cheetah", "inverted_pendulum", "inverted_double_pendulum"]
 
 
-def zoo():
+def zoo(models=None):
     """The gymnasium robots as `cargo run --release --example robot_bench` runs them: 2 s from the
     initial pose under the seeded smooth controls of cenic::zoo (seed 1, 10 ms intervals), at each
     model's own time step and integrator, stepped in C by mujoco.rollout (controls precomputed per
-    step), best of 5, single thread."""
+    step), best of 5, single thread. `models`: (name, path) pairs instead of the gymnasium set."""
     print(f"MuJoCo {mujoco.__version__}: gymnasium models under cenic::zoo's smooth controls, single thread")
     print()
     print("| model | integrator | step | wall [s] | real-time factor | µs/step | mean contacts |")
     print("|---|---|---|---|---|---|---|")
     horizon = 2.0
-    for name in ZOO:
-        m = mujoco.MjModel.from_xml_path(os.path.join(SHARED, "models", "gymnasium", name + ".xml"))
+    if models is None:
+        models = [(name, os.path.join(SHARED, "models", "gymnasium", name + ".xml")) for name in ZOO]
+    for name, path in models:
+        m = mujoco.MjModel.from_xml_path(path)
         d = mujoco.MjData(m)
         dt = m.opt.timestep
         ctrl = np.array(controls_per_step(m, 1, horizon, dt))
@@ -119,6 +125,21 @@ def zoo():
 def main():
     if "--zoo" in sys.argv:
         zoo()
+        return
+    if "--rough" in sys.argv:
+        # The ant on its flat floor and on examples/scenes/ant_rough_terrain.xml (its include of the
+        # ant points at ../shared; with another CENIC_SHARED, the path is rewritten).
+        scene = os.path.join(ROOT, "examples", "scenes", "ant_rough_terrain.xml")
+        ant = os.path.join(SHARED, "models", "gymnasium", "ant.xml")
+        with open(scene) as f:
+            xml = f.read().replace("../../../shared/models/gymnasium/ant.xml", os.path.abspath(ant))
+        rough = os.path.join(os.path.dirname(scene), ".ant_rough_terrain_resolved.xml")
+        with open(rough, "w") as f:
+            f.write(xml)
+        try:
+            zoo([("ant", ant), ("ant_rough_terrain", rough)])
+        finally:
+            os.remove(rough)
         return
     print(f"MuJoCo {mujoco.__version__}, single thread, MuJoCo's default contact parameters")
     print()
