@@ -8,8 +8,20 @@
 //!
 //! # Supported
 //! - `include` anywhere in the tree, nested (see the `include` module for
-//!   how paths resolve); cycles are refused with the chain of files named;
-//!   errors inside an included file name that file and line.
+//!   how paths resolve); the included file's root is `<mujoco>` or the
+//!   older `<mujocoinclude>`; cycles are refused with the chain of files
+//!   named; errors inside an included file name that file and line.
+//! - `frame` (`pos`, orientation, `childclass`; nested) anywhere in the
+//!   kinematic tree: its pose is accumulated into the bodies, joints (`pos`,
+//!   `axis`), geoms and sites inside it, as MuJoCo's compiler does.
+//! - `replicate` (`count`, `offset`, `euler`, `sep`, `childclass`; nested),
+//!   expanded before the model is read (the `replicate` module): replicas
+//!   as frames at MuJoCo's poses, names suffixed with `sep` and the
+//!   zero-padded index (innermost first), and the tendons, equality
+//!   constraints, actuators, sensors, pairs and excludes that refer into a
+//!   replicate replicated with it in MuJoCo's order. An equality constraint
+//!   between a replicated element and one outside is refused (MuJoCo drops
+//!   it). Expansions beyond 32 MiB of MJCF are refused.
 //! - `mujoco` (`model`: the name, default "MuJoCo Model").
 //! - `compiler`: `angle` (degree, MuJoCo's default, or radian: hinge
 //!   `range`/`ref`/`springref`, `axisangle`, `euler`), `eulerseq`,
@@ -28,11 +40,19 @@
 //!   actuator defaults per class, as in MuJoCo); `class` and `childclass`.
 //! - `worldbody`, `body` (`pos`, orientation, `childclass`; `mocap` bodies
 //!   are static), `inertial` (`pos`, `mass`, `diaginertia` or
-//!   `fullinertia`, orientation), `joint` (free, ball, hinge, slide; `pos`,
+//!   `fullinertia`, orientation; mass and inertia may be 0: MuJoCo's
+//!   massless bodies, e.g. camera and sensor frames welded to their parent,
+//!   while a body with joints needs mass and all three principal moments ≥
+//!   1e-15, its own or those of a body welded to it, as MuJoCo requires;
+//!   the error names the joint and dof), `joint` (free, ball, hinge, slide; `pos`,
 //!   `axis`, `range`, `limited`, `margin`, `solreflimit`, `solimplimit`,
 //!   `armature`, `damping`, `frictionloss` (hinge and slide), `stiffness`,
-//!   `springref`, `ref`), `freejoint`, `geom` (plane, sphere, capsule, box,
-//!   cylinder, ellipsoid, mesh; `size`, `fromto`, pose, `mass`, `density`
+//!   `springref`, `ref`, `springdamper` = time constant τ (s) and damping
+//!   ratio ζ, both > 0: stiffness I/(τ²ζ²) and damping 2I/τ with I the
+//!   joint's mean effective inertia 1/`dof_invweight0` at qpos0, MuJoCo's
+//!   `AutoSpringDamper`, overriding `stiffness` and `damping`), `freejoint`,
+//!   `geom` (plane, sphere, capsule, box,
+//!   cylinder, ellipsoid, mesh, hfield on a static body; `size`, `fromto`, pose, `mass`, `density`
 //!   (default 1000 kg/m³), `friction`, `condim`, `contype`, `conaffinity`,
 //!   `margin`, `solref`, `solimp`, `mesh`), `site` (type and size: the
 //!   volume touch sensors count contacts in).
@@ -49,6 +69,16 @@
 //!   a mesh at its centroid: the body's mass properties are the same, the
 //!   geom's `pos`/`quat` differ. Visual assets (`texture` including
 //!   skyboxes, `material`, `skin`) are read and ignored.
+//! - `asset/hfield` (the `hfield` module): `nrow`/`ncol` with `elevation`
+//!   (or zeros), or a PNG or MuJoCo binary `file`; `size` (radius x,
+//!   radius y, elevation z, base z; m). Elevations are normalised to [0, 1]
+//!   in single precision as MuJoCo does. A height-field geom's mass
+//!   properties are those of a box of MuJoCo's geom size; it collides with
+//!   every kind but planes and height fields, prism by prism as MuJoCo does
+//!   (`collision::narrowphase` `hfield`), at most 8 points per pair (MuJoCo
+//!   keeps up to 50; beyond 8 the deepest are kept). With a margin, cenic
+//!   reports the true distance φ < margin, where MuJoCo raises the prisms'
+//!   tops by the margin (the same at margin 0).
 //! - `contact`: `exclude` (body pairs) and `pair` (two geoms with their own
 //!   `friction`, `condim`, `solref`, `solimp`, `margin`; collided whatever
 //!   their masks, parents and exclusions say, replacing their dynamic pair),
@@ -115,10 +145,10 @@
 //! Rejected with an error that names the element and says what cenic
 //! supports instead: `compiler` `coordinate="global"`, non-zero
 //! `boundmass`/`boundinertia`, `balanceinertia`, `alignfree`,
-//! `inertiagrouprange` other than "0 5"; `frame`, `replicate`,
-//! `composite`, `flexcomp`, `attach`, `plugin`, `extension`, `deformable`,
-//! `gravcomp`; limits on ball and free joints; `springdamper`, joint
-//! actuator-force limits; height-field and SDF geoms, shell inertia,
+//! `inertiagrouprange` other than "0 5"; `composite`, `flexcomp`,
+//! `attach`, `plugin`, `extension`, `deformable`, `gravcomp`, `inertial`
+//! inside a `frame`; limits on ball and free joints; joint actuator-force
+//! limits; height fields on moving bodies, SDF geoms, shell inertia,
 //! primitives fitted to meshes, the ellipsoid fluid model
 //! (`fluidshape="ellipsoid"`); `muscle`/`adhesion`/`plugin` actuators,
 //! `user` or muscle dynamics, gains and biases, `actearly`, `refsite`,
