@@ -16,9 +16,9 @@
 //! Prints progress every 100,000 cases and the totals: cases, loaded,
 //! rejected, failures, wall time. Exits with status 1 when a case failed.
 
+mod common;
 #[path = "../tests/mjcf_fuzz_driver/mod.rs"]
 mod mjcf_fuzz_driver;
-mod common;
 
 use common::arg;
 use mjcf_fuzz_driver::{LimitAllocator, Outcome, check_case, corpus, spawn_watchdog, watch};
@@ -65,7 +65,7 @@ fn main() {
                 println!("FAILED case {case} ({}): {} -> {}", f.file.display(), f.what, path.display());
             }
         }
-        if (case + 1 - start) % 100_000 == 0 {
+        if (case + 1 - start).is_multiple_of(100_000) {
             println!("{} cases, {:.1} s", case + 1 - start, t0.elapsed().as_secs_f64());
         }
     }

@@ -34,7 +34,11 @@ fn mutated_models_load_or_are_rejected_without_panic() {
         }
     }
     let _ = std::panic::take_hook();
-    eprintln!("{cases} cases on {} files: {loaded} loaded, {rejected} rejected, {} failed", seeds.len(), failures.len());
+    eprintln!(
+        "{cases} cases on {} files: {loaded} loaded, {rejected} rejected, {} failed",
+        seeds.len(),
+        failures.len()
+    );
     if let Some(f) = failures.first() {
         panic!(
             "{} failing cases; the first, case {} of {}: {}\n--- mutated text ---\n{}",

@@ -214,9 +214,12 @@ const ELEMENTS: &[&str] = &[
     "<camera/>",
 ];
 
+/// Byte ranges (start, end) in a text.
+type Spans = Vec<(usize, usize)>;
+
 /// `(start, end)` byte ranges of every element of `text` (document order),
 /// and of every attribute value; empty when it does not parse.
-fn ranges(text: &str) -> (Vec<(usize, usize)>, Vec<(usize, usize)>) {
+fn ranges(text: &str) -> (Spans, Spans) {
     let Ok(doc) = roxmltree::Document::parse(text) else { return (vec![], vec![]) };
     let mut elements = vec![];
     let mut values = vec![];
@@ -264,7 +267,7 @@ pub fn mutate(rng: &mut Rng, text: &str, seed: &Seed, corpus: &[Seed]) -> String
         // An attribute value replaced by a value at a limit.
         0 | 1 if !values.is_empty() => {
             let (a, b) = *rng.pick(&values);
-            t.replace_range(a..b, *rng.pick(VALUES));
+            t.replace_range(a..b, rng.pick::<&str>(VALUES));
         }
         // A number inside a value changed.
         2 if !values.is_empty() => {
@@ -317,7 +320,8 @@ pub fn mutate(rng: &mut Rng, text: &str, seed: &Seed, corpus: &[Seed]) -> String
             if rng.below(2) == 0 {
                 t.insert_str(at, &copy);
             } else {
-                let wrapper = *rng.pick(&["body", "frame", "worldbody", "default", "asset", "replicate count=\"2\"", "mujoco"]);
+                let wrapper =
+                    *rng.pick(&["body", "frame", "worldbody", "default", "asset", "replicate count=\"2\"", "mujoco"]);
                 let close = wrapper.split(' ').next().unwrap();
                 t.replace_range(a..b, &format!("<{wrapper}>{copy}</{close}>"));
             }
@@ -326,7 +330,7 @@ pub fn mutate(rng: &mut Rng, text: &str, seed: &Seed, corpus: &[Seed]) -> String
         6 | 7 if !elements.is_empty() => {
             let (c, d) = *rng.pick(&elements);
             let at = text[c..d].rfind("</").map(|k| c + k).unwrap_or(c);
-            t.insert_str(at, *rng.pick(ELEMENTS));
+            t.insert_str(at, rng.pick::<&str>(ELEMENTS));
         }
         // A broken include.
         8 if !elements.is_empty() => {
@@ -338,8 +342,24 @@ pub fn mutate(rng: &mut Rng, text: &str, seed: &Seed, corpus: &[Seed]) -> String
         9 if !elements.is_empty() => {
             let (c, _) = *rng.pick(&elements);
             let attr = *rng.pick(&[
-                "springdamper", "hfield", "type", "childclass", "class", "count", "mass", "size", "pos", "quat", "euler",
-                "range", "file", "name", "nrow", "elevation", "sep", "offset",
+                "springdamper",
+                "hfield",
+                "type",
+                "childclass",
+                "class",
+                "count",
+                "mass",
+                "size",
+                "pos",
+                "quat",
+                "euler",
+                "range",
+                "file",
+                "name",
+                "nrow",
+                "elevation",
+                "sep",
+                "offset",
             ]);
             let at = text[c..].find(|ch: char| ch.is_whitespace() || ch == '>' || ch == '/').map_or(c, |k| c + k);
             t.insert_str(at, &format!(" {attr}=\"{}\"", rng.pick(VALUES)));
