@@ -4,13 +4,13 @@
 //
 // A trial (a step-doubling attempt, or one fixed step) is a sequence of
 // parts (the part_* functions below, listed with their stages in
-// src/gpu/cenic.rs PARTS), each run by one thread per world: the multibody
+// src/gpu/cenic.rs Part), each run by one thread per world: the multibody
 // stages (kinematics.wgsl, rnea.wgsl), the ICF build (icf_builder.wgsl),
 // the step-size control here and the position update (integrate.wgsl),
 // between the collision and the Newton solves, which are launches of their
 // own. Each world records in cenic_world[w].stage the part it is at; a part
 // runs only on the worlds at its stage and moves them to the next, so a
-// launch of parts (an entry point generated from PARTS, src/gpu/cenic.rs
+// launch of parts (an entry point generated from Part, src/gpu/cenic.rs
 // step_entry_points) skips the worlds that are elsewhere: idle, failed,
 // rejected, or waiting for a solve that a software adapter's loop budget
 // paused (it resumes in the next solve launch). The host encodes whole
@@ -880,7 +880,8 @@ fn end_iteration(w: u32) {
 // ---------------------------------------------------------------- kernels
 //
 // The launches of parts (cenic_<first part>[_to_<last part>]) are generated
-// from src/gpu/cenic.rs PARTS and appended to this file at load time.
+// from src/gpu/cenic.rs Part and FIXED_ITERATION / STEP_DOUBLING_ITERATION
+// and composed after this file.
 
 /// Offset in cenic_reset of the (q, v) rows (after the header and the indices).
 fn reset_rows() -> u32 {
@@ -906,6 +907,7 @@ fn fresh_stats() -> CenicStats {
 /// per listed world: (q, v) from its row, zero controls and target
 /// velocities, a fresh clock at time 0 (first step from the header), fresh
 /// statistics and ICF state. The world's parameters stay.
+/// Reads: cenic_reset, icf_dims; writes: q, v, ctrl, target_velocity, cenic_world, cenic_stats, icf_world.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn cenic_reset_worlds(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let k = thread_index(gid, nwg);
@@ -931,6 +933,7 @@ fn cenic_reset_worlds(@builtin(global_invocation_id) gid: vec3u, @builtin(num_wo
 
 /// Starts World::advance(dt) in every world that has not failed: t_end =
 /// t + dt. Statistics accumulate since the world's reset. One thread per world.
+/// Reads: cenic_params (advance_dt), cenic_world; writes: cenic_world (t_end, state), h, icf_world.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn cenic_start_advance(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let w = thread_index(gid, nwg);
@@ -954,6 +957,7 @@ fn cenic_start_advance(@builtin(global_invocation_id) gid: vec3u, @builtin(num_w
 /// What the host reads after an advance: each world's clock, state and
 /// failure code into cenic_summary, and the running and failed worlds
 /// counted into cenic_counter (cleared by the host). One thread per world.
+/// Reads: cenic_world; writes: cenic_summary, cenic_counter (running, failed).
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn cenic_summarize(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let w = thread_index(gid, nwg);

@@ -27,7 +27,7 @@
 // pairs likewise (`narrow_phase_hfield`, only for models with height fields).
 //
 // The narrow-phase routines are in the libraries composed in front of this
-// file (src/gpu/shaders.rs STAGE_DEPS): collision_shapes, collision_analytic,
+// file (src/gpu/collision.rs FILE): collision_shapes, collision_analytic,
 // collision_gjk, collision_epa, collision_manifold, collision_hfield; the dispatch
 // narrow_phase_fn is generated from src/collision/narrowphase.rs PAIR_KINDS.
 
@@ -137,6 +137,7 @@ fn plane_reaches(w: u32, p: u32, bx: Aabb, skin: f32) -> bool {
 }
 
 /// Bounding volumes of every (world, geom): one thread each.
+/// Reads: geom_xpos, geom_xmat, geoms, collision_geoms, collision_skin; writes: geom_aabbs.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn broadphase(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let t = thread_index(gid, nwg);
@@ -249,12 +250,14 @@ fn narrow_phase_item(t: u32, mode: u32) {
 }
 
 /// A narrow-phase pass over the pairs without GJK/EPA (analytic and closed-form routines).
+/// Reads: geom_xpos, geom_xmat, geom_aabbs, geoms, collision_geoms, collision_pairs, pass_pairs, collision_pass, collision_skin, pair_contacts (write mode: offsets); writes: pair_contacts (count mode), contacts (write mode), collision_status.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn narrow_phase(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     narrow_phase_item(thread_index(gid, nwg), PAIRS_PLAIN);
 }
 
 /// A narrow-phase pass over GJK/EPA pairs (convex_contact).
+/// Reads: as narrow_phase, and the mesh hulls (mesh_vertices, mesh_polygons, mesh_polygon_vertices); writes: as narrow_phase, and collision_scratch (EPA polytopes).
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn narrow_phase_epa(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     narrow_phase_item(thread_index(gid, nwg), PAIRS_EPA);
@@ -273,6 +276,7 @@ fn narrow_phase_hfield(@builtin(global_invocation_id) gid: vec3u, @builtin(num_w
 /// and contact_count[w] = all contacts found. The same contacts in the same
 /// order as broadphase, narrow_phase, collide and narrow_phase again, in one
 /// launch; for models without GJK/EPA pairs (their scratch is per thread).
+/// Reads: cenic_world (stage), geom_xpos, geom_xmat, geoms, collision_geoms, collision_pairs, collision_skin, the mesh hulls; writes: geom_aabbs, contacts, contact_count, collision_status.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn collide_worlds(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let w = thread_index(gid, nwg);
@@ -312,6 +316,7 @@ fn collide_worlds(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgr
 /// Per world: every pair's first contact index (exclusive prefix sum of the
 /// counts, in pair order: the CPU's order) and contact_count[w] = all
 /// contacts found, possibly more than ncon (the excess is the overflow).
+/// Reads: pair_contacts (counts), collision_info; writes: pair_contacts (offsets), contact_count, collision_status.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn collide(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let w = thread_index(gid, nwg);

@@ -1,7 +1,7 @@
 // Collision library: shapes, the manifold under construction and small
 // vector helpers, shared by the narrow-phase libraries (collision_analytic,
 // collision_gjk, collision_epa, collision_manifold) and the collision stage
-// (collision.wgsl; composed in this order, src/gpu/shaders.rs STAGE_DEPS).
+// (collision.wgsl; composed in this order, src/gpu/collision.rs FILE).
 //
 // Conventions as on the CPU: φ < 0 when overlapping, normal from A (the
 // geom whose kind comes first) to B, contact point midway between the

@@ -1,5 +1,5 @@
 // Shared helpers: composed in front of every stage file at load time
-// (src/gpu/shaders.rs: common.wgsl + data.wgsl + <stage>.wgsl).
+// (src/gpu/compose.rs: common.wgsl + data.wgsl + libraries + <stage>.wgsl).
 //
 // WGSL twin of src/math, with the same formulas in the same order so that
 // the f32 CPU path is a close parity reference:
@@ -21,7 +21,7 @@ const JOINT_BALL: u32 = 1u;
 const JOINT_HINGE: u32 = 2u;
 const JOINT_SLIDE: u32 = 3u;
 
-/// Global thread index of a 1D launch split over x and y (src/gpu/shaders.rs
+/// Global thread index of a 1D launch split over x and y (src/gpu/kernel.rs
 /// dispatch_size), so launches above 65535 workgroups still fit.
 fn thread_index(gid: vec3u, nwg: vec3u) -> u32 {
     return gid.x + gid.y * nwg.x * WORKGROUP_SIZE;

@@ -3,10 +3,10 @@
 //
 // WGSL twin of src/dynamics/data.rs (Data<T>) and of the packed model in
 // src/gpu/model.rs. The host binds buffers to these variables by *name*
-// (src/gpu/shaders.rs reflects each entry point with naga and binds only
-// the variables it uses), so a variable's name here must equal the Rust
-// name: a model buffer in src/gpu/model.rs or a `Field` in
-// src/gpu/buffers.rs. Binding numbers only need to be unique.
+// (src/gpu/compose.rs reflects each entry point with naga and src/gpu/kernel.rs
+// binds only the variables it uses), so a variable's name here must equal the
+// Rust name: a model buffer in src/gpu/model.rs or a `Field` in
+// src/gpu/fields.rs. Binding numbers only need to be unique.
 //
 // Per-world arrays are world first: (nworld, n, ...) with n the number of
 // bodies, joints, dofs, ... of one world, flat and without padding, so one
@@ -192,11 +192,71 @@ struct Contact {
 // ---------------------------------------------------------------- per-world fields
 //
 // The state (q, v, h), kinematics and dynamics outputs and scratch of every
-// world (src/gpu/buffers.rs Field, twin of Data<f32>) live in one buffer,
-// world_data, except the dense mass matrix; their declarations, the element
-// index functions (body_at, dof_at, …) and the accessors of each field
-// (<name>_get, <name>_set, <name>_ix) are generated from the Field list and
-// composed right after this file.
+// world (src/gpu/fields.rs Field, twin of Data<f32>) live in one buffer,
+// world_data, except the dense mass matrix. The accessors of each field
+// (F_<NAME>, <name>_get, <name>_set, <name>_ix) and FIELD_OFFSET_VEC4S are
+// generated from the Field list and composed right after this file.
+
+/// Where per-world arrays put world w's element k (src/gpu/fields.rs Layout).
+struct FieldLayout {
+    /// 1: Layout::FieldMajor (element (w, k) at k·nworld + w, one plane per
+    /// component); 0: Layout::WorldMajor (at w·n + k, components interleaved).
+    field_major: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+    /// Offset (floats) in world_data of each field, by its F_* index.
+    offsets: array<vec4u, FIELD_OFFSET_VEC4S>,
+}
+
+@group(0) @binding(15) var<uniform> field_layout: FieldLayout;
+/// Every per-world field but mass, each a region of nworld·n·width floats.
+@group(0) @binding(16) var<storage, read_write> world_data: array<f32>;
+/// Joint-space mass matrix with armature (nworld, nv, nv; mass_at).
+@group(0) @binding(40) var<storage, read_write> mass: array<f32>;
+
+/// Index of element k of the n elements of world w of a per-world array.
+fn item_at(w: u32, k: u32, n: u32) -> u32 {
+    if (field_layout.field_major != 0u) {
+        return k * dims.nworld + w;
+    }
+    return w * n + k;
+}
+
+/// Index in world_data of component c of element i of field f (`width`
+/// floats per element, n elements per world).
+fn field_ix(f: u32, n: u32, width: u32, i: u32, c: u32) -> u32 {
+    let off = field_layout.offsets[f / 4u][f % 4u];
+    if (field_layout.field_major != 0u) {
+        return off + c * n * dims.nworld + i;
+    }
+    return off + i * width + c;
+}
+
+fn q_at(w: u32, i: u32) -> u32 {
+    return item_at(w, i, dims.nq);
+}
+fn dof_at(w: u32, d: u32) -> u32 {
+    return item_at(w, d, dims.nv);
+}
+fn world_at(w: u32) -> u32 {
+    return item_at(w, 0u, 1u);
+}
+fn body_at(w: u32, b: u32) -> u32 {
+    return item_at(w, b, dims.nbody);
+}
+fn jnt_at(w: u32, j: u32) -> u32 {
+    return item_at(w, j, dims.njnt);
+}
+fn geom_at(w: u32, g: u32) -> u32 {
+    return item_at(w, g, dims.ngeom);
+}
+fn site_at(w: u32, s: u32) -> u32 {
+    return item_at(w, s, dims.nsite);
+}
+fn mass_at(w: u32, i: u32, j: u32) -> u32 {
+    return item_at(w, i * dims.nv + j, dims.nv * dims.nv);
+}
 
 // ---------------------------------------------------------------- collision (bindings 60–79)
 
@@ -769,7 +829,7 @@ const COUNTER_ITERATION: u32 = 2u;
 const COUNTER_LAST_BUSY: u32 = 3u;
 
 // CenicWorld.stage: the part of a trial a world is at, STAGE_* (generated
-// from src/gpu/cenic.rs TRIAL_STAGES and composed after this file). Fixed
+// from src/gpu/names.rs TrialStage and composed after this file). Fixed
 // steps: BEGIN → FORWARD0 → (collision) → BUILD0 → CHOOSE0 → STEP0 →
 // (solve) → SOLVE0 → BEGIN. Step doubling goes on from SOLVE0: STEP1 →
 // (solve) → SOLVE1 → FORWARD1 → (collision) → BUILD1 → START2 → STEP2 →

@@ -10,6 +10,7 @@
 /// The h-independent part of one world's problem except the contacts:
 /// k(q0, v0), v0, gain laws, joint limits, and the contact count. One
 /// thread per world.
+/// Reads: q, v, bias, passive, ctrl, target_velocity, contact_count, actuators, icf_limit_defs, dofs, world_params, icf_dims; writes: icf_world, icf_vec (force, v0), icf_gain, icf_limit.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn icf_build(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let w = thread_index(gid, nwg);
@@ -122,6 +123,7 @@ fn impedance(d: IcfLimitDef, r: f32) -> vec2f {
 /// the dof chains of both bodies (B's chain first, in the CPU's order),
 /// materials with the world's multipliers, the Delassus estimate and
 /// vc0 = J v0. One thread per (world, contact slot).
+/// Reads: contacts, contact_count, v, body_ref, cdof, dofs, icf_bodies, world_params, icf_world, icf_dims; writes: icf_con, icf_jac.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn icf_build_contacts(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let t = thread_index(gid, nwg);
@@ -211,6 +213,7 @@ fn icf_build_contact(w: u32, slot: u32) {
 /// For each dof, the Jacobian entries acting on it, in contact order (the
 /// solver assembles rows of ∇ℓ and H from them in the CPU's summation
 /// order). Needs icf_build_contacts. One thread per world.
+/// Reads: icf_con, icf_jac, icf_world, icf_dims; writes: icf_rows.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn icf_build_rows(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let w = thread_index(gid, nwg);
@@ -244,6 +247,7 @@ fn icf_sigmoid(x: f32) -> f32 {
 /// IcfProblem::set_time_step for each world's step h[w] (s): A = M + hD,
 /// r = A v0 − h k, the scaling diag(M)^(−½), the lagged contact terms,
 /// and gain laws. One thread per world.
+/// Reads: h, mass, dofs, icf_dims; writes: icf_a, icf_vec (r, scale), icf_con, icf_gain, icf_world.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn icf_set_time_step(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let w = thread_index(gid, nwg);

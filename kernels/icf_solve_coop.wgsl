@@ -1,5 +1,5 @@
 // The cooperative ICF solver stage: icf_cost.wgsl and icf_solver.wgsl
-// (composed in front, src/gpu/shaders.rs STAGE_DEPS) run by one workgroup
+// (composed in front, src/gpu/icf.rs SOLVE_COOP) run by one workgroup
 // of SOLVER_THREADS threads per world. For large problems (dense nv × nv
 // work per world); small ones use icf_solve_serial.wgsl, whose thread per
 // world avoids the cost of barriers (which Mesa's llvmpipe pays per
@@ -76,6 +76,7 @@ fn coop_world(wid: vec3u, nwg: vec3u) -> u32 {
 }
 
 /// icf_cost::evaluate with the Hessian, one workgroup per world (parity tests).
+/// Reads: as icf_evaluate_serial (icf_solve_serial.wgsl); writes: as icf_evaluate_serial.
 @compute @workgroup_size(SOLVER_THREADS)
 fn icf_evaluate(
     @builtin(workgroup_id) wid: vec3u,
@@ -89,6 +90,7 @@ fn icf_evaluate(
 }
 
 /// IcfSolver::solve, one workgroup per world.
+/// Reads: as icf_solve_serial (icf_solve_serial.wgsl); writes: as icf_solve_serial.
 @compute @workgroup_size(SOLVER_THREADS)
 fn icf_solve(
     @builtin(workgroup_id) wid: vec3u,

@@ -504,6 +504,7 @@ fn solve_world(w: u32, lid: u32) {
 
 /// Counts the solves still running into icf_counter[0] (cleared by the
 /// host). One thread per world.
+/// Reads: icf_world (phase); writes: icf_counter[0].
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn icf_count_unfinished(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let w = thread_index(gid, nwg);

@@ -16,6 +16,7 @@ fn rotate_quat(w: u32, a: u32, rot_body: vec3f) {
 /// q ← q ⊕ h·N(q)·v: free-joint positions += h·v_lin; quaternions (free and
 /// ball) by the exact exponential of the body-frame rotation h·ω; hinge and
 /// slide q += h·v.
+/// Reads: v, h, joints; writes: q.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn integrate_q(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let t = thread_index(gid, nwg);

@@ -65,6 +65,7 @@ fn kinematics_world(w: u32) {
 }
 
 /// Body frames, joint anchors and joint axes at q: one thread per world.
+/// Reads: q, bodies, joints; writes: xpos, xquat, xmat, xipos, xanchor, xaxis.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn kinematics(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let w = thread_index(gid, nwg);
@@ -84,6 +85,7 @@ fn geom_pose(w: u32, gi: u32) {
 }
 
 /// Geom poses from body frames: one thread per (world, geom).
+/// Reads: xpos, xquat, geoms; writes: geom_xpos, geom_xmat.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn geom_poses(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let t = thread_index(gid, nwg);
@@ -103,6 +105,7 @@ fn site_pose(w: u32, si: u32) {
 }
 
 /// Site poses from body frames: one thread per (world, site).
+/// Reads: xpos, xquat, sites; writes: site_xpos, site_xquat.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn site_poses(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let t = thread_index(gid, nwg);
@@ -121,6 +124,7 @@ fn com_quantities_world(w: u32) {
 
 /// Spatial inertia (`cinert`) and motion subspaces (`cdof`) of each body
 /// about its tree's reference point: one thread per (world, body).
+/// Reads: xpos, xquat, xmat, xipos, xanchor, xaxis, bodies, joints, world_params; writes: body_ref, cinert, cdof.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn com_quantities(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let t = thread_index(gid, nwg);
@@ -181,6 +185,7 @@ fn com_quantities_body(w: u32, bi: u32) {
 
 /// Body spatial velocities (`cvel`) and motion-subspace derivatives
 /// (`cdof_dot`) at v; needs `kinematics` and `com_quantities`. One thread per world.
+/// Reads: v, cdof, bodies, joints; writes: cvel, cdof_dot.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn velocities(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let w = thread_index(gid, nwg);

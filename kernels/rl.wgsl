@@ -66,6 +66,7 @@ fn force_stride() -> u32 {
 }
 
 /// Simulator::constraint_forces of each world's last solve at its solution v.
+/// Reads: v, contacts, icf_world, icf_con, icf_jac, icf_limit, icf_dims; writes: rl_force.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn rl_forces(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let w = thread_index(gid, nwg);
@@ -486,6 +487,7 @@ fn reward(w: u32, carry: vec2f) {
 /// Observation, and after a step the reward, termination and terms, of
 /// every world at its current state (kinematics and velocities evaluated);
 /// then the carry. One thread per world.
+/// Reads: rl_params, q, v, xpos, xipos, body_ref, cinert, cvel, site_xpos, ctrl, actuators, rl_force, rl_carry; writes: rl_out, rl_carry.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn rl_observe(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let w = thread_index(gid, nwg);

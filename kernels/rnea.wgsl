@@ -6,6 +6,7 @@
 
 /// Joint-space mass matrix M(q) (dense, row-major, nv × nv per world) with
 /// armature on the diagonal; needs `com_quantities`. One thread per world.
+/// Reads: cinert, cdof, bodies, dofs; writes: crb, mass.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn mass_matrix(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let w = thread_index(gid, nwg);
@@ -51,6 +52,7 @@ fn mass_matrix_world(w: u32) {
 
 /// Bias forces (Coriolis, centrifugal and gravity) at (q, v); needs
 /// `com_quantities` and `velocities`. One thread per world.
+/// Reads: v, cinert, cdof, cvel, cdof_dot, bodies, dofs; writes: cacc, cfrc, bias.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn bias_forces(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let w = thread_index(gid, nwg);
@@ -92,6 +94,7 @@ fn bias_forces_world(w: u32) {
 
 /// Passive joint spring forces −k (q − springref) for hinge and slide
 /// joints (damping is implicit in the contact solve, not here). One thread per world.
+/// Reads: q, joints; writes: passive.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn passive_forces(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let w = thread_index(gid, nwg);

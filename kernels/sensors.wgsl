@@ -375,6 +375,7 @@ fn evaluate(w: u32, s: SensorDef) -> SensorValue {
 /// velocities evaluated): one thread per (sensor, world), consecutive
 /// threads on consecutive worlds of one sensor (same branch, and the
 /// field-major layout's coalesced reads).
+/// Reads: sensor_params, sensor_defs, sensor_terms, q, v, the kinematics (xpos, xquat, xipos, site_xpos, site_xquat, geom_xpos, body_ref, cvel, cdof, cdof_dot), ctrl, target_velocity, actuators, contacts, icf_world, icf_con, icf_jac, icf_vec; writes: sensordata.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn sensors(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let t = thread_index(gid, nwg);

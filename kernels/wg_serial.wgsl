@@ -1,7 +1,7 @@
 // icf_cost.wgsl's and icf_solver.wgsl's workgroup helpers for one thread
 // per world (SOLVER_THREADS = 1): every "workgroup" reduction and broadcast
 // is the identity and no barrier is needed. Composed in front of the stages
-// that run the ICF math serially (src/gpu/shaders.rs STAGE_DEPS).
+// that run the ICF math serially (src/gpu/icf.rs WG_SERIAL).
 
 /// Threads per world.
 const SOLVER_THREADS: u32 = 1u;

@@ -3,10 +3,7 @@
 //! every variable they bind is provided by a host buffer; and the host's
 //! packed structs and per-world arrays have the WGSL layouts. No GPU needed.
 
-use cenic::gpu::batch::HostCollision;
-use cenic::gpu::cenic::CenicBuffers;
 use cenic::gpu::context::REQUIRED_STORAGE_BUFFERS_PER_STAGE;
-use cenic::gpu::icf::IcfBuffers;
 use cenic::gpu::model::struct_layouts;
 use cenic::gpu::shaders::{self, STAGES};
 use cenic::gpu::{Field, GpuCollision, GpuData, GpuModel, WORKGROUP_SIZE};
@@ -29,31 +26,25 @@ fn validate(label: &str, source: &str) -> Module {
 #[test]
 fn every_kernel_file_is_a_stage() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
+    let modules = shaders::modules();
     let mut on_disk = Vec::new();
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "wgsl") {
             let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
             let text = std::fs::read_to_string(&path).unwrap();
-            match stem.as_str() {
-                "common" => assert_eq!(text, shaders::COMMON),
-                "data" => assert_eq!(text, shaders::DATA),
-                lib if shaders::LIBRARIES.iter().any(|(n, _)| *n == lib) => {
-                    let (_, src) = shaders::LIBRARIES.iter().find(|(n, _)| *n == lib).unwrap();
-                    assert_eq!(&text, src);
-                    assert!(
-                        shaders::STAGE_DEPS.iter().any(|(_, deps)| deps.contains(&lib)),
-                        "library kernels/{lib}.wgsl is composed into no stage"
-                    );
-                }
-                _ => {
-                    let (_, src) = STAGES
-                        .iter()
-                        .find(|(n, _)| *n == stem)
-                        .unwrap_or_else(|| panic!("kernels/{stem}.wgsl is not listed in shaders::STAGES"));
-                    assert_eq!(&text, src);
-                    on_disk.push(stem);
-                }
+            if let Some(lib) = shaders::LIBRARIES.iter().find(|f| f.name == stem) {
+                assert_eq!(text, lib.source, "kernels/{stem}.wgsl");
+                assert!(
+                    modules.iter().any(|m| m.files().iter().any(|f| f.name == stem)),
+                    "library kernels/{stem}.wgsl is composed into no module"
+                );
+            } else {
+                let file = STAGES.iter().find(|f| f.name == stem).unwrap_or_else(|| {
+                    panic!("kernels/{stem}.wgsl is listed in neither shaders::STAGES nor LIBRARIES")
+                });
+                assert_eq!(text, file.source);
+                on_disk.push(stem);
             }
         }
     }
@@ -62,19 +53,15 @@ fn every_kernel_file_is_a_stage() {
 
 #[test]
 fn composed_stages_validate_and_bind_known_buffers() {
-    let known: Vec<&str> = GpuModel::BUFFER_NAMES
-        .iter()
-        .copied()
-        .chain(GpuData::BUFFER_NAMES)
-        .chain(GpuCollision::BUFFER_NAMES)
-        .chain(HostCollision::BUFFER_NAMES)
-        .chain(IcfBuffers::BUFFER_NAMES)
-        .chain(CenicBuffers::BUFFER_NAMES)
-        .chain(cenic::gpu::rl::BUFFER_NAMES)
-        .chain(cenic::gpu::sensors::BUFFER_NAMES)
-        .collect();
-    for (name, _) in STAGES {
-        let source = shaders::compose(name).unwrap();
+    let stages = shaders::stages();
+    let known: Vec<&str> = stages.iter().flat_map(|s| s.buffers.iter().copied()).collect();
+    let modules: Vec<_> = stages.iter().flat_map(|s| s.modules.iter().cloned()).collect();
+    for file in STAGES {
+        assert!(modules.iter().any(|m| m.file() == *file), "stage {} has no module in shaders::stages()", file.name);
+    }
+    for m in modules {
+        let name = m.name().to_string();
+        let source = shaders::compose(&m);
         let module = validate(&format!("{name}.wgsl (composed)"), &source);
         let computes: Vec<_> = module.entry_points.iter().filter(|e| e.stage == naga::ShaderStage::Compute).collect();
         assert!(!computes.is_empty(), "{name} has no compute entry point");
@@ -84,7 +71,7 @@ fn composed_stages_validate_and_bind_known_buffers() {
             assert_eq!(ep.workgroup_size, [size, 1, 1], "{name}::{}", ep.name);
         }
         // The runtime's own reflection agrees and every binding resolves.
-        let info = shaders::reflect(name, &source).unwrap();
+        let info = shaders::reflect(&name, &source).unwrap();
         for e in &info.entries {
             assert!(!e.bindings.is_empty(), "{name}::{} binds nothing", e.name);
             eprintln!("{name}::{}: {} storage buffers", e.name, e.storage_buffers());
@@ -106,8 +93,9 @@ fn composed_stages_validate_and_bind_known_buffers() {
 #[test]
 fn wide_solver_stage_validates_with_its_thread_count() {
     use cenic::gpu::icf::{SolverState, SolverVariant, WIDE_SOLVER_THREADS};
-    let name = SolverVariant::Wide.stage(SolverState::Storage).unwrap();
-    let source = shaders::compose(name).unwrap();
+    let module = SolverVariant::Wide.stage(SolverState::Storage).unwrap().module();
+    let name = module.name();
+    let source = shaders::compose(&module);
     assert!(source.contains(&format!("const SOLVER_THREADS: u32 = {WIDE_SOLVER_THREADS}u;")));
     let module = validate(&format!("{name} (composed)"), &source);
     for ep in module.entry_points.iter().filter(|e| COOPERATIVE.contains(&e.name.as_str())) {
@@ -179,7 +167,7 @@ fn binding_table_matches_host_layout() {
 /// layouts of their Rust twins in the stage as composed.
 #[test]
 fn stage_structs_match_host_layout() {
-    let module = validate("sensors.wgsl (composed)", &shaders::compose("sensors").unwrap());
+    let module = validate("sensors.wgsl (composed)", &shaders::compose(&cenic::gpu::sensors::FILE));
     let structs: HashMap<String, &TypeInner> =
         module.types.iter().filter_map(|(_, t)| Some((t.name.clone()?, &t.inner))).collect();
     for (name, size, fields) in cenic::gpu::sensors::struct_layouts() {

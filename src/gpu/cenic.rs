@@ -3,27 +3,42 @@
 //! conservative advancement, a clock per world), and their buffers.
 //!
 //! The kernels are one thread per world. A trial (one fixed step, or a
-//! step-doubling attempt) is a sequence of [`PARTS`] (`part_*` in
+//! step-doubling attempt) is a sequence of [`Part`]s (`part_*` in
 //! `cenic.wgsl`: the multibody stages, the ICF build, the step-size control
 //! and the position update of one world), between the collision and the
 //! Newton solves ([`FIXED_ITERATION`], [`STEP_DOUBLING_ITERATION`]). Each
-//! world records the stage it is at, so consecutive parts can run in one
-//! launch ([`step_entry_points`] generates an entry point for every run of
-//! consecutive parts, [`Fusion`] chooses them) and a launch skips the worlds
-//! that are elsewhere. [`super::batch::GpuBatch`] encodes whole iterations
-//! without reading anything back.
+//! world records the [`TrialStage`] it is at, so consecutive parts can run
+//! in one launch ([`step_entry_points`] generates an entry point for every
+//! run of consecutive parts, [`Fusion`] chooses them) and a launch skips the
+//! worlds that are elsewhere. The batch encodes whole iterations without
+//! reading anything back.
 
-use super::GpuError;
-use super::buffers::{BufferSource, Readback, StorageBuffer};
+use super::buffers::{BufferSource, Readback, StorageBuffer, uniform_buffer};
+use super::collision::STATUS_LOOP_BUDGET;
+use super::compose::KernelFile;
 use super::context::GpuContext;
-use super::icf::uniform_buffer;
+use super::data::DATA;
+use super::error::GpuError;
+use super::icf::solve_error;
+use super::kernel::Kernel;
 use super::model::StructLayout;
-use super::shaders::Kernel;
+use super::names::{KernelName, TrialStage};
+use super::{icf, integrate, kinematics, rnea};
 use crate::collision::pair_margin;
 use crate::icf::SolveError;
 use crate::integrator::{Mode, StepError, WorldStats};
 use crate::model::Model;
 use bytemuck::{Pod, Zeroable};
+
+/// `kernels/cenic.wgsl` after the multibody stages and the ICF builder
+/// (whose functions the parts call), with the launches of parts generated
+/// after it ([`step_entry_points`]).
+pub static FILE: KernelFile = KernelFile::new(
+    "cenic",
+    include_str!("../../kernels/cenic.wgsl"),
+    &[&DATA, &kinematics::FILE, &rnea::FILE, &integrate::FILE, &icf::BUILDER],
+)
+.with_generated(step_entry_points);
 
 /// Error-control settings (WGSL `CenicParams`, a uniform).
 #[repr(C)]
@@ -87,7 +102,7 @@ pub struct GpuCenicWorld {
     pub detail: f32,
     /// 1 for the first trial of a step.
     pub first_trial: u32,
-    /// The part of the trial the world is at (index into [`TRIAL_STAGES`]).
+    /// The part of the trial the world is at ([`TrialStage`] code).
     pub stage: u32,
     /// 1 when the trial lands on the interval end.
     pub lands: u32,
@@ -136,7 +151,7 @@ impl GpuCenicWorld {
             return Some("GPU: the driver's loop budget ran out (results not trustworthy)".into());
         }
         if (fail::COLLISION..fail::SOLVE).contains(&r) {
-            let what = if (r - fail::COLLISION) & super::collision::STATUS_LOOP_BUDGET != 0 {
+            let what = if (r - fail::COLLISION) & STATUS_LOOP_BUDGET != 0 {
                 "the driver's loop budget ran out"
             } else {
                 "a recomputed manifold disagreed with its count"
@@ -165,7 +180,7 @@ impl GpuCenicWorld {
                 velocity: (r - fail::ACCURACY) % 2 == 1,
             },
             r => StepError::Solve(if r >= fail::SOLVE {
-                super::icf::solve_error(r - fail::SOLVE, self.detail)
+                solve_error(r - fail::SOLVE, self.detail)
             } else {
                 SolveError::NonFinite
             }),
@@ -502,53 +517,112 @@ impl BufferSource for CenicBuffers {
     }
 }
 
-/// The stages a world goes through in a trial (`STAGE_*` in the generated
-/// WGSL prelude; [`GpuCenicWorld::stage`] is an index into this list).
-pub const TRIAL_STAGES: [&str; 13] = [
-    "BEGIN", "FORWARD0", "BUILD0", "CHOOSE0", "STEP0", "SOLVE0", "STEP1", "SOLVE1", "FORWARD1", "BUILD1", "START2",
-    "STEP2", "SOLVE2",
-];
-
-/// The value of stage `name` of [`TRIAL_STAGES`].
-pub fn trial_stage(name: &str) -> u32 {
-    TRIAL_STAGES.iter().position(|s| *s == name).expect("a trial stage") as u32
-}
-
 /// A part of a trial: the WGSL function `part_<name>` of `kernels/cenic.wgsl`,
-/// which runs on the worlds at `stage` and moves them on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Part {
-    /// Name (`part_<name>` in WGSL).
-    pub name: &'static str,
-    /// The stage it runs at (a [`TRIAL_STAGES`] entry).
-    pub stage: &'static str,
+/// which runs on the worlds at its [`TrialStage`] ([`Part::stage`]) and
+/// moves them on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Part {
+    /// Starts a trial.
+    Begin,
+    /// The geometry at x0.
+    Forward0,
+    /// The problem at x0.
+    Build0,
+    /// The trial's step.
+    Choose,
+    /// The full (or fixed) step's terms.
+    Step0,
+    /// Fixed steps: accepts the solution.
+    FinishFixed,
+    /// Step doubling: keeps the full step's solution, back to x0.
+    Half,
+    /// The first half step's terms.
+    Step1,
+    /// The midpoint.
+    Mid,
+    /// The geometry at the midpoint.
+    Forward1,
+    /// The problem at the midpoint.
+    Build1,
+    /// Starts the second half step.
+    Start2,
+    /// The second half step's terms.
+    Step2,
+    /// The error control: accepts or rejects the trial.
+    Finish,
 }
 
-/// Every part of a trial, in order.
-pub const PARTS: [Part; 14] = [
-    Part { name: "begin", stage: "BEGIN" },
-    Part { name: "forward0", stage: "FORWARD0" },
-    Part { name: "build0", stage: "BUILD0" },
-    Part { name: "choose", stage: "CHOOSE0" },
-    Part { name: "step0", stage: "STEP0" },
-    Part { name: "finish_fixed", stage: "SOLVE0" },
-    Part { name: "half", stage: "SOLVE0" },
-    Part { name: "step1", stage: "STEP1" },
-    Part { name: "mid", stage: "SOLVE1" },
-    Part { name: "forward1", stage: "FORWARD1" },
-    Part { name: "build1", stage: "BUILD1" },
-    Part { name: "start2", stage: "START2" },
-    Part { name: "step2", stage: "STEP2" },
-    Part { name: "finish", stage: "SOLVE2" },
-];
+impl KernelName for Part {
+    const ALL: &'static [Self] = &[
+        Part::Begin,
+        Part::Forward0,
+        Part::Build0,
+        Part::Choose,
+        Part::Step0,
+        Part::FinishFixed,
+        Part::Half,
+        Part::Step1,
+        Part::Mid,
+        Part::Forward1,
+        Part::Build1,
+        Part::Start2,
+        Part::Step2,
+        Part::Finish,
+    ];
 
-/// One step of an iteration: a run of consecutive [`PARTS`] (by name), the
+    fn name(self) -> &'static str {
+        match self {
+            Part::Begin => "begin",
+            Part::Forward0 => "forward0",
+            Part::Build0 => "build0",
+            Part::Choose => "choose",
+            Part::Step0 => "step0",
+            Part::FinishFixed => "finish_fixed",
+            Part::Half => "half",
+            Part::Step1 => "step1",
+            Part::Mid => "mid",
+            Part::Forward1 => "forward1",
+            Part::Build1 => "build1",
+            Part::Start2 => "start2",
+            Part::Step2 => "step2",
+            Part::Finish => "finish",
+        }
+    }
+}
+
+impl Part {
+    /// The stage the part runs at.
+    pub fn stage(self) -> TrialStage {
+        match self {
+            Part::Begin => TrialStage::Begin,
+            Part::Forward0 => TrialStage::Forward0,
+            Part::Build0 => TrialStage::Build0,
+            Part::Choose => TrialStage::Choose0,
+            Part::Step0 => TrialStage::Step0,
+            Part::FinishFixed | Part::Half => TrialStage::Solve0,
+            Part::Step1 => TrialStage::Step1,
+            Part::Mid => TrialStage::Solve1,
+            Part::Forward1 => TrialStage::Forward1,
+            Part::Build1 => TrialStage::Build1,
+            Part::Start2 => TrialStage::Start2,
+            Part::Step2 => TrialStage::Step2,
+            Part::Finish => TrialStage::Solve2,
+        }
+    }
+
+    /// The parts that end an iteration (and count it).
+    pub fn ends_iteration(self) -> bool {
+        matches!(self, Part::FinishFixed | Part::Finish)
+    }
+}
+
+/// One step of an iteration: a run of consecutive [`Part`]s, the
 /// collision, or the Newton solve.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IterationOp {
     /// Parts, one thread per world, in as many launches as [`Fusion`] says.
-    Parts(&'static [&'static str]),
-    /// The contacts of the worlds at `BUILD0` or `BUILD1`.
+    Parts(&'static [Part]),
+    /// The contacts of the worlds at [`TrialStage::Build0`] or [`TrialStage::Build1`].
     Collide,
     /// One Newton solve launch (a paused solve resumes in the next one).
     Solve,
@@ -556,58 +630,46 @@ pub enum IterationOp {
 
 /// An iteration in fixed-step mode: one fixed step per running world.
 pub const FIXED_ITERATION: [IterationOp; 5] = [
-    IterationOp::Parts(&["begin", "forward0"]),
+    IterationOp::Parts(&[Part::Begin, Part::Forward0]),
     IterationOp::Collide,
-    IterationOp::Parts(&["build0", "choose", "step0"]),
+    IterationOp::Parts(&[Part::Build0, Part::Choose, Part::Step0]),
     IterationOp::Solve,
-    IterationOp::Parts(&["finish_fixed"]),
+    IterationOp::Parts(&[Part::FinishFixed]),
 ];
 
 /// An iteration in error-controlled mode: one step-doubling trial per running world.
 pub const STEP_DOUBLING_ITERATION: [IterationOp; 11] = [
-    IterationOp::Parts(&["begin", "forward0"]),
+    IterationOp::Parts(&[Part::Begin, Part::Forward0]),
     IterationOp::Collide,
-    IterationOp::Parts(&["build0", "choose", "step0"]),
+    IterationOp::Parts(&[Part::Build0, Part::Choose, Part::Step0]),
     IterationOp::Solve,
-    IterationOp::Parts(&["half", "step1"]),
+    IterationOp::Parts(&[Part::Half, Part::Step1]),
     IterationOp::Solve,
-    IterationOp::Parts(&["mid", "forward1"]),
+    IterationOp::Parts(&[Part::Mid, Part::Forward1]),
     IterationOp::Collide,
-    IterationOp::Parts(&["build1", "start2", "step2"]),
+    IterationOp::Parts(&[Part::Build1, Part::Start2, Part::Step2]),
     IterationOp::Solve,
-    IterationOp::Parts(&["finish"]),
+    IterationOp::Parts(&[Part::Finish]),
 ];
 
-/// The WGSL entry point running `parts` (consecutive [`PARTS`]) in one launch.
-pub fn entry_name(parts: &[&str]) -> String {
+/// The WGSL entry point running `parts` (consecutive [`Part`]s) in one launch.
+pub fn entry_name(parts: &[Part]) -> String {
     match parts {
-        [one] => format!("cenic_{one}"),
-        [first, .., last] => format!("cenic_{first}_to_{last}"),
+        [one] => format!("cenic_{}", one.name()),
+        [first, .., last] => format!("cenic_{}_to_{}", first.name(), last.name()),
         [] => String::new(),
     }
 }
 
-/// `name` as a `&'static str` (kernels keep their entry point's name): the
-/// generated entry points are few, each interned once per process.
-pub fn entry_static(name: &str) -> &'static str {
-    static NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
-    let mut names = NAMES.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(n) = names.iter().find(|n| **n == name) {
-        return n;
-    }
-    let n: &'static str = Box::leak(name.to_string().into_boxed_str());
-    names.push(n);
-    n
-}
-
-/// The generated WGSL of the stage constants and of one entry point per run
-/// of consecutive parts within an [`IterationOp::Parts`] of either iteration
-/// (composed after `kernels/cenic.wgsl`). A launch checks the stage of its
-/// first part; the part that ends an iteration also counts it.
+/// The generated WGSL of one entry point per run of consecutive parts
+/// within an [`IterationOp::Parts`] of either iteration (composed after
+/// `kernels/cenic.wgsl`). A launch checks the stage of its first part; the
+/// part that ends an iteration also counts it.
 pub fn step_entry_points() -> String {
-    let mut out = String::from("// Launches of consecutive parts of a trial (src/gpu/cenic.rs PARTS).\n");
+    let mut out = String::from(
+        "// Launches of consecutive parts of a trial (src/gpu/cenic.rs Part, FIXED_ITERATION,\n// STEP_DOUBLING_ITERATION).\n",
+    );
     let mut done = std::collections::BTreeSet::new();
-    let last = |parts: &[&str]| matches!(parts.last(), Some(&"finish_fixed") | Some(&"finish"));
     for op in FIXED_ITERATION.iter().chain(&STEP_DOUBLING_ITERATION) {
         let IterationOp::Parts(seg) = op else { continue };
         for a in 0..seg.len() {
@@ -617,8 +679,8 @@ pub fn step_entry_points() -> String {
                 if !done.insert(name.clone()) {
                     continue;
                 }
-                let stage = PARTS.iter().find(|p| p.name == run[0]).expect("a part").stage;
-                let calls: Vec<String> = run.iter().map(|p| format!("part_{p}(w)")).collect();
+                let stage = run[0].stage().name().to_uppercase();
+                let calls: Vec<String> = run.iter().map(|p| format!("part_{}(w)", p.name())).collect();
                 let body = match calls.split_last() {
                     Some((tail, [])) => format!("        _ = {tail};\n"),
                     Some((tail, head)) => {
@@ -626,22 +688,16 @@ pub fn step_entry_points() -> String {
                     }
                     None => String::new(),
                 };
-                let count = if last(run) { "    end_iteration(w);\n" } else { "" };
+                let ends = run.last().is_some_and(|p| p.ends_iteration());
+                let count = if ends { "    end_iteration(w);\n" } else { "" };
+                let names: Vec<&str> = run.iter().map(|p| p.name()).collect();
                 out += &format!(
-                    "\n/// Parts {}.\n@compute @workgroup_size(WORKGROUP_SIZE)\nfn {name}(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {{\n    let w = thread_index(gid, nwg);\n    if (w >= dims.nworld) {{\n        return;\n    }}\n{count}    if (at_stage(w, STAGE_{stage})) {{\n{body}        check_loop_budget(w);\n    }}\n}}\n",
-                    run.join(", ")
+                    "\n/// Parts {} of the worlds at their stage.\n/// Reads: cenic_world, cenic_params and what the parts read (q, v, h, the fields, contacts, icf_*); writes: cenic_world, cenic_stats, cenic_q, cenic_v, cenic_steps and what the parts write (q, v, h, the fields, icf_*){}.\n@compute @workgroup_size(WORKGROUP_SIZE)\nfn {name}(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {{\n    let w = thread_index(gid, nwg);\n    if (w >= dims.nworld) {{\n        return;\n    }}\n{count}    if (at_stage(w, STAGE_{stage})) {{\n{body}        check_loop_budget(w);\n    }}\n}}\n",
+                    names.join(", "),
+                    if ends { ", cenic_counter (the iteration)" } else { "" }
                 );
             }
         }
-    }
-    out
-}
-
-/// The stage constants `STAGE_*` ([`TRIAL_STAGES`]) as WGSL.
-pub fn stage_constants() -> String {
-    let mut out = String::from("// Trial stages (src/gpu/cenic.rs TRIAL_STAGES).\n");
-    for (i, s) in TRIAL_STAGES.iter().enumerate() {
-        out += &format!("const STAGE_{s}: u32 = {i}u;\n");
     }
     out
 }
@@ -665,10 +721,10 @@ pub enum Fusion {
 pub const SOFTWARE_LAUNCH_LOOPS: f64 = 40_000.0;
 
 /// An upper estimate of the loop iterations (what llvmpipe counts) one
-/// world's thread runs in part `name`, for a model with these sizes and
+/// world's thread runs in `part`, for a model with these sizes and
 /// `ncon` contact slots, `ndofc` Jacobian entries per contact, `npair`
 /// conservative-advancement pairs (0 when off).
-pub fn part_loops(name: &str, model: &Model, ncon: usize, ndofc: usize, npair: usize) -> f64 {
+pub fn part_loops(part: Part, model: &Model, ncon: usize, ndofc: usize, npair: usize) -> f64 {
     let (nq, nv, nb, nj) = (model.nq as f64, model.nv as f64, model.bodies.len() as f64, model.joints.len() as f64);
     let (ng, ns, nu) = (model.geoms.len() as f64, model.sites.len() as f64, model.nu() as f64);
     let (nc, nd) = (ncon as f64, ndofc as f64);
@@ -677,23 +733,23 @@ pub fn part_loops(name: &str, model: &Model, ncon: usize, ndofc: usize, npair: u
     let build = 3.0 * nv + nu + 2.0 * nj + nc * (nd * (nd + 2.0) + 2.0 * nd) + 8.0;
     let time_step = 2.0 * nv * nv + 2.0 * nv + nc + 2.0 * nu;
     let small = 4.0 * (nq + nv + nj) + 8.0;
-    match name {
-        "forward0" | "forward1" => forward,
-        "build0" | "build1" => build,
-        "choose" => nv + npair as f64 * (nc + 12.0) + 8.0,
-        "step0" | "step1" | "step2" => time_step,
-        _ => small,
+    match part {
+        Part::Forward0 | Part::Forward1 => forward,
+        Part::Build0 | Part::Build1 => build,
+        Part::Choose => nv + npair as f64 * (nc + 12.0) + 8.0,
+        Part::Step0 | Part::Step1 | Part::Step2 => time_step,
+        Part::Begin | Part::FinishFixed | Part::Half | Part::Mid | Part::Start2 | Part::Finish => small,
     }
 }
 
 /// The launches (runs of consecutive parts) that `fusion` makes of `parts`
 /// on an adapter that does (`software`) or does not cap loop iterations.
 pub fn group_parts(
-    parts: &'static [&'static str],
+    parts: &'static [Part],
     fusion: Fusion,
     software: bool,
-    loops: impl Fn(&str) -> f64,
-) -> Vec<&'static [&'static str]> {
+    loops: impl Fn(Part) -> f64,
+) -> Vec<&'static [Part]> {
     match fusion {
         Fusion::Full => vec![parts],
         Fusion::None => (0..parts.len()).map(|i| &parts[i..i + 1]).collect(),
@@ -702,7 +758,7 @@ pub fn group_parts(
             let mut out = vec![];
             let (mut start, mut sum) = (0, 0.0);
             for (i, p) in parts.iter().enumerate() {
-                let l = loops(p);
+                let l = loops(*p);
                 if i > start && sum + l > SOFTWARE_LAUNCH_LOOPS {
                     out.push(&parts[start..i]);
                     (start, sum) = (i, 0.0);
@@ -722,17 +778,14 @@ pub struct CenicKernels {
     pub start_advance: Kernel,
     /// Each world's clock and state into `cenic_summary`, running and failed worlds counted.
     pub summarize: Kernel,
-    /// The worlds listed in `cenic_reset` afresh (`GpuBatch`'s masked resets).
+    /// The worlds listed in `cenic_reset` afresh (the batch's masked resets).
     pub reset_worlds: Kernel,
 }
 
 impl CenicKernels {
-    /// Kernel file stem.
-    pub const STAGE: &'static str = "cenic";
-
     /// Creates the kernels for `nworld` worlds over `sources`.
     pub fn new(ctx: &GpuContext, nworld: usize, sources: &[&dyn BufferSource]) -> Result<Self, GpuError> {
-        let k = |entry| Kernel::new(ctx, Self::STAGE, entry, nworld, sources);
+        let k = |entry| Kernel::new(ctx, &FILE, entry, nworld, sources);
         Ok(Self {
             start_advance: k("cenic_start_advance")?,
             summarize: k("cenic_summarize")?,

@@ -45,14 +45,18 @@
 //! [`GpuCollision::encode`], then the kernels that read `contacts` (they bind
 //! `contacts` and `contact_count` by name from this [`BufferSource`]).
 
-use super::GpuError;
-use super::buffers::{BufferSource, Layout, Readback, StorageBuffer, element_index};
+use super::buffers::{BufferSource, Readback, StorageBuffer};
+use super::compose::KernelFile;
 use super::contact::GpuContact;
 use super::context::{GpuContext, run_pass};
+use super::data::DATA;
 use super::dynamics::GpuDynamics;
+use super::error::GpuError;
+use super::fields::{Layout, element_index};
+use super::kernel::Kernel;
 use super::model::{GpuDims, StructLayout};
-use super::shaders::Kernel;
-use crate::collision::{Contact, MAX_MANIFOLD, PAIR_KINDS, order_pair, pair_kind, pair_margin};
+pub use super::names::pair_code;
+use crate::collision::{Contact, PAIR_KINDS, order_pair, pair_kind, pair_margin};
 use crate::math::Vec3;
 use crate::model::{GeomKind, Material, Model};
 use bytemuck::{Pod, Zeroable};
@@ -180,33 +184,35 @@ pub fn uses_epa(a: GeomKind, b: GeomKind) -> bool {
     pair_kind(a, b).uses_epa
 }
 
-/// The pair-kind code of the kernels (`kind(A) · 7 + kind(B)`).
-pub fn pair_code(a: GeomKind, b: GeomKind) -> u32 {
-    a as u32 * GeomKind::COUNT as u32 + b as u32
-}
+/// The collision's library files, composed in this order in front of
+/// `kernels/collision.wgsl` (shapes and support functions, the closed-form
+/// routines, GJK, EPA, the manifold clipping, the height fields' prisms).
+pub static SHAPES: KernelFile =
+    KernelFile::new("collision_shapes", include_str!("../../kernels/collision_shapes.wgsl"), &[&DATA]);
+/// See [`SHAPES`].
+pub static ANALYTIC: KernelFile =
+    KernelFile::new("collision_analytic", include_str!("../../kernels/collision_analytic.wgsl"), &[&DATA]);
+/// See [`SHAPES`].
+pub static GJK: KernelFile =
+    KernelFile::new("collision_gjk", include_str!("../../kernels/collision_gjk.wgsl"), &[&DATA]);
+/// See [`SHAPES`].
+pub static EPA: KernelFile =
+    KernelFile::new("collision_epa", include_str!("../../kernels/collision_epa.wgsl"), &[&DATA]);
+/// See [`SHAPES`].
+pub static MANIFOLD: KernelFile =
+    KernelFile::new("collision_manifold", include_str!("../../kernels/collision_manifold.wgsl"), &[&DATA]);
+/// See [`SHAPES`].
+pub static HFIELD: KernelFile =
+    KernelFile::new("collision_hfield", include_str!("../../kernels/collision_hfield.wgsl"), &[&DATA]);
 
-/// The generated WGSL of the geom kinds (`GEOM_*`), the manifold size and
-/// the pair-kind codes (`PAIR_<A>_<B>`), from [`GeomKind`] and
-/// [`PAIR_KINDS`] (composed into every stage).
-pub fn kind_constants() -> String {
-    let mut out = String::from("// Geom kinds and pair kinds (src/collision/narrowphase.rs PAIR_KINDS).\n");
-    for k in GeomKind::ALL {
-        out += &format!("const GEOM_{}: u32 = {}u;\n", k.name().to_uppercase(), k as u32);
-    }
-    out += &format!("const GEOM_KINDS: u32 = {}u;\n", GeomKind::COUNT);
-    out += &format!(
-        "/// Most points a single narrow-phase call may produce (collision::MAX_MANIFOLD).\nconst MAX_MANIFOLD: u32 = {MAX_MANIFOLD}u;\n"
-    );
-    for p in &PAIR_KINDS {
-        out += &format!(
-            "const PAIR_{}_{}: u32 = {}u;\n",
-            p.a.name().to_uppercase(),
-            p.b.name().to_uppercase(),
-            pair_code(p.a, p.b)
-        );
-    }
-    out
-}
+/// `kernels/collision.wgsl` after its libraries, with the generated
+/// narrow-phase dispatch ([`narrow_phase_dispatch`]) after it.
+pub static FILE: KernelFile = KernelFile::new(
+    "collision",
+    include_str!("../../kernels/collision.wgsl"),
+    &[&DATA, &SHAPES, &ANALYTIC, &GJK, &EPA, &MANIFOLD, &HFIELD],
+)
+.with_generated(narrow_phase_dispatch);
 
 /// The generated WGSL dispatch of the narrow phase (composed after
 /// `kernels/collision.wgsl`): `narrow_phase_fn` runs the routine of every
@@ -425,9 +431,6 @@ impl std::fmt::Debug for GpuCollision {
 }
 
 impl GpuCollision {
-    /// Kernel file stem.
-    pub const STAGE: &'static str = "collision";
-
     /// WGSL names of the buffers this provides (`contacts` and
     /// `contact_count` are the ones the contact solve binds).
     pub const BUFFER_NAMES: [&'static str; 15] = [
@@ -572,7 +575,7 @@ impl GpuCollision {
         // dims.ncon on the device: the capacity the kernels (this stage's and
         // the contact solve's) index `contacts` with.
         let dims = sources.iter().find_map(|s| s.buffer("dims")).ok_or_else(|| GpuError::Binding {
-            stage: Self::STAGE.into(),
+            stage: FILE.name.into(),
             entry: "collide".into(),
             name: "dims".into(),
         })?;
@@ -592,7 +595,7 @@ impl GpuCollision {
             }
             all.push(&buffers);
             all.extend_from_slice(sources);
-            Kernel::new(&ctx, Self::STAGE, entry, threads, &all)
+            Kernel::new(&ctx, &FILE, entry, threads, &all)
         };
         let broadphase = kernels("broadphase", nworld * ngeom, None)?;
         let collide = kernels("collide", nworld, None)?;

@@ -1,9 +1,10 @@
 //! The wgpu device: adapter selection (honouring wgpu's environment
 //! variables), the limits the kernels need, error capture, and the cache of
-//! compiled shader stages and pipelines shared by everything built on it.
+//! compiled modules and pipelines shared by everything built on it. Device
+//! layer: knows no stage (a module comes composed from its caller).
 
-use super::GpuError;
-use super::shaders::{self, StageInfo};
+use super::compose::{Module, StageInfo, reflect_module};
+use super::error::GpuError;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -21,8 +22,8 @@ pub const REQUIRED_STORAGE_BUFFERS_PER_STAGE: u32 = 31;
 pub const REQUIRED_BUFFERS_PER_STAGE: u32 = 36;
 
 /// A GPU device and queue with the kernels' limits, plus a cache of
-/// compiled stages and pipelines (created once, reused by every
-/// [`super::GpuDynamics`] on this context). `Send + Sync`: share it with `Arc`.
+/// compiled modules and pipelines (created once, reused by every kernel
+/// created on this context). `Send + Sync`: share it with `Arc`.
 pub struct GpuContext {
     adapter: wgpu::Adapter,
     info: wgpu::AdapterInfo,
@@ -33,8 +34,8 @@ pub struct GpuContext {
     limits: wgpu::Limits,
     /// First error wgpu reported outside an error scope (instead of panicking).
     uncaptured: Arc<Mutex<Option<String>>>,
-    stages: Mutex<HashMap<&'static str, Arc<CompiledStage>>>,
-    pipelines: Mutex<HashMap<(&'static str, String), Arc<wgpu::ComputePipeline>>>,
+    modules: Mutex<HashMap<String, Arc<CompiledModule>>>,
+    pipelines: Mutex<HashMap<(String, String), Arc<wgpu::ComputePipeline>>>,
     counters: Arc<Counters>,
 }
 
@@ -88,8 +89,8 @@ impl Counters {
     }
 }
 
-/// A composed, validated and compiled kernel file.
-pub(crate) struct CompiledStage {
+/// A composed, validated and compiled module.
+pub(crate) struct CompiledModule {
     pub(crate) module: wgpu::ShaderModule,
     pub(crate) info: StageInfo,
 }
@@ -193,7 +194,7 @@ impl GpuContext {
             queue,
             limits,
             uncaptured,
-            stages: Mutex::new(HashMap::new()),
+            modules: Mutex::new(HashMap::new()),
             pipelines: Mutex::new(HashMap::new()),
             counters: Arc::default(),
         })
@@ -275,38 +276,46 @@ impl GpuContext {
         }
     }
 
-    /// The compiled kernel file `stage` (composed, validated by naga,
-    /// compiled by the driver once and cached).
-    pub(crate) fn stage(&self, stage: &'static str) -> Result<Arc<CompiledStage>, GpuError> {
-        let mut cache = self.stages.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(s) = cache.get(stage) {
+    /// True for adapters that run shaders on the CPU (lavapipe): their
+    /// invocations have a loop budget, so long loops are resumed across
+    /// dispatches, and launch sizes are tuned for a few SIMD lanes.
+    pub fn is_software(&self) -> bool {
+        self.info.device_type == wgpu::DeviceType::Cpu
+    }
+
+    /// The compiled `module` (composed, validated by naga, compiled by the
+    /// driver once per name and cached).
+    pub(crate) fn module(&self, module: &Module) -> Result<Arc<CompiledModule>, GpuError> {
+        let name = module.name();
+        let mut cache = self.modules.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = cache.get(name) {
             return Ok(s.clone());
         }
-        let composed = shaders::compose_module(stage)
-            .ok_or_else(|| GpuError::Shader { stage: stage.into(), message: "no such kernel file".into() })?;
-        let info = shaders::reflect_module(stage, &composed)?;
+        let composed = module.compose();
+        let info = reflect_module(name, &composed)?;
         let source = composed.text;
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(stage),
+        let shader = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(name),
             source: wgpu::ShaderSource::Wgsl(source.into()),
         });
         if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(GpuError::Shader { stage: stage.into(), message: e.to_string() });
+            return Err(GpuError::Shader { stage: name.into(), message: e.to_string() });
         }
-        let compiled = Arc::new(CompiledStage { module, info });
-        cache.insert(stage, compiled.clone());
+        let compiled = Arc::new(CompiledModule { module: shader, info });
+        cache.insert(name.to_string(), compiled.clone());
         Ok(compiled)
     }
 
-    /// The compute pipeline of `stage::entry` (its bind group layout derived
+    /// The compute pipeline of `module::entry` (its bind group layout derived
     /// from the variables the entry point uses), created once and cached.
-    pub(crate) fn pipeline(&self, stage: &'static str, entry: &str) -> Result<Arc<wgpu::ComputePipeline>, GpuError> {
-        let key = (stage, entry.to_string());
+    pub(crate) fn pipeline(&self, module: &Module, entry: &str) -> Result<Arc<wgpu::ComputePipeline>, GpuError> {
+        let stage = module.name();
+        let key = (stage.to_string(), entry.to_string());
         if let Some(p) = self.pipelines.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
             return Ok(p.clone());
         }
-        let compiled = self.stage(stage)?;
+        let compiled = self.module(module)?;
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some(&format!("{stage}::{entry}")),

@@ -1,10 +1,13 @@
 //! [`GpuDynamics`]: a model and `nworld` world states on the GPU, with the
 //! multibody stages (kinematics, velocities, mass matrix, bias and passive
-//! forces, position update) and readback. The future `GpuBatch` builds on it.
+//! forces, position update) and readback: the multibody stage wrappers
+//! ([`super::kinematics`], [`super::rnea`], [`super::integrate`]) over one
+//! model and state.
 
-use super::GpuError;
-use super::buffers::{BufferSource, Field, GpuData, Layout, Readback};
+use super::buffers::{BufferSource, Readback};
 use super::context::{GpuContext, run_pass};
+use super::error::GpuError;
+use super::fields::{Field, GpuData, Layout};
 use super::integrate::IntegrateKernels;
 use super::kinematics::KinematicsKernels;
 use super::model::GpuModel;

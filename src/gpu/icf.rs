@@ -13,13 +13,18 @@
 //! slot), the other builder kernels one thread per world; the Newton solver
 //! (and the cost evaluation of the parity tests) runs either one thread per
 //! world (`kernels/icf_solve_serial.wgsl`, small models) or one workgroup
-//! per world (`kernels/icf_solve_coop.wgsl`), see [`SolverVariant`].
+//! per world (`kernels/icf_solve_coop.wgsl`), see [`SolverVariant`]; the
+//! solver's dense state lives where [`SolverState`] says (a variant of the
+//! stage: [`SolverStage`]).
 
-use super::buffers::{BufferSource, Layout, Readback, StorageBuffer, element_index};
+use super::buffers::{BufferSource, Readback, StorageBuffer, uniform_buffer};
+use super::compose::{KernelFile, Module};
 use super::context::{GpuContext, run_pass};
+use super::data::DATA;
+use super::error::GpuError;
+use super::fields::{Layout, element_index};
+use super::kernel::{Kernel, WORKGROUP_SIZE};
 use super::model::{NONE, StructLayout};
-use super::shaders::Kernel;
-use super::{GpuError, WORKGROUP_SIZE};
 use crate::icf::{
     ContactConstraint, GainConstraint, IcfProblem, LimitConstraint, SolveError, SolveStats, SolverParams,
 };
@@ -27,6 +32,40 @@ use crate::math::Vec3;
 use crate::model::{ActuatorKind, JointKind, Model};
 use bytemuck::{Pod, Zeroable};
 use core::mem::offset_of;
+
+/// `kernels/icf_builder.wgsl`: the problem's build and `set_time_step`.
+pub static BUILDER: KernelFile =
+    KernelFile::new("icf_builder", include_str!("../../kernels/icf_builder.wgsl"), &[&DATA]);
+/// `kernels/icf_cost.wgsl`: the cost, gradient and Hessian terms of one
+/// world (library; needs `SOLVER_THREADS` and the state accessors).
+pub static COST: KernelFile = KernelFile::new("icf_cost", include_str!("../../kernels/icf_cost.wgsl"), &[&DATA]);
+/// `kernels/icf_solver.wgsl`: Cholesky, line search, Newton (library).
+pub static SOLVER: KernelFile = KernelFile::new("icf_solver", include_str!("../../kernels/icf_solver.wgsl"), &[&DATA]);
+/// `kernels/wg_serial.wgsl`: the workgroup helpers for one thread per world
+/// (`SOLVER_THREADS` = 1; library).
+pub static WG_SERIAL: KernelFile = KernelFile::new("wg_serial", include_str!("../../kernels/wg_serial.wgsl"), &[&DATA]);
+/// `kernels/icf_vec_storage.wgsl`: the vectors and A in storage (state library).
+pub static VEC_STORAGE: KernelFile =
+    KernelFile::new("icf_vec_storage", include_str!("../../kernels/icf_vec_storage.wgsl"), &[&DATA]);
+/// `kernels/icf_state_storage.wgsl`: [`SolverState::Storage`]'s factor (state library).
+pub static STATE_STORAGE: KernelFile =
+    KernelFile::new("icf_state_storage", include_str!("../../kernels/icf_state_storage.wgsl"), &[&DATA]);
+/// `kernels/icf_state_private.wgsl`: [`SolverState::Private`] (state library).
+pub static STATE_PRIVATE: KernelFile =
+    KernelFile::new("icf_state_private", include_str!("../../kernels/icf_state_private.wgsl"), &[&DATA]);
+/// `kernels/icf_state_workgroup.wgsl`: [`SolverState::Workgroup`] (state library).
+pub static STATE_WORKGROUP: KernelFile =
+    KernelFile::new("icf_state_workgroup", include_str!("../../kernels/icf_state_workgroup.wgsl"), &[&DATA]);
+/// `kernels/icf_solve_serial.wgsl`: the serial solver stage (composed with a [`SolverState`]).
+pub static SOLVE_SERIAL: KernelFile = KernelFile::new(
+    "icf_solve_serial",
+    include_str!("../../kernels/icf_solve_serial.wgsl"),
+    &[&DATA, &WG_SERIAL, &COST, &SOLVER],
+);
+/// `kernels/icf_solve_coop.wgsl`: the cooperative solver stage (composed
+/// with a [`SolverState`] and its thread count).
+pub static SOLVE_COOP: KernelFile =
+    KernelFile::new("icf_solve_coop", include_str!("../../kernels/icf_solve_coop.wgsl"), &[&DATA, &COST, &SOLVER]);
 
 /// Threads per world of the cooperative solver stage (`SOLVER_THREADS`,
 /// generated into `kernels/icf_solve_coop.wgsl` by [`SolverVariant::stage`]'s
@@ -56,7 +95,7 @@ pub const COOP_MAX_WORLDS: usize = 8192;
 
 /// Which stage runs the Newton solves (the same `icf_cost.wgsl` and
 /// `icf_solver.wgsl` code in both).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SolverVariant {
     /// `icf_solve_serial.wgsl`: one thread per world, 64 worlds per
     /// workgroup, no barriers. For small problems.
@@ -104,25 +143,65 @@ impl SolverVariant {
         }
     }
 
-    /// The composed stage that runs this variant with its dense state in
-    /// `state`: `icf_solve_serial[#privateN]`, or `icf_solve_coop[#state]`
-    /// with `@threads` when not the default [`SOLVER_THREADS`] (the wide
-    /// stage: `icf_solve_coop#storage@64`).
-    pub fn stage(self, state: SolverState) -> Result<&'static str, GpuError> {
-        let named = |base: &str| super::cenic::entry_static(&format!("{base}#{}", state.key()));
+    /// The stage that runs this variant with its dense state in `state`;
+    /// an error for a state the variant cannot hold (private arrays are per
+    /// thread: serial only; workgroup memory per world: cooperative only).
+    pub fn stage(self, state: SolverState) -> Result<SolverStage, GpuError> {
         match (self, state) {
-            (SolverVariant::Serial, SolverState::Storage) => Ok(IcfKernels::SERIAL),
-            (SolverVariant::Cooperative, SolverState::Storage) => Ok(IcfKernels::COOP),
-            (SolverVariant::Serial, SolverState::Private(_)) => Ok(named(IcfKernels::SERIAL)),
-            (SolverVariant::Cooperative, SolverState::Workgroup(_)) => Ok(named(IcfKernels::COOP)),
-            (SolverVariant::Wide, SolverState::Storage | SolverState::Workgroup(_)) => {
-                Ok(super::cenic::entry_static(&format!("{}@{}", named(IcfKernels::COOP), self.threads())))
+            (_, SolverState::Storage)
+            | (SolverVariant::Serial, SolverState::Private(_))
+            | (SolverVariant::Cooperative | SolverVariant::Wide, SolverState::Workgroup(_)) => {
+                Ok(SolverStage { variant: self, state })
             }
             _ => Err(GpuError::Unsupported(format!(
                 "solver state {state:?} in the {self:?} stage (private arrays are per thread, workgroup memory \
                  per world only in the cooperative stages)"
             ))),
         }
+    }
+}
+
+/// A solver stage as compiled: a [`SolverVariant`] with its dense state in
+/// a [`SolverState`] ([`SolverVariant::stage`] checks the pair).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SolverStage {
+    /// Threads per world.
+    pub variant: SolverVariant,
+    /// Where the dense state lives.
+    pub state: SolverState,
+}
+
+impl SolverStage {
+    /// The module: `icf_solve_serial.wgsl` or `icf_solve_coop.wgsl`, the
+    /// state's files after it, and the generated `SOLVER_THREADS`
+    /// (cooperative) and `SOLVER_NV` (private and workgroup states). Named
+    /// `icf_solve_serial[#privateN]` or `icf_solve_coop[#state][@threads]`
+    /// (threads when not [`SOLVER_THREADS`]).
+    pub fn module(self) -> Module {
+        let (file, threads) = match self.variant {
+            SolverVariant::Serial => (&SOLVE_SERIAL, None),
+            SolverVariant::Cooperative | SolverVariant::Wide => (&SOLVE_COOP, Some(self.variant.threads())),
+        };
+        let mut constants = String::new();
+        if let Some(t) = threads {
+            constants += &format!("const SOLVER_THREADS: u32 = {t}u;\n");
+        }
+        let (key, n) = match self.state {
+            SolverState::Storage => ("storage".to_string(), None),
+            SolverState::Private(n) => (format!("private{n}"), Some(n)),
+            SolverState::Workgroup(n) => (format!("workgroup{n}"), Some(n)),
+        };
+        if let Some(n) = n {
+            constants += &format!("const SOLVER_NV: u32 = {n}u;\n");
+        }
+        let mut variant = if self.state == SolverState::Storage { String::new() } else { key.clone() };
+        if let Some(t) = threads.filter(|&t| t != SOLVER_THREADS) {
+            if variant.is_empty() {
+                variant = key;
+            }
+            variant += &format!("@{t}");
+        }
+        Module::variant(file, &variant, self.state.files(), constants)
     }
 }
 
@@ -172,138 +251,19 @@ impl SolverState {
         }
     }
 
-    /// The variant's key in a stage name (`icf_solve_serial#private12`).
-    pub fn key(self) -> String {
+    /// The files holding the state's accessors (`fac`, `set_fac`, `ivec`,
+    /// `set_ivec`, `amat`) and `solver_load` / `solver_store`, composed after
+    /// the solver stage. `solver_load(w, lid, factor)` brings the state in
+    /// (the factor too when `factor`), `solver_store(w, lid, factor)` writes
+    /// the vectors back (and the factor when `factor`).
+    pub fn files(self) -> &'static [&'static KernelFile] {
+        static STORAGE: [&KernelFile; 2] = [&VEC_STORAGE, &STATE_STORAGE];
+        static PRIVATE: [&KernelFile; 2] = [&VEC_STORAGE, &STATE_PRIVATE];
+        static WORKGROUP: [&KernelFile; 1] = [&STATE_WORKGROUP];
         match self {
-            SolverState::Storage => "storage".into(),
-            SolverState::Private(n) => format!("private{n}"),
-            SolverState::Workgroup(n) => format!("workgroup{n}"),
-        }
-    }
-
-    /// The state named by [`Self::key`].
-    pub fn from_key(key: &str) -> Option<Self> {
-        if key.is_empty() || key == "storage" {
-            return Some(SolverState::Storage);
-        }
-        if let Some(n) = key.strip_prefix("private") {
-            return n.parse().ok().filter(|&n| n > 0).map(SolverState::Private);
-        }
-        key.strip_prefix("workgroup")?.parse().ok().filter(|&n| n > 0).map(SolverState::Workgroup)
-    }
-
-    /// The generated WGSL of the state's accessors (`fac`, `set_fac`,
-    /// `ivec`, `set_ivec`, `amat`) and of `solver_load` / `solver_store`,
-    /// composed into the solver stage. `solver_load(w, lid, factor)` brings
-    /// the state in (the factor too when `factor`), `solver_store(w, lid,
-    /// factor)` writes the vectors back (and the factor when `factor`).
-    pub fn wgsl(self) -> String {
-        let storage_vec = "fn ivec(w: u32, row: u32, i: u32) -> f32 {
-    return icf_vec[ivec_at(w, row, i)];
-}
-fn set_ivec(w: u32, row: u32, i: u32, x: f32) {
-    icf_vec[ivec_at(w, row, i)] = x;
-}
-fn amat(w: u32, i: u32, j: u32) -> f32 {
-    return icf_a[mass_at(w, i, j)];
-}
-";
-        match self {
-            SolverState::Storage => format!(
-                "// Solver state in the storage buffers (src/gpu/icf.rs SolverState::Storage).
-fn fac(w: u32, i: u32, j: u32) -> f32 {{
-    return icf_factor[fac_at(w, i, j)];
-}}
-fn set_fac(w: u32, i: u32, j: u32, x: f32) {{
-    icf_factor[fac_at(w, i, j)] = x;
-}}
-{storage_vec}fn solver_load(w: u32, lid: u32, factor: bool) {{}}
-fn solver_store(w: u32, lid: u32, factor: bool) {{}}
-"
-            ),
-            SolverState::Private(n) => format!(
-                "// Solver state: the factor in a private array (src/gpu/icf.rs SolverState::Private).
-const SOLVER_NV: u32 = {n}u;
-var<private> solver_fac: array<f32, {}>;
-fn fac(w: u32, i: u32, j: u32) -> f32 {{
-    return solver_fac[i * SOLVER_NV + j];
-}}
-fn set_fac(w: u32, i: u32, j: u32, x: f32) {{
-    solver_fac[i * SOLVER_NV + j] = x;
-}}
-{storage_vec}fn solver_load(w: u32, lid: u32, factor: bool) {{
-    if (factor) {{
-        for (var i = 0u; i < dims.nv; i++) {{
-            for (var j = 0u; j < dims.nv; j++) {{
-                solver_fac[i * SOLVER_NV + j] = icf_factor[fac_at(w, i, j)];
-            }}
-        }}
-    }}
-}}
-fn solver_store(w: u32, lid: u32, factor: bool) {{
-    if (factor) {{
-        for (var i = 0u; i < dims.nv; i++) {{
-            for (var j = 0u; j < dims.nv; j++) {{
-                icf_factor[fac_at(w, i, j)] = solver_fac[i * SOLVER_NV + j];
-            }}
-        }}
-    }}
-}}
-",
-                n * n
-            ),
-            SolverState::Workgroup(n) => format!(
-                "// Solver state in workgroup memory (src/gpu/icf.rs SolverState::Workgroup).
-const SOLVER_NV: u32 = {n}u;
-var<workgroup> solver_fac: array<f32, {nn}>;
-var<workgroup> solver_a: array<f32, {nn}>;
-var<workgroup> solver_vec: array<f32, {nvec}>;
-fn fac(w: u32, i: u32, j: u32) -> f32 {{
-    return solver_fac[i * SOLVER_NV + j];
-}}
-fn set_fac(w: u32, i: u32, j: u32, x: f32) {{
-    solver_fac[i * SOLVER_NV + j] = x;
-}}
-fn ivec(w: u32, row: u32, i: u32) -> f32 {{
-    return solver_vec[row * SOLVER_NV + i];
-}}
-fn set_ivec(w: u32, row: u32, i: u32, x: f32) {{
-    solver_vec[row * SOLVER_NV + i] = x;
-}}
-fn amat(w: u32, i: u32, j: u32) -> f32 {{
-    return solver_a[i * SOLVER_NV + j];
-}}
-fn solver_load(w: u32, lid: u32, factor: bool) {{
-    for (var i = lid; i < dims.nv; i += SOLVER_THREADS) {{
-        for (var j = 0u; j < dims.nv; j++) {{
-            solver_a[i * SOLVER_NV + j] = icf_a[mass_at(w, i, j)];
-            if (factor) {{
-                solver_fac[i * SOLVER_NV + j] = icf_factor[fac_at(w, i, j)];
-            }}
-        }}
-        for (var row = 0u; row < ICF_NVEC; row++) {{
-            solver_vec[row * SOLVER_NV + i] = icf_vec[ivec_at(w, row, i)];
-        }}
-    }}
-    workgroupBarrier();
-}}
-fn solver_store(w: u32, lid: u32, factor: bool) {{
-    workgroupBarrier();
-    for (var i = lid; i < dims.nv; i += SOLVER_THREADS) {{
-        for (var row = 0u; row < ICF_NVEC; row++) {{
-            icf_vec[ivec_at(w, row, i)] = solver_vec[row * SOLVER_NV + i];
-        }}
-        if (factor) {{
-            for (var j = 0u; j < dims.nv; j++) {{
-                icf_factor[fac_at(w, i, j)] = solver_fac[i * SOLVER_NV + j];
-            }}
-        }}
-    }}
-}}
-",
-                nn = n * n,
-                nvec = IcfVec::COUNT as u32 * n
-            ),
+            SolverState::Storage => &STORAGE,
+            SolverState::Private(_) => &PRIVATE,
+            SolverState::Workgroup(_) => &WORKGROUP,
         }
     }
 }
@@ -406,12 +366,6 @@ pub fn software_solve_dispatches(
     let per_dispatch = (((SOFTWARE_LOOP_BUDGET as f64 - spent0) / iteration).floor() as usize).max(1);
     let n = params.max_iterations.div_ceil(per_dispatch).max(1);
     (n <= max_dispatches).then_some(n)
-}
-
-/// True for adapters that run shaders on the CPU (lavapipe): their
-/// invocations have a loop budget, so solves are resumed across dispatches.
-pub fn is_software(ctx: &GpuContext) -> bool {
-    ctx.adapter_info().device_type == wgpu::DeviceType::Cpu
 }
 
 /// Per-body builder constants (WGSL `IcfBody`).
@@ -950,18 +904,6 @@ pub fn struct_layouts() -> Vec<StructLayout> {
     ]
 }
 
-/// A uniform buffer holding one `T`.
-pub(crate) fn uniform_buffer<T: Pod>(ctx: &GpuContext, label: &str, value: &T) -> wgpu::Buffer {
-    let buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some(label),
-        size: (size_of::<T>() as u64).next_multiple_of(16),
-        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    ctx.queue.write_buffer(&buffer, 0, bytemuck::bytes_of(value));
-    buffer
-}
-
 /// The ICF buffers of `nworld` worlds (model constants, inputs, problems,
 /// solver state). All allocated up front.
 pub struct IcfBuffers {
@@ -1059,7 +1001,7 @@ impl IcfBuffers {
         let layout = IcfLayout::new(model);
         let nv = model.nv;
         let nu = model.nu();
-        let params = GpuIcfParams::new(&SolverParams::default(), is_software(ctx));
+        let params = GpuIcfParams::new(&SolverParams::default(), ctx.is_software());
         Ok(Self {
             nworld,
             ncon,
@@ -1084,8 +1026,8 @@ impl IcfBuffers {
             rows: StorageBuffer::new(ctx, "icf_rows", nworld * nv * (ncon + 1))?,
             counter: StorageBuffer::new(ctx, "icf_counter", 4)?,
             solve_dispatches: None,
-            software: is_software(ctx),
-            variant: SolverVariant::auto(nv, nworld, is_software(ctx)),
+            software: ctx.is_software(),
+            variant: SolverVariant::auto(nv, nworld, ctx.is_software()),
             solver_params: SolverParams::default(),
         }
         .with_dispatches())
@@ -1333,13 +1275,6 @@ pub struct IcfKernels {
 }
 
 impl IcfKernels {
-    /// Builder and `set_time_step` kernel file stem.
-    pub const BUILDER: &'static str = "icf_builder";
-    /// Cooperative solver stage (with `icf_cost.wgsl`, `icf_solver.wgsl`).
-    pub const COOP: &'static str = "icf_solve_coop";
-    /// Serial solver stage (with `icf_cost.wgsl`, `icf_solver.wgsl`).
-    pub const SERIAL: &'static str = "icf_solve_serial";
-
     /// Creates the kernels for `nworld` worlds with `ncon` contact slots,
     /// solving with `variant` (as set in the [`IcfBuffers`]), binding from
     /// `sources` (model, per-world data, contacts, [`IcfBuffers`]).
@@ -1370,15 +1305,15 @@ impl IcfKernels {
                 ("icf_evaluate", "icf_solve", nworld * WORKGROUP_SIZE as usize)
             }
         };
-        let stage = variant.stage(state)?;
+        let stage = variant.stage(state)?.module();
         Ok(Self {
-            build: Kernel::new(ctx, Self::BUILDER, "icf_build", nworld, sources)?,
-            build_contacts: Kernel::new(ctx, Self::BUILDER, "icf_build_contacts", nworld * ncon, sources)?,
-            build_rows: Kernel::new(ctx, Self::BUILDER, "icf_build_rows", nworld, sources)?,
-            set_time_step: Kernel::new(ctx, Self::BUILDER, "icf_set_time_step", nworld, sources)?,
-            evaluate: Kernel::new(ctx, stage, evaluate, threads, sources)?,
-            solve: Kernel::new(ctx, stage, solve, threads, sources)?,
-            count_unfinished: Kernel::new(ctx, stage, "icf_count_unfinished", nworld, sources)?,
+            build: Kernel::new(ctx, &BUILDER, "icf_build", nworld, sources)?,
+            build_contacts: Kernel::new(ctx, &BUILDER, "icf_build_contacts", nworld * ncon, sources)?,
+            build_rows: Kernel::new(ctx, &BUILDER, "icf_build_rows", nworld, sources)?,
+            set_time_step: Kernel::new(ctx, &BUILDER, "icf_set_time_step", nworld, sources)?,
+            evaluate: Kernel::new(ctx, &stage, evaluate, threads, sources)?,
+            solve: Kernel::new(ctx, &stage, solve, threads, sources)?,
+            count_unfinished: Kernel::new(ctx, &stage, "icf_count_unfinished", nworld, sources)?,
         })
     }
 

@@ -1,11 +1,16 @@
 //! Kernels of `kernels/integrate.wgsl`, the twin of
 //! `src/dynamics/integrate.rs` ([`crate::dynamics::integrate_q`]).
 
-use super::GpuError;
 use super::buffers::BufferSource;
+use super::compose::KernelFile;
 use super::context::GpuContext;
-use super::shaders::Kernel;
+use super::data::DATA;
+use super::error::GpuError;
+use super::kernel::Kernel;
 use crate::model::Model;
+
+/// `kernels/integrate.wgsl`.
+pub static FILE: KernelFile = KernelFile::new("integrate", include_str!("../../kernels/integrate.wgsl"), &[&DATA]);
 
 /// The position update q ← q ⊕ h·N(q)·v with each world's own step `h`,
 /// one thread per (world, joint).
@@ -15,9 +20,6 @@ pub struct IntegrateKernels {
 }
 
 impl IntegrateKernels {
-    /// Kernel file stem.
-    pub const STAGE: &'static str = "integrate";
-
     /// Creates the kernel for `nworld` worlds of `model` over `sources`.
     pub fn new(
         ctx: &GpuContext,
@@ -25,7 +27,7 @@ impl IntegrateKernels {
         nworld: usize,
         sources: &[&dyn BufferSource],
     ) -> Result<Self, GpuError> {
-        Ok(Self { integrate_q: Kernel::new(ctx, Self::STAGE, "integrate_q", nworld * model.joints.len(), sources)? })
+        Ok(Self { integrate_q: Kernel::new(ctx, &FILE, "integrate_q", nworld * model.joints.len(), sources)? })
     }
 
     /// Encodes [`crate::dynamics::integrate_q`] (reads v and h, updates q in place).

@@ -2,11 +2,16 @@
 //! `src/dynamics/kinematics.rs` ([`crate::dynamics::kinematics`] and
 //! [`crate::dynamics::velocities`]).
 
-use super::GpuError;
 use super::buffers::BufferSource;
+use super::compose::KernelFile;
 use super::context::GpuContext;
-use super::shaders::Kernel;
+use super::data::DATA;
+use super::error::GpuError;
+use super::kernel::Kernel;
 use crate::model::Model;
+
+/// `kernels/kinematics.wgsl`.
+pub static FILE: KernelFile = KernelFile::new("kinematics", include_str!("../../kernels/kinematics.wgsl"), &[&DATA]);
 
 /// The kinematics stage: body frames (one thread per world), then geom and
 /// site poses and spatial inertias / motion subspaces (one thread per item),
@@ -21,9 +26,6 @@ pub struct KinematicsKernels {
 }
 
 impl KinematicsKernels {
-    /// Kernel file stem.
-    pub const STAGE: &'static str = "kinematics";
-
     /// Creates the kernels for `nworld` worlds of `model` over `sources`.
     pub fn new(
         ctx: &GpuContext,
@@ -31,7 +33,7 @@ impl KinematicsKernels {
         nworld: usize,
         sources: &[&dyn BufferSource],
     ) -> Result<Self, GpuError> {
-        let k = |entry, items: usize| Kernel::new(ctx, Self::STAGE, entry, nworld * items, sources);
+        let k = |entry, items: usize| Kernel::new(ctx, &FILE, entry, nworld * items, sources);
         Ok(Self {
             kinematics: k("kinematics", 1)?,
             geom_poses: k("geom_poses", model.geoms.len())?,

@@ -8,9 +8,9 @@
 //! compare them with naga's layout. Values are converted to `f32` exactly
 //! as the CPU f32 path converts them (`T::c`).
 
-use super::GpuError;
-use super::buffers::{BufferSource, StorageBuffer};
+use super::buffers::{BufferSource, StorageBuffer, uniform_buffer};
 use super::context::GpuContext;
+use super::error::GpuError;
 use crate::batch::WorldParams;
 use crate::model::{JointKind, Model};
 use bytemuck::{Pod, Zeroable};
@@ -409,13 +409,7 @@ impl GpuModel {
             ncon: 0,
             gravity: [g[0] as f32, g[1] as f32, g[2] as f32, 0.0],
         };
-        let dims_buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("dims"),
-            size: size_of::<GpuDims>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        ctx.queue.write_buffer(&dims_buffer, 0, bytemuck::bytes_of(&dims));
+        let dims_buffer = uniform_buffer(ctx, "dims", &dims);
         let params = vec![GpuWorldParams::from(&WorldParams::default()); nworld];
         Ok(Self {
             dims,

@@ -16,16 +16,27 @@
 //! `icf_jac`, `icf_limit` and `contacts` directly: a change of that layout
 //! must be mirrored in `rl_forces`).
 
-use super::buffers::{BufferSource, Readback, StorageBuffer};
+use super::batch::GpuBatch;
+use super::buffers::{BufferSource, Readback, StorageBuffer, uniform_buffer};
+use super::compose::KernelFile;
 use super::context::{GpuContext, run_pass};
-use super::icf::uniform_buffer;
-use super::shaders::Kernel;
-use super::{GpuBatch, GpuError};
+use super::data::DATA;
+use super::error::GpuError;
+use super::icf::{COST, STATE_STORAGE, VEC_STORAGE, WG_SERIAL};
+use super::kernel::Kernel;
 use crate::batch::Batch;
 use crate::rl::tasks::{Builtin, Kind};
 use crate::rl::{EnvConfig, EvalKind, EvalOut, Evaluate, RlError, Task, VecEnv};
 use bytemuck::{Pod, Zeroable};
 use std::sync::Arc;
+
+/// `kernels/rl.wgsl`, after `icf_cost.wgsl` (whose per-row terms
+/// `rl_forces` uses, run by one thread with the state in storage).
+pub static FILE: KernelFile = KernelFile::new(
+    "rl",
+    include_str!("../../kernels/rl.wgsl"),
+    &[&DATA, &WG_SERIAL, &COST, &VEC_STORAGE, &STATE_STORAGE],
+);
 
 /// Task settings of `rl_observe` (WGSL `RlParams`, a uniform).
 #[repr(C)]
@@ -177,8 +188,8 @@ impl DeviceEvaluator {
         let (forces, observe) = batch.with_state_sources(|[a, b, c, d]| {
             let sources: [&dyn BufferSource; 5] = [&buffers, a, b, c, d];
             Ok::<_, GpuError>((
-                Kernel::new(&ctx, "rl", "rl_forces", n, &sources)?,
-                Kernel::new(&ctx, "rl", "rl_observe", n, &sources)?,
+                Kernel::new(&ctx, &FILE, "rl_forces", n, &sources)?,
+                Kernel::new(&ctx, &FILE, "rl_observe", n, &sources)?,
             ))
         })?;
         let readback = Readback::new(&ctx, (n * stride * 4) as u64);

@@ -2,10 +2,15 @@
 //! ([`crate::dynamics::mass_matrix`], [`crate::dynamics::bias_forces`],
 //! [`crate::dynamics::passive_forces`]).
 
-use super::GpuError;
 use super::buffers::BufferSource;
+use super::compose::KernelFile;
 use super::context::GpuContext;
-use super::shaders::Kernel;
+use super::data::DATA;
+use super::error::GpuError;
+use super::kernel::Kernel;
+
+/// `kernels/rnea.wgsl`.
+pub static FILE: KernelFile = KernelFile::new("rnea", include_str!("../../kernels/rnea.wgsl"), &[&DATA]);
 
 /// The dynamics stage: mass matrix, bias forces and passive forces, each
 /// one thread per world.
@@ -17,12 +22,9 @@ pub struct RneaKernels {
 }
 
 impl RneaKernels {
-    /// Kernel file stem.
-    pub const STAGE: &'static str = "rnea";
-
     /// Creates the kernels for `nworld` worlds over `sources`.
     pub fn new(ctx: &GpuContext, nworld: usize, sources: &[&dyn BufferSource]) -> Result<Self, GpuError> {
-        let k = |entry| Kernel::new(ctx, Self::STAGE, entry, nworld, sources);
+        let k = |entry| Kernel::new(ctx, &FILE, entry, nworld, sources);
         Ok(Self {
             mass_matrix: k("mass_matrix")?,
             bias_forces: k("bias_forces")?,

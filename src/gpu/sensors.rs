@@ -1,12 +1,12 @@
 //! Sensors evaluated on the device (`kernels/sensors.wgsl`), the twin of
 //! [`crate::dynamics::sensors`]: [`GpuSensors`] fills every world's
 //! `sensordata` (MuJoCo's layout, [`crate::model::Sensor::adr`]) from a
-//! [`super::GpuBatch`]'s buffers after an advance, behind
+//! batch's buffers after an advance, behind
 //! [`Batch::sensordata`](crate::batch::Batch::sensordata).
 //!
 //! One evaluation is one submission and one host wait: the batch's
-//! kinematics and velocity stages at the final state
-//! ([`super::GpuBatch::encode_state_kinematics`]), `sensors` (one thread per
+//! kinematics and velocity stages at the final state (given by the batch
+//! to [`GpuSensors::read`]), `sensors` (one thread per
 //! (sensor, world)), and the copy of the (nworld × nsensordata) f32 array
 //! into a staging buffer created with the other buffers. What each kind
 //! reads:
@@ -35,73 +35,196 @@
 //! `set_ctrl` they follow the new state and controls (accelerometers and
 //! touch sensors still read the last step's solve).
 
-use super::GpuError;
-use super::buffers::{BufferSource, Readback, StorageBuffer};
+use super::buffers::{BufferSource, Readback, StorageBuffer, uniform_buffer};
+use super::compose::KernelFile;
 use super::context::GpuContext;
-use super::icf::uniform_buffer;
+use super::data::DATA;
+use super::error::GpuError;
+use super::icf::{COST, STATE_STORAGE, VEC_STORAGE, WG_SERIAL};
+use super::kernel::Kernel;
 use super::model::{NONE, StructLayout};
-use super::shaders::Kernel;
+use super::names::{KernelName, wgsl_constants};
 use crate::model::{ActuatorKind, FrameObject, Model, SensorKind, TendonPath, display_name};
 use bytemuck::{Pod, Zeroable};
 use std::sync::{Arc, Mutex};
 
-/// The sensor kinds of `kernels/sensors.wgsl`, by code (the generated
-/// `SENSOR_*` constants, upper-cased): MJCF element names, and
-/// `unsupported` for [`SensorKind::Unsupported`].
-pub const KINDS: [&str; 20] = [
-    "jointpos",
-    "jointvel",
-    "tendonpos",
-    "tendonvel",
-    "actuatorpos",
-    "actuatorvel",
-    "actuatorfrc",
-    "framepos",
-    "framequat",
-    "framexaxis",
-    "frameyaxis",
-    "framezaxis",
-    "framelinvel",
-    "frameangvel",
-    "subtreecom",
-    "touch",
-    "accelerometer",
-    "gyro",
-    "velocimeter",
-    "unsupported",
-];
+/// `kernels/sensors.wgsl`, after `icf_cost.wgsl` (whose `contact_terms`
+/// the touch sensors use, run by one thread with the state in storage),
+/// with the sensor and frame kinds generated after it ([`wgsl_constants`]).
+pub static FILE: KernelFile = KernelFile::new(
+    "sensors",
+    include_str!("../../kernels/sensors.wgsl"),
+    &[&DATA, &WG_SERIAL, &COST, &VEC_STORAGE, &STATE_STORAGE],
+)
+.with_generated(kind_constants);
 
-/// The frame kinds of frame sensors, by code (the generated `FRAME_*` constants).
-pub const FRAMES: [&str; 4] = ["body", "xbody", "geom", "site"];
-
-/// The code of `kind` in [`KINDS`].
-fn kind_code(kind: &SensorKind) -> u32 {
-    let name = if matches!(kind, SensorKind::Unsupported { .. }) { "unsupported" } else { kind.name() };
-    KINDS.iter().position(|k| *k == name).expect("every sensor kind has a code") as u32
+/// The sensor kinds of `kernels/sensors.wgsl` (`SENSOR_*`): the MJCF
+/// element names of [`SensorKind`], and `unsupported` for
+/// [`SensorKind::Unsupported`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SensorCode {
+    /// `jointpos`.
+    JointPos,
+    /// `jointvel`.
+    JointVel,
+    /// `tendonpos`.
+    TendonPos,
+    /// `tendonvel`.
+    TendonVel,
+    /// `actuatorpos`.
+    ActuatorPos,
+    /// `actuatorvel`.
+    ActuatorVel,
+    /// `actuatorfrc`.
+    ActuatorFrc,
+    /// `framepos`.
+    FramePos,
+    /// `framequat`.
+    FrameQuat,
+    /// `framexaxis`.
+    FrameXAxis,
+    /// `frameyaxis`.
+    FrameYAxis,
+    /// `framezaxis`.
+    FrameZAxis,
+    /// `framelinvel`.
+    FrameLinVel,
+    /// `frameangvel`.
+    FrameAngVel,
+    /// `subtreecom`.
+    SubtreeCom,
+    /// `touch`.
+    Touch,
+    /// `accelerometer`.
+    Accelerometer,
+    /// `gyro`.
+    Gyro,
+    /// `velocimeter`.
+    Velocimeter,
+    /// A MuJoCo sensor cenic does not compute (reads NaN).
+    Unsupported,
 }
 
-/// (FRAME_* code, index) of a frame.
+impl KernelName for SensorCode {
+    const ALL: &'static [Self] = &[
+        SensorCode::JointPos,
+        SensorCode::JointVel,
+        SensorCode::TendonPos,
+        SensorCode::TendonVel,
+        SensorCode::ActuatorPos,
+        SensorCode::ActuatorVel,
+        SensorCode::ActuatorFrc,
+        SensorCode::FramePos,
+        SensorCode::FrameQuat,
+        SensorCode::FrameXAxis,
+        SensorCode::FrameYAxis,
+        SensorCode::FrameZAxis,
+        SensorCode::FrameLinVel,
+        SensorCode::FrameAngVel,
+        SensorCode::SubtreeCom,
+        SensorCode::Touch,
+        SensorCode::Accelerometer,
+        SensorCode::Gyro,
+        SensorCode::Velocimeter,
+        SensorCode::Unsupported,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            SensorCode::JointPos => "jointpos",
+            SensorCode::JointVel => "jointvel",
+            SensorCode::TendonPos => "tendonpos",
+            SensorCode::TendonVel => "tendonvel",
+            SensorCode::ActuatorPos => "actuatorpos",
+            SensorCode::ActuatorVel => "actuatorvel",
+            SensorCode::ActuatorFrc => "actuatorfrc",
+            SensorCode::FramePos => "framepos",
+            SensorCode::FrameQuat => "framequat",
+            SensorCode::FrameXAxis => "framexaxis",
+            SensorCode::FrameYAxis => "frameyaxis",
+            SensorCode::FrameZAxis => "framezaxis",
+            SensorCode::FrameLinVel => "framelinvel",
+            SensorCode::FrameAngVel => "frameangvel",
+            SensorCode::SubtreeCom => "subtreecom",
+            SensorCode::Touch => "touch",
+            SensorCode::Accelerometer => "accelerometer",
+            SensorCode::Gyro => "gyro",
+            SensorCode::Velocimeter => "velocimeter",
+            SensorCode::Unsupported => "unsupported",
+        }
+    }
+}
+
+impl SensorCode {
+    /// The code of `kind`.
+    pub fn of(kind: &SensorKind) -> Self {
+        match kind {
+            SensorKind::JointPos(_) => SensorCode::JointPos,
+            SensorKind::JointVel(_) => SensorCode::JointVel,
+            SensorKind::TendonPos(_) => SensorCode::TendonPos,
+            SensorKind::TendonVel(_) => SensorCode::TendonVel,
+            SensorKind::ActuatorPos(_) => SensorCode::ActuatorPos,
+            SensorKind::ActuatorVel(_) => SensorCode::ActuatorVel,
+            SensorKind::ActuatorFrc(_) => SensorCode::ActuatorFrc,
+            SensorKind::FramePos(..) => SensorCode::FramePos,
+            SensorKind::FrameQuat(..) => SensorCode::FrameQuat,
+            SensorKind::FrameXAxis(..) => SensorCode::FrameXAxis,
+            SensorKind::FrameYAxis(..) => SensorCode::FrameYAxis,
+            SensorKind::FrameZAxis(..) => SensorCode::FrameZAxis,
+            SensorKind::FrameLinVel(_) => SensorCode::FrameLinVel,
+            SensorKind::FrameAngVel(_) => SensorCode::FrameAngVel,
+            SensorKind::SubtreeCom(_) => SensorCode::SubtreeCom,
+            SensorKind::Touch(_) => SensorCode::Touch,
+            SensorKind::Accelerometer(_) => SensorCode::Accelerometer,
+            SensorKind::Gyro(_) => SensorCode::Gyro,
+            SensorKind::Velocimeter(_) => SensorCode::Velocimeter,
+            SensorKind::Unsupported { .. } => SensorCode::Unsupported,
+        }
+    }
+}
+
+/// The frame kinds of frame sensors (`FRAME_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FrameCode {
+    /// A body's frame.
+    Body,
+    /// A body's inertial frame.
+    XBody,
+    /// A geom's frame.
+    Geom,
+    /// A site's frame.
+    Site,
+}
+
+impl KernelName for FrameCode {
+    const ALL: &'static [Self] = &[FrameCode::Body, FrameCode::XBody, FrameCode::Geom, FrameCode::Site];
+
+    fn name(self) -> &'static str {
+        match self {
+            FrameCode::Body => "body",
+            FrameCode::XBody => "xbody",
+            FrameCode::Geom => "geom",
+            FrameCode::Site => "site",
+        }
+    }
+}
+
+/// ([`FrameCode`], index) of a frame.
 fn frame_code(o: FrameObject) -> (u32, u32) {
     let (kind, id) = match o {
-        FrameObject::Body(b) => (0, b),
-        FrameObject::XBody(b) => (1, b),
-        FrameObject::Geom(g) => (2, g),
-        FrameObject::Site(s) => (3, s),
+        FrameObject::Body(b) => (FrameCode::Body, b),
+        FrameObject::XBody(b) => (FrameCode::XBody, b),
+        FrameObject::Geom(g) => (FrameCode::Geom, g),
+        FrameObject::Site(s) => (FrameCode::Site, s),
     };
-    (kind, id as u32)
+    (kind.code(), id as u32)
 }
 
 /// The generated WGSL constants composed after `kernels/sensors.wgsl`:
-/// `SENSOR_*` ([`KINDS`]) and `FRAME_*` ([`FRAMES`]).
-pub fn wgsl_constants() -> String {
-    let mut out = String::from("// Sensor and frame kinds (generated from src/gpu/sensors.rs KINDS, FRAMES).\n");
-    for (i, k) in KINDS.iter().enumerate() {
-        out += &format!("const SENSOR_{}: u32 = {i}u;\n", k.to_uppercase());
-    }
-    for (i, k) in FRAMES.iter().enumerate() {
-        out += &format!("const FRAME_{}: u32 = {i}u;\n", k.to_uppercase());
-    }
-    out
+/// `SENSOR_*` ([`SensorCode`]) and `FRAME_*` ([`FrameCode`]).
+pub fn kind_constants() -> String {
+    wgsl_constants::<SensorCode>("SENSOR", "src/gpu/sensors.rs SensorCode")
+        + &wgsl_constants::<FrameCode>("FRAME", "src/gpu/sensors.rs FrameCode")
 }
 
 /// Sizes and switches of `sensors` (WGSL `SensorParams`, a uniform).
@@ -122,17 +245,17 @@ pub struct GpuSensorParams {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct GpuSensor {
-    /// Code in [`KINDS`].
+    /// [`SensorCode`].
     pub kind: u32,
     /// First value in the world's row.
     pub adr: u32,
     /// Joint, tendon, actuator, body, site or frame index.
     pub obj: u32,
-    /// Frame sensors: [`FRAMES`] code of `obj`.
+    /// Frame sensors: [`FrameCode`] of `obj`.
     pub obj_type: u32,
     /// Frame sensors: the reference frame ([`NONE`] without one).
     pub ref_id: u32,
-    /// Its [`FRAMES`] code.
+    /// Its [`FrameCode`].
     pub ref_type: u32,
     /// Fixed tendons: first term in the term table.
     pub term_adr: u32,
@@ -202,7 +325,7 @@ impl PackedSensors {
         let mut refused = vec![];
         for (i, s) in model.sensors.iter().enumerate() {
             let mut d = GpuSensor {
-                kind: kind_code(&s.kind),
+                kind: SensorCode::of(&s.kind).code(),
                 adr: s.adr as u32,
                 obj: 0,
                 obj_type: 0,
@@ -338,11 +461,9 @@ impl std::fmt::Debug for GpuSensors {
 }
 
 impl GpuSensors {
-    /// Kernel file stem.
-    pub const STAGE: &'static str = "sensors";
-
     /// The sensors of `nworld` worlds of `model`, reading the batch buffers
-    /// of `sources` (those of [`super::GpuBatch::with_state_sources`]).
+    /// of `sources` (the model, the per-world data, the contacts and the
+    /// ICF buffers).
     pub fn new(
         ctx: &Arc<GpuContext>,
         model: &Model,
@@ -359,7 +480,7 @@ impl GpuSensors {
         };
         let all: Vec<&dyn BufferSource> =
             std::iter::once(&buffers as &dyn BufferSource).chain(sources.iter().copied()).collect();
-        let kernel = Kernel::new(ctx, Self::STAGE, "sensors", nworld * model.sensors.len(), &all)?;
+        let kernel = Kernel::new(ctx, &FILE, "sensors", nworld * model.sensors.len(), &all)?;
         let readback = Readback::new(ctx, (n * 4) as u64);
         ctx.check_errors()?;
         Ok(Self {

@@ -1,0 +1,59 @@
+//! [`GpuBatch`]: the [`Batch`] interface on the GPU. Every world runs its
+//! own CENIC clock (or fixed steps) through the WGSL stages; the host
+//! encodes whole iterations and reads back once per `advance`.
+//!
+//! An iteration is one trial per running world ([`FIXED_ITERATION`](super::cenic::FIXED_ITERATION),
+//! [`STEP_DOUBLING_ITERATION`](super::cenic::STEP_DOUBLING_ITERATION) in [`super::cenic`]): launches of consecutive
+//! trial parts (one thread per world: begin, geometry and dynamics, ICF
+//! build, step choice, step-dependent terms, solution, position update,
+//! error control; grouped per [`Fusion`]) between the collision and the
+//! Newton solves. Fixed steps take 5 launches per iteration (4 on top of
+//! the collision's own when it runs in passes), step doubling 11. Every
+//! world records the part it is at, so a launch only works on the worlds at
+//! its part: idle, failed and rejected worlds cost a check, and a solve that
+//! a software adapter's loop budget paused resumes in the next solve launch
+//! (the world waits at its stage meanwhile).
+//!
+//! Host round trips: [`Batch::advance`] encodes the iterations it expects
+//! to need (fixed steps: the exact count; error control: from the previous
+//! advances' rate) into one submission and returns without waiting. The
+//! first call that needs results (`times`, `status`, `stats`, `qpos`,
+//! `qvel`, a host write, the next advance) settles it with one readback of
+//! the worlds' clocks, states and running count (plus q and v when asked
+//! for, in the same copy); when worlds are still running, more iterations
+//! are encoded and the readback repeats. So an `advance` followed by any
+//! reads costs one host wait. [`GpuContext::counters`](super::GpuContext::counters) counts them.
+//!
+//! Collision ([`CollisionBackend`]): by default on the GPU, one thread per
+//! world (`collide_worlds` in `kernels/collision.wgsl`) for models without
+//! GJK/EPA pairs, else the passes of [`GpuCollision`]. With
+//! [`CollisionBackend::Host`] the contacts come from [`HostCollision`]
+//! instead: the geom poses are read back at every collision point, each
+//! world's contacts are found by the CPU collision
+//! ([`crate::collision::collide`] in f32, with a persistent broadphase per
+//! world, as `World<f32>` does) and uploaded (a host wait per collision
+//! point: for comparisons).
+
+//!
+//! Parts, bottom to top (each file uses only those before it):
+//! `host` ([`HostCollision`]), `contacts` (where the contacts come from:
+//! [`CollisionBackend`], [`CollisionLaunch`]), `schedule` (the launches of
+//! one iteration), `profile` (timestamps around them), `view` (what the
+//! host knows of the worlds), `pipeline` ([`Pipeline`]: every stage's
+//! buffers and kernels, built in stage order, and the encoding of
+//! iterations), `gpu_batch` ([`GpuBatch`]: settling advances, resets, the
+//! [`Batch`](crate::batch::Batch) interface).
+
+mod contacts;
+mod gpu_batch;
+mod host;
+mod pipeline;
+mod profile;
+mod schedule;
+mod view;
+
+pub use contacts::{CollisionBackend, CollisionLaunch, default_contact_capacity};
+pub use gpu_batch::GpuBatch;
+pub use host::HostCollision;
+pub use pipeline::{GpuBatchOptions, Pipeline};
+pub use profile::LaunchTime;
