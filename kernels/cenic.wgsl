@@ -140,6 +140,7 @@ fn state_check(w: u32) -> u32 {
 fn solve_ok(w: u32) -> bool {
     let st = icf_world[w].status;
     if (st == SOLVE_OK) {
+        cenic_stats[w].solves += 1u;
         cenic_stats[w].newton_iterations += icf_world[w].iterations;
         cenic_stats[w].line_search_iterations += icf_world[w].line_search_iterations;
         cenic_stats[w].factorizations += icf_world[w].factorizations;
@@ -175,6 +176,7 @@ fn accept(w: u32, err: f32) {
     let cw = cenic_world[w];
     let hs = cw.h_try;
     cenic_stats[w].accepted += 1u;
+    cenic_stats[w].contacts += cw.ncontact0;
     cenic_stats[w].min_h = min(cenic_stats[w].min_h, hs);
     cenic_stats[w].max_h = max(cenic_stats[w].max_h, hs);
     let k = cenic_stats[w].recorded;

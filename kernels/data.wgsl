@@ -734,7 +734,13 @@ struct CenicStats {
     max_h: f32,
     /// Steps written to cenic_steps (may exceed its capacity; extras are not kept).
     recorded: u32,
-    _pad: u32,
+    /// Contact solves that succeeded (WorldStats::solves).
+    solves: u32,
+    /// Contacts at the start of each accepted step, summed (WorldStats::contacts).
+    contacts: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 /// An accepted step (integrator::StepRecord).

@@ -15,9 +15,14 @@
 #
 # (BENCH=mpc also needs `cargo build --release --example mpc` and the test
 # `mpc_gpu` in the archive)
-# then, on the device: `bash scripts/device_gpu_check.sh` (modes: BENCH=0|rl|ab|acc|wide|clutter|solver|mpc,
-# TESTS="…" narrows the tests) with `.dev` and
-# `.gl` carried. Every stage has its own time limit, so that a slow or
+# then, on the device: `bash scripts/device_gpu_check.sh` (modes: BENCH=suite (the default: the
+# parity tests, then `gpu_throughput --suite`, the rows the GPU work is judged by; sized for an
+# H100/H200 within DEADLINE, 540 s), BENCH=0|all|rl|ab|acc|wide|clutter|solver|mpc; TESTS="…"
+# narrows the tests, TESTS=none skips them) with `.dev` and `.gl` carried.
+#
+# Dry run on this machine (lavapipe, no tar, no NVIDIA driver): LOCAL=1 BIN=target/release
+# SUITE_SCALE=256 bash scripts/device_gpu_check.sh  (BIN: a folder with the test binaries without
+# their hash suffix and the examples; SUITE_SCALE divides the suite's world counts). Every stage has its own time limit, so that a slow or
 # broken stage costs its limit and the later ones still run; the logs go to
 # $OUT. The tests' and examples' paths to fixtures and ../shared were baked
 # in at build time under /work/main, so that path is made to point here.
@@ -30,7 +35,7 @@ mkdir -p $L
 exec > >(tee "$OUT/console.log") 2>&1
 T0=$(date +%s)
 # Everything ends by DEADLINE seconds after the start, whatever is left.
-DEADLINE=${DEADLINE:-500}
+DEADLINE=${DEADLINE:-540}
 stamp() { echo "=== [$(($(date +%s) - T0)) s] $*"; }
 # The time limit for a stage: its own, or what is left before the deadline.
 limit() {
@@ -46,10 +51,16 @@ if [ -z "${LOCAL:-}" ]; then # LOCAL=1: a dry run on this machine
     [ "$R" = /work/main ] || [ -e /work/main ] || ln -s "$R" /work/main
     cp -r .dev/shared/* /work/shared/
 fi
-mkdir -p /tmp/bin && tar xJf .dev/devbin.tar.xz -C /tmp/bin
-B=/tmp/bin
-nvidia-smi -L
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
+if [ -n "${BIN:-}" ]; then
+    B=$BIN
+else
+    mkdir -p /tmp/bin && tar xJf .dev/devbin.tar.xz -C /tmp/bin
+    B=/tmp/bin
+fi
+if command -v nvidia-smi >/dev/null; then
+    nvidia-smi -L
+    nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
+fi
 nproc
 
 # Find the NVIDIA Vulkan driver: first as the loader sees it, then through
@@ -63,12 +74,13 @@ if ! probe | grep -qi nvidia && [ -e $ICD ]; then
     echo "loader found no NVIDIA adapter; VK_DRIVER_FILES=$VK_DRIVER_FILES"
 fi
 probe
-export WGPU_ADAPTER_NAME=${WGPU_ADAPTER_NAME:-nvidia}
+[ -z "${LOCAL:-}" ] && export WGPU_ADAPTER_NAME=${WGPU_ADAPTER_NAME:-nvidia}
 export CENIC_REQUIRE_GPU=1
 
 # 1. Parity on the hardware adapter (the CPU f32 reference on the host).
 stamp tests
 # TESTS and BENCH=0 narrow a rerun: TESTS="gpu_math gpu_parity_collision" BENCH=0.
+[ "${TESTS:-}" = none ] && TESTS=" "
 for t in ${TESTS:-gpu_math gpu_parity_collision gpu_parity_dynamics gpu_parity_icf gpu_sensors gpu_structure rl_gpu gpu_batch}; do
     # The tests together end by 150 s.
     s=$(date +%s) l=$(limit 40)
@@ -81,7 +93,7 @@ for t in ${TESTS:-gpu_math gpu_parity_collision gpu_parity_dynamics gpu_parity_i
     [ $t = gpu_math ] && grep -h "ulp" "$L/test_$t.log"
 done
 
-[ "${BENCH:-1}" = 0 ] && { stamp done; tar czf "$OUT/logs.tar.gz" -C $L .; exit 0; }
+[ "${BENCH:-suite}" = 0 ] && { stamp done; tar czf "$OUT/logs.tar.gz" -C $L .; exit 0; }
 
 # 2. Throughput, GPU beside CpuBatch<f64> on all host cores.
 G=$B/gpu_throughput
@@ -96,10 +108,27 @@ run() { # limit name args...
     cat "$L/tp_$name.md"
     tail -3 "$L/tp_$name.err"
 }
+# BENCH=suite (the default): every row of `gpu_throughput --suite` in one
+# process (the humanoid, the ant, clutter20.xml, the cube toss up to
+# 1 048 576 worlds, Ant-v5 and Humanoid-v5 at 16 384 envs; world-steps/s,
+# realtime factor, contacts per world, Newton iterations per solve,
+# launches per advance, GPU time per stage, device memory per world, beside
+# CpuBatch<f64> on the host's threads), with what is left of the deadline.
+if [ "${BENCH:-suite}" = suite ]; then
+    lim=$(limit 480)
+    stamp "suite (limit $lim s${SUITE_SCALE:+, SUITE_SCALE=$SUITE_SCALE})"
+    SUITE_SCALE=${SUITE_SCALE:-1} timeout "$lim" "$G" --suite >"$L/suite.md" 2>"$L/suite.err"
+    echo "rc $?"
+    cat "$L/suite.md"
+    tail -5 "$L/suite.err"
+    stamp done
+    tar czf "$OUT/logs.tar.gz" -C $L .
+    exit 0
+fi
 # BENCH=ab: the line search without its evaluation at α = 0 (48f6ca3)
 # against the binary before it (`gpu_throughput_before`, carried when built),
 # and the largest cube batches with the bulk initial states.
-if [ "${BENCH:-1}" = ab ]; then
+if [ "${BENCH}" = ab ]; then
     for s in ant humanoid; do
         for bin in gpu_throughput_before gpu_throughput gpu_throughput_before gpu_throughput; do
             [ -x $B/$bin ] || continue
@@ -113,7 +142,7 @@ if [ "${BENCH:-1}" = ab ]; then
 fi
 # BENCH=rl: the RL rows with the time per environment step split by phase,
 # and the automatic solver stage at 8192 worlds (its threshold).
-if [ "${BENCH:-1}" = rl ]; then
+if [ "${BENCH}" = rl ]; then
     stamp rl_throughput
     timeout "$(limit 120)" $B/rl_throughput --tasks Ant-v5,Humanoid-v5,HalfCheetah-v5 --backends gpu-fixed,cpu-fixed \
         --sizes 1024,4096,16384 --budget 2 --csv "$L/rl.csv" >"$L/rl.log" 2>&1
@@ -128,7 +157,7 @@ if [ "${BENCH:-1}" = rl ]; then
 fi
 # BENCH=acc: the robots under error control (accuracy 1e-3, each world its
 # own steps) beside the CPU batch, in contact, and the clutter's profile there.
-if [ "${BENCH:-1}" = acc ]; then
+if [ "${BENCH}" = acc ]; then
     run 90 humanoid_acc --scene humanoid --mode accuracy --advance 0.01 --horizon 0.1 --sizes 1024,4096,16384 --budget 6
     run 70 ant_acc_cpu --scene ant --mode accuracy --advance 0.01 --horizon 0.1 --sizes 1024,16384 --budget 6
     run 40 clutter_acc --scene clutter --mode accuracy --advance 0.01 --horizon 0.05 --sizes 256,1024 --budget 6
@@ -139,7 +168,7 @@ if [ "${BENCH:-1}" = acc ]; then
 fi
 # BENCH=clutter: the contact-rich clutter beside the CPU batch (the
 # automatic solver stage), fixed steps and error control.
-if [ "${BENCH:-1}" = clutter ]; then
+if [ "${BENCH}" = clutter ]; then
     run 60 clutter_fixed --scene clutter --mode fixed --horizon 0.02 --sizes 256,1024,4096 --budget 5
     run 40 clutter_acc --scene clutter --mode accuracy --advance 0.01 --horizon 0.02 --sizes 256 --budget 6
     stamp done
@@ -148,7 +177,7 @@ if [ "${BENCH:-1}" = clutter ]; then
 fi
 # BENCH=wide: the wide cooperative stage (64 threads per world) against the
 # cooperative one (16) where the dense solve dominates.
-if [ "${BENCH:-1}" = wide ]; then
+if [ "${BENCH}" = wide ]; then
     # A build with 128 threads per world in the wide stage, when carried.
     if [ -x $B/gpu_throughput_w128 ]; then
         for bin in gpu_throughput gpu_throughput_w128 gpu_throughput gpu_throughput_w128; do
@@ -177,7 +206,7 @@ fi
 # of wall time per 50 ms interval, beside predictive sampling on the
 # host's threads at the same sample count (needs the `mpc` example in
 # the archive; the shared models in .dev/shared).
-if [ "${BENCH:-1}" = mpc ]; then
+if [ "${BENCH}" = mpc ]; then
     M=$B/mpc
     # MPC="planner:samples[:plan-dt] ..."
     for cfg in ${MPC:-sampling-gpu:1024 hybrid-gpu:1024 sampling:1024}; do
@@ -197,7 +226,7 @@ if [ "${BENCH:-1}" = mpc ]; then
 fi
 # BENCH=solver: only the solver stage matrix (serial / cooperative, dense
 # state in storage or private, by model size and world count), in contact.
-if [ "${BENCH:-1}" = solver ]; then
+if [ "${BENCH}" = solver ]; then
     for v in serial coop; do
         run 30 cube_$v --gpu-only --scene cube --mode fixed --dt 1e-3 --advance 1e-3 --horizon 0.03 --settle 0.3 --sizes 1024,4096,16384,65536 --budget 3 --solver $v
         run 30 ant_$v --gpu-only --scene ant --mode fixed --advance 0.01 --horizon 0.05 --sizes 1024,4096,16384,65536 --budget 3 --solver $v

@@ -220,8 +220,12 @@ pub struct GpuCenicStats {
     pub max_h: f32,
     /// Steps recorded since the reset (may exceed the capacity).
     pub recorded: u32,
+    /// Contact solves that succeeded.
+    pub solves: u32,
+    /// Contacts at the start of each accepted step, summed.
+    pub contacts: u32,
     /// Padding.
-    pub _pad: u32,
+    pub _pad: [u32; 3],
 }
 
 impl From<&GpuCenicStats> for WorldStats {
@@ -241,6 +245,8 @@ impl From<&GpuCenicStats> for WorldStats {
             event_limited: 0,
             contact_overflow: g.contact_overflow as u64,
             geometry_passes: 0, // not tracked on the GPU
+            solves: g.solves as u64,
+            contacts: g.contacts as u64,
         }
     }
 }
@@ -317,7 +323,9 @@ pub fn struct_layouts() -> Vec<StructLayout> {
                 contact_overflow,
                 min_h,
                 max_h,
-                recorded
+                recorded,
+                solves,
+                contacts
             ]
         ),
         struct_layout!("StepRecord", GpuStepRecord, [t, h, err, contacts]),

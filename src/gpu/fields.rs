@@ -554,3 +554,17 @@ impl BufferSource for GpuData {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_field_layout_uniform_holds_every_offset() {
+        // GpuFieldLayout::offsets is FIELD_OFFSET_VEC4S vec4u in kernels/data.wgsl.
+        let n = Field::in_world_data_order().count();
+        let held = size_of::<GpuFieldLayout>() / 4 - 4;
+        assert_eq!(n.div_ceil(4) * 4, held, "{n} fields in world_data, {held} offsets in the uniform");
+        assert!(Field::wgsl_declarations().contains(&format!("const FIELD_OFFSET_VEC4S: u32 = {}u;", n.div_ceil(4))));
+    }
+}

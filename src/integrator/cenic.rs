@@ -251,6 +251,13 @@ pub struct WorldStats {
     /// ICF builder at one state): the right-hand-side evaluations of the
     /// seeds' work measure. CPU only (0 on the GPU).
     pub geometry_passes: u64,
+    /// Contact (ICF) solves that succeeded, whose iterations
+    /// `newton_iterations` counts (`newton_iterations / solves`: Newton
+    /// iterations per solve). 0 for the CPU baseline integrators.
+    pub solves: u64,
+    /// Contacts at the start of each accepted step, summed (`contacts /
+    /// accepted`: the mean number of contacts a step solved with).
+    pub contacts: u64,
 }
 
 impl Default for WorldStats {
@@ -269,18 +276,22 @@ impl Default for WorldStats {
             event_limited: 0,
             contact_overflow: 0,
             geometry_passes: 0,
+            solves: 0,
+            contacts: 0,
         }
     }
 }
 
 impl WorldStats {
     fn add_solve(&mut self, s: &SolveStats) {
+        self.solves += 1;
         self.newton_iterations += s.iterations as u64;
         self.line_search_iterations += s.line_search_iterations as u64;
         self.factorizations += s.factorizations as u64;
     }
-    fn accept(&mut self, h: f64) {
+    fn accept(&mut self, h: f64, contacts: usize) {
         self.accepted += 1;
+        self.contacts += contacts as u64;
         self.min_h = self.min_h.min(h);
         self.max_h = self.max_h.max(h);
     }
@@ -301,6 +312,8 @@ impl WorldStats {
         self.event_limited += o.event_limited;
         self.contact_overflow += o.contact_overflow;
         self.geometry_passes += o.geometry_passes;
+        self.solves += o.solves;
+        self.contacts += o.contacts;
     }
 }
 
@@ -444,7 +457,7 @@ impl<T: Real> World<T> {
                         tape.push(&self.q0, &self.v0, h, 0.0, &sim.data.v, &sim.contacts.list);
                     }
                     self.stats.add_solve(&s);
-                    self.stats.accept(h);
+                    self.stats.accept(h, self.sim.contacts.len());
                     self.stats.contact_overflow += self.sim.contacts.overflow as u64;
                     if self.record_steps {
                         let t = self.sim.time - h;
@@ -456,7 +469,7 @@ impl<T: Real> World<T> {
                     self.sim.contacts.skin = mode.contact_skin();
                     let (h, err) =
                         self.baselines.step(&mut self.sim, mode, &mut self.h_next, remaining, &mut self.stats)?;
-                    self.stats.accept(h);
+                    self.stats.accept(h, self.sim.contacts.len());
                     if self.record_steps {
                         let t = self.sim.time - h;
                         self.steps.push(StepRecord { t, h, err, contacts: self.sim.contacts.len() });
@@ -516,7 +529,7 @@ impl<T: Real> World<T> {
                             self.stats.accuracy_misses += 1;
                             self.stats.last_miss = Some((self.sim.time, e.dof));
                         }
-                        self.stats.accept(h_try);
+                        self.stats.accept(h_try, contacts_at_start);
                         if let Some(tape) = &mut self.tape {
                             tape.append(&self.pending);
                         }

@@ -90,9 +90,10 @@ impl GpuBatch {
             return Err(GpuError::Unsupported("CenicParams::land_stick_events (CPU only)".into()));
         }
         let (pipeline, h_initial) = Pipeline::new(ctx.clone(), model.clone(), nworld, &mode, &options)?;
-        // One readback holds the counters, the summaries, q and v.
+        // One readback holds the counters, the summaries, q, v and the statistics.
         let (nq, nv) = (model.nq, model.nv);
-        let bytes = (16 * counter::LEN + nworld * (16 + 4 * (nq + nv)) + 64) as u64;
+        let per_world = 16 + 4 * (nq + nv) + size_of::<GpuCenicStats>();
+        let bytes = (16 * counter::LEN + nworld * per_world + 64) as u64;
         let readback = Readback::new(&ctx, bytes.max(Readback::DEFAULT_SIZE));
         let batch = Self {
             ctx,
@@ -337,6 +338,14 @@ impl GpuBatch {
     /// the adapter has no timestamps between dispatches.
     pub fn enable_profiling(&mut self, capacity: u32) -> Result<bool, GpuError> {
         self.pipeline.enable_profiling(capacity)
+    }
+
+    /// Times every launch from now on on the host instead (for adapters
+    /// without timestamps between dispatches): each launch of an iteration
+    /// is submitted alone and waited for, so [`Self::profile`] gives each
+    /// launch's share; its totals include a host round trip per launch.
+    pub fn enable_host_timing(&mut self) {
+        self.pipeline.enable_host_timing();
     }
 
     /// GPU time per launch of the iteration since profiling was enabled or

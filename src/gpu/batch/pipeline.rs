@@ -5,7 +5,7 @@
 //! host has read ([`super::GpuBatch`] does).
 
 use super::contacts::{Collision, CollisionBackend, CollisionLaunch, default_contact_capacity};
-use super::profile::{LaunchTime, Profiler};
+use super::profile::{LaunchTime, Profiler, Timestamps};
 use super::schedule::{Launch, Schedule};
 use crate::gpu::buffers::{BufferSource, Readback};
 use crate::gpu::cenic::{CenicBuffers, CenicKernels, Fusion, part_loops};
@@ -249,6 +249,20 @@ impl Pipeline {
                     launches[from..].iter().for_each(|l| self.encode_launch(pass, *l))
                 })?;
             }
+        } else if let Some(p @ Profiler::Host(_)) = &self.profiler {
+            // Each launch alone, waited for.
+            if start {
+                run_pass(&self.ctx, "cenic: start advance", |pass| self.cenic.start_advance.encode(pass))?;
+            }
+            for _ in 0..n {
+                for (k, l) in launches.iter().enumerate() {
+                    self.ctx.wait()?;
+                    let t = std::time::Instant::now();
+                    run_pass(&self.ctx, "cenic launch (host timed)", |pass| self.encode_launch(pass, *l))?;
+                    self.ctx.wait()?;
+                    p.add_host_time(k, t.elapsed().as_secs_f64());
+                }
+            }
         } else if n > 0 || start {
             run_pass(&self.ctx, "cenic iterations", |pass| {
                 if start {
@@ -257,8 +271,8 @@ impl Pipeline {
                 for _ in 0..n {
                     for (k, l) in launches.iter().enumerate() {
                         match &self.profiler {
-                            Some(p) => p.timed(pass, k, |pass| self.encode_launch(pass, *l)),
-                            None => self.encode_launch(pass, *l),
+                            Some(Profiler::Timestamps(p)) => p.timed(pass, k, |pass| self.encode_launch(pass, *l)),
+                            _ => self.encode_launch(pass, *l),
                         }
                     }
                 }
@@ -271,8 +285,16 @@ impl Pipeline {
     /// two [`Self::profile`] calls); false when the adapter has no
     /// timestamps between dispatches.
     pub(super) fn enable_profiling(&mut self, capacity: u32) -> Result<bool, GpuError> {
-        self.profiler = Profiler::new(&self.ctx, capacity)?;
-        Ok(self.profiler.is_some())
+        let Some(t) = Timestamps::new(&self.ctx, capacity)? else { return Ok(false) };
+        self.profiler = Some(Profiler::Timestamps(t));
+        Ok(true)
+    }
+
+    /// Times every launch from now on on the host: each launch submitted
+    /// alone and waited for (the shares of the launches, not the pipelined
+    /// total).
+    pub(super) fn enable_host_timing(&mut self) {
+        self.profiler = Some(Profiler::host(self.schedule.launches.len()));
     }
 
     /// GPU time per launch since profiling was enabled or the last call

@@ -1,5 +1,6 @@
-//! GPU time per launch of an iteration, from timestamps written around
-//! each launch (where the adapter has them between dispatches).
+//! GPU time per launch of an iteration: from timestamps written around
+//! each launch where the adapter has them between dispatches, else timed
+//! on the host (each launch its own submission, waited for).
 
 use crate::gpu::buffers::Readback;
 use crate::gpu::context::GpuContext;
@@ -18,8 +19,17 @@ pub struct LaunchTime {
     pub seconds: f64,
 }
 
+/// How the launches are timed.
+pub(super) enum Profiler {
+    /// Timestamps around each launch.
+    Timestamps(Timestamps),
+    /// Wall time of each launch submitted alone and waited for, per launch
+    /// of the schedule: (launches, seconds).
+    Host(Mutex<Vec<(u64, f64)>>),
+}
+
 /// Timestamps around each launch.
-pub(super) struct Profiler {
+pub(super) struct Timestamps {
     set: wgpu::QuerySet,
     resolve: wgpu::Buffer,
     /// Timestamps the query set holds (two per launch).
@@ -31,6 +41,47 @@ pub(super) struct Profiler {
 }
 
 impl Profiler {
+    /// Host timing of a schedule of `launches` launches.
+    pub(super) fn host(launches: usize) -> Self {
+        Profiler::Host(Mutex::new(vec![(0, 0.0); launches]))
+    }
+
+    /// GPU time per launch of the schedule (named `names`) since the last
+    /// read (then reset), and the launches not timed.
+    pub(super) fn read(
+        &self,
+        ctx: &GpuContext,
+        readback: &Readback,
+        names: &[String],
+    ) -> Result<(Vec<LaunchTime>, u64), GpuError> {
+        match self {
+            Profiler::Timestamps(t) => t.read(ctx, readback, names),
+            Profiler::Host(times) => {
+                let times = std::mem::replace(
+                    &mut *times.lock().unwrap_or_else(|e| e.into_inner()),
+                    vec![(0, 0.0); names.len()],
+                );
+                let out = names
+                    .iter()
+                    .zip(times)
+                    .map(|(n, (count, seconds))| LaunchTime { name: n.clone(), count, seconds })
+                    .collect();
+                Ok((out, 0))
+            }
+        }
+    }
+
+    /// Adds `seconds` of host-timed launch `k`.
+    pub(super) fn add_host_time(&self, k: usize, seconds: f64) {
+        if let Profiler::Host(times) = self {
+            let mut times = times.lock().unwrap_or_else(|e| e.into_inner());
+            times[k].0 += 1;
+            times[k].1 += seconds;
+        }
+    }
+}
+
+impl Timestamps {
     /// Room for `capacity` launches between two reads; `None` when the
     /// adapter has no timestamps between dispatches.
     pub(super) fn new(ctx: &GpuContext, capacity: u32) -> Result<Option<Self>, GpuError> {
