@@ -42,10 +42,11 @@
 //!
 //! Each GPU row is measured twice: first the throughput (nothing timed on
 //! the device), then the stages (`--no-stages` skips it): the same
-//! advances again with every launch timed, by timestamp queries where the
-//! adapter has them between dispatches, else on the host (each launch its
-//! own submission and wait: the shares hold, the totals include the round
-//! trips; the table says which).
+//! advances again from the same start (the worlds are deterministic) with
+//! every launch timed, by timestamp queries where the adapter has them
+//! between dispatches, else on the host (each launch its own submission
+//! and wait: the shares hold, the totals include the round trips; the table
+//! says which).
 //!
 //! Every world starts from the scene's start state (the clutters after
 //! 0.8 s, piled up in the bin, and the robots after 0.4 s, on the floor,
@@ -254,7 +255,10 @@ fn gpu_row(
     let c = c.expect("counted");
     let calls = (plan.horizon / plan.step).round().max(1.0);
     let stages = if plan.stages {
-        // The same advances again, every launch timed.
+        // The same advances again (from the same start: the worlds are
+        // deterministic), every launch timed.
+        init(&mut b, start);
+        warm_up(&mut b, plan.step.min(plan.horizon));
         let how = if b.enable_profiling(1 << 15).unwrap_or(false) {
             "timestamps"
         } else {
@@ -301,8 +305,10 @@ fn si(x: f64) -> String {
         format!("{:.2} M", x / 1e6)
     } else if x >= 1e3 {
         format!("{:.1} k", x / 1e3)
-    } else {
+    } else if x >= 10.0 {
         format!("{x:.0}")
+    } else {
+        format!("{x:.3}")
     }
 }
 
