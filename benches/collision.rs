@@ -182,7 +182,7 @@ fn bench_narrow_phase(c: &mut Criterion) {
 /// a 4 × 4 bottom layer 0.5 mm into the floor and touching each other, and
 /// 4 objects on top lowered until they are 0.5 mm into what is below.
 fn clutter20() -> (Model, Data<f64>) {
-    let mat = Material { stiffness: 2e5, dissipation: 10.0, mu_static: 0.5, mu_dynamic: 0.5 };
+    let mat = Material { stiffness: 2e5, dissipation: 10.0, mu_static: 0.5, mu_dynamic: 0.5, soft: None };
     let mut b = ModelBuilder::new("clutter20");
     let mut floor = GeomSpec::new("floor", GeomKind::Plane, [2.0, 2.0, 0.1], WORLD);
     floor.material = mat;

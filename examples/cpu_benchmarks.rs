@@ -49,7 +49,7 @@ fn main() {
         Err(_) => (
             Arc::new(cenic::scenes::clutter(
                 20,
-                Material { stiffness: 2e5, dissipation: 10.0, mu_static: 0.5, mu_dynamic: 0.5 },
+                Material { stiffness: 2e5, dissipation: 10.0, mu_static: 0.5, mu_dynamic: 0.5, soft: None },
             )),
             "scenes::clutter(20)",
         ),

@@ -79,7 +79,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let key = cube.keyframe("toss").unwrap().clone();
     let clutter = Arc::new(cenic::scenes::clutter(
         20,
-        Material { stiffness: 2e5, dissipation: 10.0, mu_static: 0.5, mu_dynamic: 0.5 },
+        Material { stiffness: 2e5, dissipation: 10.0, mu_static: 0.5, mu_dynamic: 0.5, soft: None },
     ));
     let scenes = [
         Scene {

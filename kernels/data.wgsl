@@ -642,7 +642,7 @@ struct IcfWorld {
     phase: u32,
     _pad0: u32,
     /// Newton state carried between dispatches: last step norm ‖D⁻¹Δv‖,
-    /// last residual, and ε·max(1, ‖Dr‖).
+    /// last residual, and ε·‖D r‖.
     prev_step: f32,
     prev_residual: f32,
     tol0: f32,

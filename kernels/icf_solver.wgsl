@@ -320,8 +320,9 @@ fn solve_world(w: u32, lid: u32) {
     var prev_step: f32;
     var prev_residual: f32;
     if (phase == NEWTON_START) {
-        // The f32 floor of the relative tolerance (1e-6), as on the CPU.
-        tol0 = max(prm.tolerance, 1e-6) * max(scaled_norm(w, lid, VEC_R), 1.0);
+        // The f32 floor of the relative tolerance (1e-6), relative to
+        // ‖D r‖ with no absolute floor, as on the CPU.
+        tol0 = max(prm.tolerance, 1e-6) * scaled_norm(w, lid, VEC_R);
         tol = tol0;
         factor_valid = reuse && wg_bcast_u32(lid, icf_world[w].factor_valid) != 0u;
         prev_step = BIG;

@@ -16,7 +16,10 @@ writes `tests/fixtures/mujoco/pusher_object_contact.json`:
   constant speed (MuJoCo's defaults: solref 0.02 1, solimp 0.9 0.95 0.001; timestep 0.01 as pusher.xml).
   At steady state the contact force equals the damping force 0.5 * v_object, so force / penetration is
   the contact's stiffness in the regime the task works in (penetrations of cm, far beyond solimp's
-  width of 1 mm, where d = dmax = 0.95).
+  width of 1 mm, where d = dmax = 0.95);
+- `slowdown`: the same rig pushed at 3 mm/s for 160 s, the pusher's and the object's speeds every 10 s
+  (the 100 kg pusher slows under the object's drag);
+- `rig_xml`: the rig's MJCF, which the Rust test loads as it is.
 """
 
 import json
@@ -64,8 +67,19 @@ def main():
         force = damping * d.qvel[1]
         rows.append({"pusher_speed": speed, "object_speed": float(d.qvel[1]), "penetration": float(penetration),
                      "stiffness": float(force / penetration)})
+    # The 100 kg pusher slowing under the object's drag: a long push at 3 mm/s.
+    r = mujoco.MjModel.from_xml_string(rig(mass, armature, damping))
+    d = mujoco.MjData(r)
+    d.qvel[0] = 0.003
+    slow = []
+    for k in range(1, int(160 / r.opt.timestep) + 1):
+        mujoco.mj_step(r, d)
+        if k % int(10 / r.opt.timestep) == 0:
+            slow.append({"t": float(d.time), "pusher_speed": float(d.qvel[0]), "object_speed": float(d.qvel[1])})
     out = {
         "source": "scripts/mujoco_pusher_contact.py",
+        "rig_xml": rig(mass, armature, damping),
+        "slowdown": slow,
         "mujoco_version": mujoco.__version__,
         "object_mass": mass,
         "object_armature": armature,

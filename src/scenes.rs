@@ -9,7 +9,7 @@ use crate::model::{
 /// per contact pair in series), dissipation 10 s/m, μs = μd = 0.18 (the
 /// ContactNets estimate for an acrylic cube on wood).
 pub const CUBE_TOSS_MATERIAL: Material =
-    Material { stiffness: 2e5, dissipation: 10.0, mu_static: 0.18, mu_dynamic: 0.18 };
+    Material { stiffness: 2e5, dissipation: 10.0, mu_static: 0.18, mu_dynamic: 0.18, soft: None };
 
 /// A 0.1 m, 0.37 kg cube tossed onto a table, like the ContactNets cube:
 /// ground plane at z = 0, cube with a free joint, keyframe `toss` starting

@@ -17,7 +17,7 @@ fn cenic(accuracy: f64) -> Mode {
 }
 
 fn mat(k: f64, d: f64, mus: f64, mud: f64) -> Material {
-    Material { stiffness: k, dissipation: d, mu_static: mus, mu_dynamic: mud }
+    Material { stiffness: k, dissipation: d, mu_static: mus, mu_dynamic: mud, soft: None }
 }
 
 /// Position (m) and orientation (rad) distance between two free-body states.

@@ -435,12 +435,12 @@ fn plane_routines_use_the_plane_frame() {
 fn collide_end_to_end() {
     let mut b = ModelBuilder::new("e2e");
     let mut floor = GeomSpec::new("floor", GeomKind::Plane, [2.0, 2.0, 0.1], WORLD);
-    floor.material = Material { stiffness: 2e5, dissipation: 10.0, mu_static: 0.8, mu_dynamic: 0.6 };
+    floor.material = Material { stiffness: 2e5, dissipation: 10.0, mu_static: 0.8, mu_dynamic: 0.6, soft: None };
     b.add_geom(floor);
     let cube = b.add_body(BodySpec::new("cube", WORLD, [0.0, 0.0, 0.099]));
     b.add_joint(JointSpec::new("", JointKind::Free, cube));
     let mut cg = GeomSpec::new("cube", GeomKind::Box, [0.1, 0.1, 0.1], cube);
-    cg.material = Material { stiffness: 1e5, dissipation: 20.0, mu_static: 0.4, mu_dynamic: 0.3 };
+    cg.material = Material { stiffness: 1e5, dissipation: 20.0, mu_static: 0.4, mu_dynamic: 0.3, soft: None };
     b.add_geom(cg);
     let ball = b.add_body(BodySpec::new("ball", WORLD, [0.0, 0.0, 0.248]));
     b.add_joint(JointSpec::new("", JointKind::Free, ball));

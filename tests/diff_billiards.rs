@@ -20,7 +20,7 @@ const NSTEPS: usize = 10;
 /// Two billiard balls (radius 2.86 cm, 0.17 kg) on a table: 1e5 N/m per
 /// pair, dissipation 1 s/m, μ = 0.2.
 fn billiards() -> Model {
-    let mat = Material { stiffness: 2e5, dissipation: 1.0, mu_static: 0.2, mu_dynamic: 0.2 };
+    let mat = Material { stiffness: 2e5, dissipation: 1.0, mu_static: 0.2, mu_dynamic: 0.2, soft: None };
     let mut b = ModelBuilder::new("billiards");
     b.add_geom(GeomSpec { material: mat, ..GeomSpec::new("table", GeomKind::Plane, [2.0, 2.0, 0.1], WORLD) });
     for name in ["cue", "object"] {

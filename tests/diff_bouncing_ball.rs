@@ -15,7 +15,7 @@ use std::sync::Arc;
 /// (the point mass of DiffMJX Fig. 4 with gravity): 1e5 N/m per contact
 /// pair, light dissipation (0.1 s/m) so it bounces several times.
 fn bouncing_ball() -> Model {
-    let mat = Material { stiffness: 2e5, dissipation: 0.1, mu_static: 0.5, mu_dynamic: 0.5 };
+    let mat = Material { stiffness: 2e5, dissipation: 0.1, mu_static: 0.5, mu_dynamic: 0.5, soft: None };
     let mut b = ModelBuilder::new("bouncing_ball");
     b.add_geom(GeomSpec { material: mat, ..GeomSpec::new("ground", GeomKind::Plane, [1.0, 1.0, 0.1], WORLD) });
     let body = b.add_body(BodySpec::new("ball", WORLD, [0.0, 0.0, 0.0]));

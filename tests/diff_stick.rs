@@ -19,7 +19,7 @@ const RADIUS: f64 = 0.05;
 const STIFFNESS: f64 = 1e5;
 
 fn sliding_block() -> Model {
-    let mat = Material { stiffness: STIFFNESS, dissipation: 1.0, mu_static: MU, mu_dynamic: MU };
+    let mat = Material { stiffness: STIFFNESS, dissipation: 1.0, mu_static: MU, mu_dynamic: MU, soft: None };
     let mut b = ModelBuilder::new("sliding_block");
     b.add_geom(GeomSpec { material: mat, ..GeomSpec::new("ground", GeomKind::Plane, [1.0, 1.0, 0.1], WORLD) });
     let body = b.add_body(BodySpec::new("block", WORLD, [0.0, 0.0, 0.0]));

@@ -253,7 +253,7 @@ fn pair_model(a: (GeomKind, [f64; 3]), b: (GeomKind, [f64; 3]), margin: f64) -> 
     let mesh_a = m.add_mesh("hull", &hull).unwrap();
     let mesh_b = m.add_mesh("prism", &prism).unwrap();
     let mesh = |k: GeomKind, id| (k == GeomKind::Mesh).then_some(id);
-    let mat = |k: f64| Material { stiffness: k, dissipation: 5.0, mu_static: 0.6, mu_dynamic: 0.4 };
+    let mat = |k: f64| Material { stiffness: k, dissipation: 5.0, mu_static: 0.6, mu_dynamic: 0.4, soft: None };
     if a.0 == GeomKind::Plane {
         m.add_geom(GeomSpec {
             pos: [0.1, -0.2, 0.05],

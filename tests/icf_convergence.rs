@@ -54,7 +54,7 @@ fn rolling_sphere_converges_at_first_order() {
     let theta = 10f64.to_radians();
     let tilt = Quat::from_axis_angle(Vec3::new(0.0, 1.0, 0.0), theta);
     let mut b = ModelBuilder::new("rolling");
-    let rigid = Material { stiffness: f64::INFINITY, dissipation: 0.0, mu_static: 0.5, mu_dynamic: 0.5 };
+    let rigid = Material { stiffness: f64::INFINITY, dissipation: 0.0, mu_static: 0.5, mu_dynamic: 0.5, soft: None };
     b.add_geom(GeomSpec {
         quat: tilt.to_array(),
         material: rigid,
@@ -67,7 +67,7 @@ fn rolling_sphere_converges_at_first_order() {
     b.add_joint(JointSpec::new("free", JointKind::Free, s));
     b.add_geom(GeomSpec {
         mass: Some(1.0),
-        material: Material { stiffness: 1e5, dissipation: 10.0, mu_static: 0.5, mu_dynamic: 0.5 },
+        material: Material { stiffness: 1e5, dissipation: 10.0, mu_static: 0.5, mu_dynamic: 0.5, soft: None },
         ..GeomSpec::new("ball", GeomKind::Sphere, [0.05, 0.0, 0.0], s)
     });
     let model = Arc::new(b.build().unwrap());

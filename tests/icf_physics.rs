@@ -12,7 +12,7 @@ use std::sync::Arc;
 const G: f64 = 9.81;
 
 fn mat(k: f64, d: f64, mus: f64, mud: f64) -> Material {
-    Material { stiffness: k, dissipation: d, mu_static: mus, mu_dynamic: mud }
+    Material { stiffness: k, dissipation: d, mu_static: mus, mu_dynamic: mud, soft: None }
 }
 
 /// A ground plane tilted by `incline` (rad) about the y axis and a free

@@ -67,7 +67,7 @@ fn pendulum() -> (Model, f64) {
 /// A 1 kg sphere (r = 0.1 m) on a frictionless floor, pair stiffness
 /// 1e4 N/m, dissipation 0.5 s/m.
 fn sphere_on_floor() -> Model {
-    let mat = Material { stiffness: 2e4, dissipation: 0.5, mu_static: 0.0, mu_dynamic: 0.0 };
+    let mat = Material { stiffness: 2e4, dissipation: 0.5, mu_static: 0.0, mu_dynamic: 0.0, soft: None };
     let mut b = ModelBuilder::new("sphere");
     b.options.gravity = [0.0, 0.0, -G];
     b.add_geom(GeomSpec { material: mat, ..GeomSpec::new("floor", GeomKind::Plane, [5.0, 5.0, 0.1], WORLD) });

@@ -5,7 +5,7 @@ use cenic::model::{BodySpec, GeomKind, GeomSpec, JointKind, JointSpec, Material,
 use std::sync::Arc;
 
 fn mat() -> Material {
-    Material { stiffness: 2e5, dissipation: 10.0, mu_static: 0.5, mu_dynamic: 0.5 }
+    Material { stiffness: 2e5, dissipation: 10.0, mu_static: 0.5, mu_dynamic: 0.5, soft: None }
 }
 
 /// Two spheres resting on the floor with a horizontal gap just above the

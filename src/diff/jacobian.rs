@@ -334,7 +334,8 @@ fn add_load_coupling<const N: usize>(
 ) {
     let nv = p.nv;
     let h = p.h.v;
-    for c in &p.contacts {
+    // MuJoCo's soft contacts have no lagged friction load.
+    for c in p.contacts.iter().filter(|c| c.soft.is_none()) {
         let mut vc = [0.0; 3];
         for e in c.jac_start..c.jac_start + c.jac_len {
             let (col, x) = (p.jac_col[e], v1[p.jac_dof[e]].v);
@@ -381,6 +382,9 @@ fn implicit_load_tangents<const N: usize>(p: &mut crate::icf::IcfProblem<Dual<N>
     let h = p.h;
     for ci in 0..p.contacts.len() {
         let c = p.contacts[ci];
+        if c.soft.is_some() {
+            continue; // no lagged friction load
+        }
         let vn = c.normal.dot(p.contact_velocity(&c, v1));
         let (_, gn, _) = normal_potential(h, c.stiffness, c.dissipation, c.fe0, vn);
         p.contacts[ci].n0 = Dual { v: c.n0.v, d: gn.d };

@@ -816,6 +816,7 @@ pub fn contact_from_gpu(c: &GpuContact) -> Contact<f32> {
             dissipation: c.dissipation as f64,
             mu_static: c.mu_static as f64,
             mu_dynamic: c.mu_dynamic as f64,
+            soft: None,
         },
     }
 }

@@ -580,7 +580,7 @@ pub struct GpuIcfWorld {
     pub prev_step: f32,
     /// Last residual.
     pub prev_residual: f32,
-    /// ε·max(1, ‖Dr‖).
+    /// ε·‖D r‖.
     pub tol0: f32,
     /// Padding.
     pub _pad1: u32,
@@ -1197,6 +1197,7 @@ impl IcfBuffers {
                     n0: c.n0,
                     mu: c.mu,
                     eps: c.eps,
+                    soft: None,
                 });
             }
             for g in (0..l.ngain).map(|k| &gain[self.at(l.ngain, w, k)]) {
@@ -1219,6 +1220,7 @@ impl IcfBuffers {
                     fe0: x.fe0,
                     stiffness: x.stiffness,
                     damping: x.damping,
+                    soft: None,
                 });
             }
             out.push((p, *iw));

@@ -2,10 +2,11 @@
 //! [`Data`] and the contacts to fill an [`IcfProblem`].
 
 use super::problem::{ContactConstraint, GainConstraint, IcfProblem, LimitConstraint};
+use super::soft::{RowState, soft_contact, soft_row};
 use crate::collision::Contact;
 use crate::dynamics::Data;
 use crate::math::{Real, Vec3};
-use crate::model::{ActuatorKind, JointKind, Model};
+use crate::model::{ActuatorKind, JointKind, Model, Semantics};
 
 /// Per-world multipliers on contact materials (1 = as in the model), for
 /// domain randomisation and system identification. The scalar type is
@@ -97,6 +98,7 @@ impl IcfBuilder {
     ) {
         let nv = model.nv;
         let flags = model.options.flags;
+        let mujoco = model.options.semantics == Semantics::MuJoCo;
         problem.nv = nv;
         problem.clear_constraints();
         if problem.blocks != self.blocks {
@@ -174,6 +176,11 @@ impl IcfBuilder {
                 // The spring scales with the world's masses, so its time scale does not.
                 let (f, k, c) = law.at(-g0);
                 let s = data.mass_scale;
+                // MuJoCo's limit exists once q is within the margin (g0 < 0).
+                let soft = mujoco.then(|| {
+                    let st = RowState { x: g0, norm: g0.abs(), active: g0 < T::zero(), vel0: sign * data.v[j.dof_adr] };
+                    soft_row(model, &j.limit_softness, false, st, model.dofs[j.dof_adr].invweight0, s)
+                });
                 problem.limits.push(LimitConstraint {
                     dof: j.dof_adr,
                     sign,
@@ -181,6 +188,7 @@ impl IcfBuilder {
                     fe0: f * s,
                     stiffness: k * s,
                     damping: c * s,
+                    soft,
                 });
             }
         }
@@ -213,6 +221,7 @@ impl IcfBuilder {
                 }
             }
             let mat = &c.material;
+            let soft = mat.soft.as_ref().map(|s| soft_contact(model, c, s, materials, data.mass_scale));
             let mut con = ContactConstraint {
                 phi0: c.dist,
                 normal: c.normal,
@@ -229,7 +238,13 @@ impl IcfBuilder {
                 n0: T::zero(),
                 mu: T::zero(),
                 eps: T::zero(),
+                soft,
             };
+            if con.soft.is_some() {
+                // The soft contact replaces the Hunt–Crossley law and friction.
+                (con.stiffness, con.dissipation, con.mu_static, con.mu_dynamic) =
+                    (T::zero(), T::zero(), T::zero(), T::zero());
+            }
             con.vc0 = problem.contact_velocity(&con, &data.v);
             problem.contacts.push(con);
         }

@@ -1,7 +1,9 @@
 //! Cost ℓ(v), gradient and Hessian of the ICF problem (DESIGN.md §4.2), and
 //! the cost along a search line for the exact line search.
 
-use super::problem::{ContactConstraint, GainConstraint, IcfProblem, LimitConstraint, RowConstraint};
+use super::problem::{
+    ContactConstraint, GainConstraint, IcfProblem, LimitConstraint, RowConstraint, SoftContact, SoftRow,
+};
 use crate::math::{Mat3, Real, Vec3, dense_dot};
 
 /// Hunt–Crossley normal impulse and its potential for normal velocity `vn`
@@ -50,6 +52,9 @@ pub fn contact_terms<T: Real>(c: &ContactConstraint<T>, h: T, vc: Vec3<T>) -> (T
 /// regime at once; exact iterations then converge quadratically.
 #[inline]
 pub fn contact_terms_with<T: Real>(c: &ContactConstraint<T>, h: T, vc: Vec3<T>, secant: bool) -> (T, Vec3<T>, Mat3<T>) {
+    if let Some(s) = &c.soft {
+        return soft_contact_terms(s, c.normal, vc);
+    }
     let n = c.normal;
     let vn = n.dot(vc);
     let vt = vc - n * vn;
@@ -73,6 +78,9 @@ pub fn contact_terms_with<T: Real>(c: &ContactConstraint<T>, h: T, vc: Vec3<T>, 
 /// (γ·u and uᵀGu), without forming the 3×3 Hessian.
 #[inline]
 pub fn contact_line_terms<T: Real>(c: &ContactConstraint<T>, h: T, vc: Vec3<T>, u: Vec3<T>) -> (T, T, T) {
+    if let Some(s) = &c.soft {
+        return soft_contact_line_terms(s, c.normal, vc, u);
+    }
     let n = c.normal;
     let vn = n.dot(vc);
     let vt = vc - n * vn;
@@ -84,6 +92,76 @@ pub fn contact_line_terms<T: Real>(c: &ContactConstraint<T>, h: T, vc: Vec3<T>, 
     let gamma_u = gn * un - mn * tu;
     let ugu = mn / s * (u.norm2() - tu * tu - un * un) + gp * un * un;
     (mn * (s - c.eps) + pot, gamma_u, ugu)
+}
+
+/// The rows of a [`SoftContact`] with normal `n`: each row's direction
+/// d (n alone, or the pyramid edges n ± μ_k·t_k) and the row's velocity
+/// residual s − s_ref at contact velocity `vc`, handed to `f`.
+#[inline]
+fn soft_contact_rows<T: Real>(s: &SoftContact<T>, n: Vec3<T>, vc: Vec3<T>, mut f: impl FnMut(Vec3<T>, T)) {
+    let x = vc - s.w0;
+    let xn = n.dot(x) + s.hk;
+    if s.mu[0] == T::zero() && s.mu[1] == T::zero() {
+        return f(n, xn);
+    }
+    let t2 = n.cross(s.t1);
+    for (t, mu) in [(s.t1, s.mu[0]), (t2, s.mu[1])] {
+        let y = mu * t.dot(x);
+        f(n + t * mu, xn + y);
+        f(n - t * mu, xn - y);
+    }
+}
+
+/// MuJoCo's soft contact at contact velocity `vc`: the cost Σ ½·D·r²
+/// over its rows with residual r = d·(vc − w0) + h·K·d·x < 0, the
+/// impulse on body B Σ −D·r·d and the Hessian Σ D·d dᵀ over those rows.
+#[inline]
+pub fn soft_contact_terms<T: Real>(s: &SoftContact<T>, n: Vec3<T>, vc: Vec3<T>) -> (T, Vec3<T>, Mat3<T>) {
+    let (mut cost, mut impulse, mut hess) = (T::zero(), Vec3::zero(), Mat3::zero());
+    let half = T::c(0.5);
+    soft_contact_rows(s, n, vc, |d, r| {
+        if r < T::zero() {
+            cost += half * s.d * r * r;
+            impulse += d * (-s.d * r);
+            hess = hess + Mat3::outer(d, d).scale(s.d);
+        }
+    });
+    (cost, impulse, hess)
+}
+
+/// [`soft_contact_terms`] along a search line with contact velocity `u`:
+/// the cost, γ·u and uᵀGu.
+#[inline]
+pub fn soft_contact_line_terms<T: Real>(s: &SoftContact<T>, n: Vec3<T>, vc: Vec3<T>, u: Vec3<T>) -> (T, T, T) {
+    let (mut cost, mut gu, mut ugu) = (T::zero(), T::zero(), T::zero());
+    let half = T::c(0.5);
+    soft_contact_rows(s, n, vc, |d, r| {
+        if r < T::zero() {
+            let du = d.dot(u);
+            cost += half * s.d * r * r;
+            gu -= s.d * r * du;
+            ugu += s.d * du * du;
+        }
+    });
+    (cost, gu, ugu)
+}
+
+/// A [`SoftRow`] at row velocity `v` with impulse bounds [lo, hi] (N·s or
+/// N·m·s): the cost, the impulse γ = clamp(−D·(v − s_ref), lo, hi) and
+/// −dγ/dv. The cost is ½·D·r² inside the bounds and continues linearly
+/// (C¹, convex) where the impulse is clamped.
+#[inline]
+pub fn soft_row_terms<T: Real>(s: &SoftRow<T>, v: T, lo: T, hi: T) -> (T, T, T) {
+    let r = v - s.vref;
+    let g = -s.d * r;
+    let half = T::c(0.5);
+    if g > hi {
+        (-hi * r - half * hi * hi / s.d, hi, T::zero())
+    } else if g < lo {
+        (-lo * r - half * lo * lo / s.d, lo, T::zero())
+    } else {
+        (half * s.d * r * r, g, s.d)
+    }
 }
 
 /// Cost, generalized impulse h·τ (N·s or N·m·s) and its stiffness
@@ -114,7 +192,15 @@ pub fn gain_terms<T: Real>(g: &GainConstraint<T>, h: T, v: T) -> (T, T, T) {
 /// ∫_vn^v̂ γ = h (h k + c) x²/2, x = max(0, v̂ − vn) (zero when inactive).
 #[inline]
 pub fn limit_terms<T: Real>(l: &LimitConstraint<T>, h: T, v: T) -> (T, T, T) {
-    let kappa = h * l.stiffness + l.damping;
+    if let Some(s) = &l.soft {
+        if !(s.d > T::zero()) {
+            return (T::zero(), T::zero(), T::zero());
+        }
+        return soft_row_terms(s, l.sign * v, T::zero(), T::infinity());
+    }
+    // The damping acts once the limit is reached (not ahead of it).
+    let damping = if l.g0 > T::zero() { T::zero() } else { l.damping };
+    let kappa = h * l.stiffness + damping;
     if !(kappa > T::zero()) {
         return (T::zero(), T::zero(), T::zero());
     }
@@ -134,6 +220,12 @@ pub fn limit_terms<T: Real>(l: &LimitConstraint<T>, h: T, v: T) -> (T, T, T) {
 /// κ = 0 the force is the constant clamp(f0, lo, hi).
 #[inline]
 pub fn row_terms<T: Real>(r: &RowConstraint<T>, h: T, s: T) -> (T, T, T) {
+    if let Some(soft) = &r.soft {
+        if !(soft.d > T::zero()) {
+            return (T::zero(), T::zero(), T::zero());
+        }
+        return soft_row_terms(soft, s, h * r.lo, h * r.hi);
+    }
     let half = T::c(0.5);
     if !(r.kappa > T::zero()) {
         let f = r.force.max(r.lo).min(r.hi);

@@ -20,9 +20,13 @@ mod builder;
 pub mod cost;
 mod problem;
 mod rows;
+mod soft;
 mod solver;
 mod sparse;
 
 pub use builder::{Actuation, IcfBuilder, MaterialScale};
-pub use problem::{ContactConstraint, GainConstraint, IcfProblem, LimitConstraint, RowConstraint, STICTION_EPS_RATIO};
+pub use problem::{
+    ContactConstraint, GainConstraint, IcfProblem, LimitConstraint, RowConstraint, STICTION_EPS_RATIO, SoftContact,
+    SoftRow,
+};
 pub use solver::{IcfSolver, LINE_SEARCH_EXACT_BELOW, LINE_SEARCH_TOLERANCE, SolveError, SolveStats, SolverParams};

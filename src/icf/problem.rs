@@ -17,6 +17,64 @@ use crate::math::{Real, Vec3};
 /// beyond that would creep faster than vs.)
 pub const STICTION_EPS_RATIO: f64 = 0.1;
 
+/// MuJoCo's soft-constraint row in the convex step (models with
+/// [`Semantics::MuJoCo`](crate::model::Semantics::MuJoCo)): over a step h
+/// the row's impulse is γ = −D·(s − s_ref) clamped to the row's bounds,
+/// with s = j·v its velocity, D = 1/R (MuJoCo's regulariser) and the
+/// reference velocity s_ref = s0 + h·a_ref = (1 − h·B)·s0 − h·K·d·x, i.e.
+/// MuJoCo's force −(a − a_ref)/R for the step's acceleration
+/// a = (s − s0)/h. Its cost ½·D·(s − s_ref)² is h² times MuJoCo's
+/// constraint cost, as ½‖v − v*‖²_A is h² times the Gauss cost, so a
+/// fixed step of MuJoCo's size solves MuJoCo's own convex problem.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SoftRow<T> {
+    /// D = 1/R (kg, kg·m² or the row's units); 0 for a row that does not
+    /// act (a limit or contact not reached at q0).
+    pub d: T,
+    /// B (1/s): damping of the reference acceleration.
+    pub b: T,
+    /// K·d·x (m/s² or rad/s²): position part of the reference acceleration
+    /// (x = pos − margin, negative when violated).
+    pub kpos: T,
+    /// The row's velocity at v0, s0 = j·v0 (m/s or rad/s).
+    pub vel0: T,
+    /// s_ref = (1 − h·B)·s0 − h·K·d·x (set by `set_time_step`).
+    pub vref: T,
+}
+
+impl<T: Real> SoftRow<T> {
+    /// Sets `vref` for step `h` (s).
+    #[inline]
+    pub fn set_time_step(&mut self, h: T) {
+        self.vref = (T::one() - h * self.b) * self.vel0 - h * self.kpos;
+    }
+}
+
+/// MuJoCo's soft contact (models with
+/// [`Semantics::MuJoCo`](crate::model::Semantics::MuJoCo)): a frictionless
+/// row along the normal (condim 1), or the four edges n ± μ_k·t_k of
+/// MuJoCo's pyramidal friction cone (condim 3), each a unilateral
+/// [`SoftRow`] with the same D, B and K·d·x (MuJoCo's `mj_makeImpedance`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SoftContact<T> {
+    /// D = 1/R of each row (kg); 0 when the pair is within its gap (MuJoCo
+    /// excludes such contacts).
+    pub d: T,
+    /// Friction slopes μ of the pyramid's edges along t1 and t2
+    /// (dimensionless); [0, 0] for a frictionless contact.
+    pub mu: [T; 2],
+    /// B (1/s).
+    pub b: T,
+    /// K·d·(φ0 − margin + gap) (m/s²).
+    pub kpos: T,
+    /// First tangent of MuJoCo's contact frame (unit; the second is n × t1).
+    pub t1: Vec3<T>,
+    /// (1 − h·B)·J v0 (m/s; set by `set_time_step`).
+    pub w0: Vec3<T>,
+    /// h·K·d·(φ0 − margin + gap) (m/s; set by `set_time_step`).
+    pub hk: T,
+}
+
 /// A compliant point contact. `vc = J v` is the velocity of body B relative
 /// to body A at the contact point (world frame).
 #[derive(Clone, Copy, Debug, Default)]
@@ -49,6 +107,9 @@ pub struct ContactConstraint<T> {
     pub mu: T,
     /// Friction regularisation ε = max(vs/10, μ·R·n0) (m/s), R = 1e-3·w.
     pub eps: T,
+    /// MuJoCo's soft contact, which then replaces the Hunt–Crossley law
+    /// and friction above.
+    pub soft: Option<SoftContact<T>>,
 }
 
 /// An implicit actuator law on one dof: τ(v) = clamp(−K v + b, −e, e).
@@ -78,7 +139,10 @@ pub struct GainConstraint<T> {
 /// `solreflimit`/`solimplimit`), so a violated limit is restored over a
 /// physical time whatever the step size. Impulse
 /// γ = h·max(0, fe0 − (h·k + c)·vn), vn = sign·v: the spring force lagged at
-/// q0 plus its implicit change over the step.
+/// q0 plus its implicit change over the step; the damping c acts only once
+/// the limit is reached at q0 (g0 ≤ 0), so that a limit does not brake a
+/// joint before it gets there. Under MuJoCo's semantics the limit is a
+/// unilateral [`SoftRow`] instead.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LimitConstraint<T> {
     /// Velocity coordinate.
@@ -94,6 +158,8 @@ pub struct LimitConstraint<T> {
     pub stiffness: T,
     /// Damping (N·m·s/rad or N·s/m).
     pub damping: T,
+    /// MuJoCo's soft limit, which then replaces the spring–damper.
+    pub soft: Option<SoftRow<T>>,
 }
 
 /// A scalar force element along a row j of the generalized velocities
@@ -129,6 +195,9 @@ pub struct RowConstraint<T> {
     pub hi: T,
     /// κ = h·k + c (set by `set_time_step`).
     pub kappa: T,
+    /// MuJoCo's soft row, which then replaces the force law above (its
+    /// bounds stay `lo`, `hi`).
+    pub soft: Option<SoftRow<T>>,
 }
 
 /// The convex problem: minimise ℓ(v) = ½ vᵀ A v − rᵀ v + Σ contacts + Σ gains + Σ limits + Σ rows.
@@ -247,6 +316,15 @@ impl<T: Real> IcfProblem<T> {
             c.mu = c.mu_dynamic + (c.mu_static - c.mu_dynamic) * half * (T::one() - sig(s - T::c(10.0)) / sig10);
             let reg = T::c(1e-3) * c.delassus;
             c.eps = (vs * T::c(STICTION_EPS_RATIO)).max(c.mu * reg * c.n0);
+            if let Some(s) = c.soft.as_mut() {
+                s.w0 = c.vc0 * (T::one() - h * s.b);
+                s.hk = h * s.kpos;
+            }
+        }
+        for l in self.limits.iter_mut() {
+            if let Some(s) = l.soft.as_mut() {
+                s.set_time_step(h);
+            }
         }
         for g in self.gains.iter_mut() {
             g.gain = h * g.kp + g.kd;
@@ -254,6 +332,9 @@ impl<T: Real> IcfProblem<T> {
         }
         for r in self.rows.iter_mut() {
             r.kappa = h * r.stiffness + r.damping;
+            if let Some(s) = r.soft.as_mut() {
+                s.set_time_step(h);
+            }
         }
     }
 

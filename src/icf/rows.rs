@@ -11,10 +11,12 @@
 //! MuJoCo does. Tendon limits are one-sided rows built like joint limits.
 
 use super::builder::IcfBuilder;
-use super::problem::{IcfProblem, RowConstraint, STICTION_EPS_RATIO};
+use super::problem::{IcfProblem, RowConstraint, STICTION_EPS_RATIO, SoftRow};
+use super::soft::{RowState, soft_row};
 use crate::dynamics::Data;
 use crate::math::{Quat, Real, Vec3};
-use crate::model::{EqualityKind, GeneralActuator, Model, TendonPath, Transmission};
+use crate::model::soft::Softness;
+use crate::model::{EqualityKind, GeneralActuator, Model, Semantics, TendonPath, Transmission};
 
 impl IcfBuilder {
     /// A general actuator with control `u` (already clamped): an implicit
@@ -59,6 +61,7 @@ impl IcfBuilder {
                 lo,
                 hi,
                 kappa,
+                soft: None,
             });
         } else {
             let mut rate = T::zero();
@@ -77,6 +80,7 @@ impl IcfBuilder {
     pub(super) fn tendon_rows<T: Real>(&mut self, model: &Model, data: &Data<T>, problem: &mut IcfProblem<T>) {
         let nv = model.nv;
         let flags = model.options.flags;
+        let mujoco = model.options.semantics == Semantics::MuJoCo;
         for (ti, t) in model.tendons.iter().enumerate() {
             let jac = &data.ten_jac[ti * nv..(ti + 1) * nv];
             let len = data.ten_length[ti];
@@ -104,6 +108,7 @@ impl IcfBuilder {
                     lo: -T::infinity(),
                     hi: T::infinity(),
                     kappa: T::zero(),
+                    soft: None,
                 });
             }
             let (Some([lo, hi]), Some(law)) = (t.range, t.limit_law) else { continue };
@@ -112,6 +117,15 @@ impl IcfBuilder {
                 let (f, k, c) = law.at(-g0);
                 let s = data.mass_scale;
                 let (jac_start, jac_len) = push_dense_row(problem, jac, sign);
+                let soft = mujoco.then(|| {
+                    let st = RowState {
+                        x: g0,
+                        norm: g0.abs(),
+                        active: g0 < T::zero(),
+                        vel0: pool_velocity(problem, jac_start, &data.v),
+                    };
+                    soft_row(model, &t.limit_softness, false, st, t.invweight0, s)
+                });
                 problem.rows.push(RowConstraint {
                     jac_start,
                     jac_len,
@@ -122,6 +136,7 @@ impl IcfBuilder {
                     lo: T::zero(),
                     hi: T::infinity(),
                     kappa: T::zero(),
+                    soft,
                 });
             }
         }
@@ -134,10 +149,20 @@ impl IcfBuilder {
     pub(super) fn friction_rows<T: Real>(&mut self, model: &Model, data: &Data<T>, problem: &mut IcfProblem<T>) {
         let nv = model.nv;
         let eps = model.options.stiction_tolerance * STICTION_EPS_RATIO;
-        let push = |problem: &mut IcfProblem<T>, f: f64, (jac_start, jac_len): (usize, usize)| {
+        let mujoco = model.options.semantics == Semantics::MuJoCo;
+        // Under MuJoCo's semantics a soft friction row (no position reference).
+        let push = |problem: &mut IcfProblem<T>,
+                    f: f64,
+                    (jac_start, jac_len): (usize, usize),
+                    soft: Option<(&Softness, f64)>| {
             let f = T::c(f);
             let (pos, stiffness, kappa) = (T::zero(), T::zero(), T::zero());
             let damping = f / T::c(eps);
+            let soft = soft.map(|(softness, diag_a)| {
+                let vel0 = pool_velocity(problem, jac_start, &data.v);
+                let st = RowState { x: T::zero(), norm: T::zero(), active: true, vel0 };
+                soft_row(model, softness, true, st, diag_a, data.mass_scale)
+            });
             problem.rows.push(RowConstraint {
                 jac_start,
                 jac_len,
@@ -148,24 +173,35 @@ impl IcfBuilder {
                 lo: -f,
                 hi: f,
                 kappa,
+                soft,
             });
         };
         for j in model.joints.iter().filter(|j| j.frictionloss > 0.0) {
             let start = problem.row_dof.len();
             problem.row_dof.push(j.dof_adr);
             problem.row_coef.push(T::one());
-            push(problem, j.frictionloss, (start, 1));
+            let soft = mujoco.then_some((&j.friction_softness, model.dofs[j.dof_adr].invweight0));
+            push(problem, j.frictionloss, (start, 1), soft);
         }
         for (ti, t) in model.tendons.iter().enumerate().filter(|(_, t)| t.frictionloss > 0.0) {
             let entries = push_dense_row(problem, &data.ten_jac[ti * nv..(ti + 1) * nv], T::one());
-            push(problem, t.frictionloss, entries);
+            push(problem, t.frictionloss, entries, mujoco.then_some((&t.friction_softness, t.invweight0)));
         }
     }
 
     /// Active equality constraints, one bilateral row per constrained coordinate.
     pub(super) fn equality_rows<T: Real>(&mut self, model: &Model, data: &Data<T>, problem: &mut IcfProblem<T>) {
         let nv = model.nv;
+        let mujoco = model.options.semantics == Semantics::MuJoCo;
         for eq in model.equalities.iter().filter(|e| e.active) {
+            // MuJoCo's soft row for violation e, impedance at `norm`, inverse inertia row kind k.
+            let soft = |problem: &IcfProblem<T>, start: usize, e: T, norm: T, k: usize| {
+                mujoco.then(|| {
+                    let vel0 = pool_velocity(problem, start, &data.v);
+                    let st = RowState { x: e, norm, active: true, vel0 };
+                    soft_row(model, &eq.softness, false, st, eq.invweight0[k], data.mass_scale)
+                })
+            };
             match eq.kind {
                 EqualityKind::Connect { body, anchor } => {
                     let p = points(data, body, anchor);
@@ -173,7 +209,8 @@ impl IcfBuilder {
                     let (ks, kt, c) = eq.laws[0].stiffness(e.norm());
                     for i in 0..3 {
                         let start = self.point_row(model, data, problem, body, p, |lin, _| lin[i]);
-                        push_spring(problem, data, start, e[i], ks, kt, c);
+                        let soft = soft(problem, start, e[i], e.norm(), 0);
+                        push_spring(problem, data, start, e[i], [ks, kt, c], soft);
                     }
                 }
                 EqualityKind::Weld { body, anchor, quat, torquescale } => {
@@ -188,7 +225,8 @@ impl IcfBuilder {
                     let (ks, kt, c) = eq.laws[0].stiffness(norm);
                     for i in 0..3 {
                         let start = self.point_row(model, data, problem, body, p, |lin, _| lin[i]);
-                        push_spring(problem, data, start, e[i], ks, kt, c);
+                        let soft = soft(problem, start, e[i], norm, 0);
+                        push_spring(problem, data, start, e[i], [ks, kt, c], soft);
                     }
                     let (ks, kt, c) = eq.laws[1].stiffness(norm);
                     let half = T::c(0.5) * ts;
@@ -199,7 +237,8 @@ impl IcfBuilder {
                             (q1c * w * q0).vec()[i] * half
                         };
                         let start = self.point_row(model, data, problem, body, p, rot);
-                        push_spring(problem, data, start, er[i], ks, kt, c);
+                        let soft = soft(problem, start, er[i], norm, 1);
+                        push_spring(problem, data, start, er[i], [ks, kt, c], soft);
                     }
                 }
                 EqualityKind::Joint { joint, polycoef } => {
@@ -216,7 +255,8 @@ impl IcfBuilder {
                     }
                     self.finish_row(problem, start);
                     let (ks, kt, c) = eq.laws[0].stiffness(e.abs());
-                    push_spring(problem, data, start, e, ks, kt, c);
+                    let soft = soft(problem, start, e, e.abs(), 0);
+                    push_spring(problem, data, start, e, [ks, kt, c], soft);
                 }
                 EqualityKind::Tendon { tendon, polycoef } => {
                     let value = |t: usize| data.ten_length[t] - T::c(model.tendons[t].length0);
@@ -233,7 +273,8 @@ impl IcfBuilder {
                     }
                     self.finish_row(problem, start);
                     let (ks, kt, c) = eq.laws[0].stiffness(e.abs());
-                    push_spring(problem, data, start, e, ks, kt, c);
+                    let soft = soft(problem, start, e, e.abs(), 0);
+                    push_spring(problem, data, start, e, [ks, kt, c], soft);
                 }
             }
         }
@@ -277,9 +318,15 @@ impl IcfBuilder {
 /// Closes the row whose entries start at pool index `start` with a
 /// bilateral spring on violation `e`: force −ks·e (secant stiffness ks),
 /// tangent stiffness k, damping c, all scaled with the world's masses (the
-/// laws are per effective mass).
-#[allow(clippy::too_many_arguments)]
-fn push_spring<T: Real>(problem: &mut IcfProblem<T>, data: &Data<T>, start: usize, e: T, ks: T, k: T, c: T) {
+/// laws are per effective mass), or MuJoCo's `soft` row.
+fn push_spring<T: Real>(
+    problem: &mut IcfProblem<T>,
+    data: &Data<T>,
+    start: usize,
+    e: T,
+    [ks, k, c]: [T; 3],
+    soft: Option<SoftRow<T>>,
+) {
     let s = data.mass_scale;
     problem.rows.push(RowConstraint {
         jac_start: start,
@@ -291,7 +338,18 @@ fn push_spring<T: Real>(problem: &mut IcfProblem<T>, data: &Data<T>, start: usiz
         lo: -T::infinity(),
         hi: T::infinity(),
         kappa: T::zero(),
+        soft,
     });
+}
+
+/// The velocity j·v of the row whose entries start at pool index `start`
+/// (the last row pushed to the pools).
+fn pool_velocity<T: Real>(problem: &IcfProblem<T>, start: usize, v: &[T]) -> T {
+    let mut s = T::zero();
+    for e in start..problem.row_dof.len() {
+        s += problem.row_coef[e] * v[problem.row_dof[e]];
+    }
+    s
 }
 
 /// World positions of the anchors of two bodies.

@@ -29,14 +29,14 @@ pub const ROUNDING_STALL_RESIDUAL: f64 = 10.0;
 /// Solver settings.
 #[derive(Clone, Copy, Debug)]
 pub struct SolverParams {
-    /// Relative tolerance ε of the convergence tests: ‖D ∇ℓ‖ ≤ ε·max(1, ‖D r‖),
+    /// Relative tolerance ε of the convergence tests: ‖D ∇ℓ‖ ≤ ε·‖D r‖,
     /// D = diag(M)^(−½). Never below 1e-10 in f64 (and 1e-6 in f32).
     pub tolerance: f64,
     /// Newton iteration cap; a solve that hits it is reported as failed.
     pub max_iterations: usize,
     /// Line-search iteration cap per Newton iteration.
     pub max_line_search_iterations: usize,
-    /// Also accept when θ/(1−θ)·‖D⁻¹Δv‖ ≤ ε·max(1, ‖D r‖) (θ: ratio of
+    /// Also accept when θ/(1−θ)·‖D⁻¹Δv‖ ≤ ε·‖D r‖ (θ: ratio of
     /// successive step norms), i.e. when the predicted remaining error of v is
     /// within tolerance; the reported residual may then exceed ε.
     pub theta_criterion: bool,
@@ -83,7 +83,7 @@ pub struct SolveStats {
     pub factorizations: usize,
     /// Final scaled momentum residual ‖D ∇ℓ‖ (√kg·m/s).
     pub residual: f64,
-    /// The tolerance it was compared with, ε·max(1, ‖D r‖), or the residual's
+    /// The tolerance it was compared with, ε·‖D r‖, or the residual's
     /// rounding floor of the residual when that is larger (f32, stiff contacts:
     /// EPS·‖D |H| |v|‖, what a one-ulp change of v can change ∇ℓ by).
     pub tolerance: f64,
@@ -163,7 +163,9 @@ impl<T: Real> IcfSolver<T> {
         let floor = if T::EPS.f64() < 1e-10 { 1e-10 } else { 1e-6 };
         let eps = params.tolerance.max(floor);
         let dr: f64 = (0..nv).map(|i| (p.scale[i] * p.r[i]).f64().powi(2)).sum::<f64>().sqrt();
-        let tol = eps * dr.max(1.0);
+        // Relative to the step's own momentum scale ‖D r‖, with no absolute
+        // floor: a heavy body's small momentum change is not dropped.
+        let tol = eps * dr;
         let mut stats = SolveStats { tolerance: tol, ..Default::default() };
         if !params.hessian_reuse {
             self.factor_valid = false;
@@ -182,7 +184,7 @@ impl<T: Real> IcfSolver<T> {
             }
             // Never ask for less than the rounding floor of the residual. In
             // f64 it lies far below any tolerance until the residual nears it.
-            let tol = if T::EPS.f64() > 1e-10 || gnorm < 1e3 * tol {
+            let tol = if T::EPS.f64() > 1e-10 || gnorm < 1e3 * tol || tol == 0.0 {
                 tol.max(rounding_floor(p, &self.hess, v, &mut self.coupled))
             } else {
                 tol
@@ -392,7 +394,7 @@ fn hermite_min<T: Real>(d0: T, c2: T, c3: T) -> Option<T> {
 /// Hessian `hess`: v is only known to about EPS·|v| per entry, which moves
 /// the gradient by up to |H|·EPS|v|. In f64 this is far below any
 /// tolerance; in f32 with stiff contacts (a hard impact: contact stiffness
-/// k·h² and friction μn0/ε against the mass) it can exceed ε·max(1, ‖Dr‖),
+/// k·h² and friction μn0/ε against the mass) it can exceed ε·‖D r‖,
 /// and Newton would wander at rounding level until the iteration cap.
 /// Reads only the structurally non-zero blocks of `hess` (the tree blocks
 /// and the pairs a contact couples; [`evaluate`] leaves the others stale);

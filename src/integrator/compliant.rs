@@ -186,13 +186,15 @@ pub fn other_forces<T: Real>(
         }
     }
     for l in &p.limits {
-        // f = max(0, F(g0 + h_pos ġ) − c ġ), linearised in g as the ICF does.
+        // f = max(0, F(g0 + h_pos ġ) − c ġ), linearised in g as the ICF
+        // does; the damping acts once the limit is reached.
         let rate = l.sign * v[l.dof];
-        let f = l.fe0 - (h_pos * l.stiffness + l.damping) * rate;
+        let damping = if l.g0 > zero { zero } else { l.damping };
+        let f = l.fe0 - (h_pos * l.stiffness + damping) * rate;
         if f > zero {
             out[l.dof] += l.sign * f;
             if let Some(j) = jac.as_mut() {
-                j.damping[l.dof * nv + l.dof] += l.damping;
+                j.damping[l.dof * nv + l.dof] += damping;
                 j.stiffness[l.dof * nv + l.dof] += l.stiffness;
             }
         }

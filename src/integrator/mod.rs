@@ -64,6 +64,14 @@ pub enum StepError {
         /// Whether the velocity term of the error norm (τ_v·Δv) drove it.
         velocity: bool,
     },
+    /// A baseline integrator was asked to step a model with MuJoCo's
+    /// constraint semantics, which only the convex step (fixed steps or
+    /// CENIC) implements.
+    #[error(
+        "the {0} baseline integrates cenic's physical contact and limit laws, but this model has MuJoCo's \
+         semantics (use fixed steps or error control, or load the model with <option semantics=\"physical\">)"
+    )]
+    MuJoCoSemantics(&'static str),
 }
 
 impl StepError {
@@ -396,6 +404,9 @@ impl<T: Real> Baselines<T> {
         stats: &mut WorldStats,
     ) -> Result<(f64, f64), StepError> {
         let (nq, nv, na) = (sim.model.nq, sim.model.nv, sim.model.na);
+        if sim.model.options.semantics == crate::model::Semantics::MuJoCo {
+            return Err(StepError::MuJoCoSemantics(mode.name()));
+        }
         match mode {
             Mode::Tamsi(p) => {
                 let h = p.dt.min(remaining);

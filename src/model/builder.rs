@@ -88,6 +88,9 @@ pub struct JointSpec {
     pub damping: f64,
     /// Dry friction (N·m or N) opposing the joint's motion, ≥ 0.
     pub frictionloss: f64,
+    /// Softness of the dry friction under [`Semantics::MuJoCo`](super::Semantics::MuJoCo)
+    /// (MuJoCo's `solreffriction`, `solimpfriction`).
+    pub friction_softness: Softness,
     /// Spring stiffness (N·m/rad or N/m), ≥ 0.
     pub stiffness: f64,
     /// Spring rest position (rad or m).
@@ -112,6 +115,7 @@ impl JointSpec {
             armature: 0.0,
             damping: 0.0,
             frictionloss: 0.0,
+            friction_softness: Softness::default(),
             stiffness: 0.0,
             springref: 0.0,
             reference: 0.0,
@@ -208,6 +212,9 @@ pub struct TendonSpec {
     pub damping: f64,
     /// Dry friction force (N) opposing the length rate, ≥ 0.
     pub frictionloss: f64,
+    /// Softness of the dry friction under [`Semantics::MuJoCo`](super::Semantics::MuJoCo)
+    /// (MuJoCo's `solreffriction`, `solimpfriction`).
+    pub friction_softness: Softness,
     /// Rest length range [low, high] (m); `None`: the length at qpos0.
     pub springlength: Option<[f64; 2]>,
 }
@@ -224,6 +231,7 @@ impl TendonSpec {
             stiffness: 0.0,
             damping: 0.0,
             frictionloss: 0.0,
+            friction_softness: Softness::default(),
             springlength: None,
         }
     }
@@ -545,6 +553,9 @@ impl ModelBuilder {
                     return Err(e(format!("limit margin must be finite and ≥ 0, got {}", j.limit_margin)));
                 }
             }
+            if j.frictionloss > 0.0 {
+                j.friction_softness.check().map_err(|m| e(format!("friction softness: {m}")))?;
+            }
             for (what, x) in [
                 ("armature", j.armature),
                 ("damping", j.damping),
@@ -637,6 +648,7 @@ impl ModelBuilder {
                     armature: j.armature,
                     damping: j.damping,
                     frictionloss: j.frictionloss,
+                    friction_softness: j.friction_softness,
                     stiffness: j.stiffness,
                     springref: j.springref,
                     reference: j.reference,
@@ -986,6 +998,9 @@ impl ModelBuilder {
                     return Err(e(format!("limit margin must be finite and ≥ 0, got {}", t.limit_margin)));
                 }
             }
+            if t.frictionloss > 0.0 {
+                t.friction_softness.check().map_err(|m| e(format!("friction softness: {m}")))?;
+            }
             for (what, x) in [("stiffness", t.stiffness), ("damping", t.damping), ("frictionloss", t.frictionloss)] {
                 if !(x >= 0.0 && x.is_finite()) {
                     return Err(e(format!("{what} must be finite and ≥ 0, got {x}")));
@@ -1156,6 +1171,7 @@ impl ModelBuilder {
                 stiffness: t.stiffness,
                 damping: t.damping,
                 frictionloss: t.frictionloss,
+                friction_softness: t.friction_softness,
                 springlength: t.springlength.unwrap_or([f64::NAN; 2]),
                 length0: 0.0,
                 invweight0: 0.0,
@@ -1169,6 +1185,7 @@ impl ModelBuilder {
                 active: q.active,
                 softness: q.softness,
                 laws: [unit_law; 2],
+                invweight0: [0.0; 2],
             })
             .collect();
         let mut model = Model {
@@ -1342,6 +1359,7 @@ fn compile_at_qpos0(model: &mut Model, especs: &[EqualitySpec], dampratios: &[(u
         }
         let q = &mut model.equalities[ei];
         q.kind = kind;
+        q.invweight0 = masses;
         // Rows that move nothing (a weld's rotation rows on a body that only
         // slides) get a law without force.
         q.laws = masses.map(|w| {

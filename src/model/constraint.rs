@@ -106,6 +106,9 @@ pub struct Tendon {
     pub damping: f64,
     /// Dry friction force (N) opposing the length rate (MuJoCo's `frictionloss`).
     pub frictionloss: f64,
+    /// Softness of the dry friction under [`Semantics::MuJoCo`](super::Semantics::MuJoCo)
+    /// (MuJoCo's `solreffriction`, `solimpfriction`).
+    pub friction_softness: Softness,
     /// Rest length range [low, high] (m): no spring force inside it (a dead
     /// band); MJCF's default is the length at qpos0.
     pub springlength: [f64; 2],
@@ -173,6 +176,10 @@ pub struct Equality {
     /// and tendon couplings) and rotation rows, from the effective masses
     /// MuJoCo uses (`body_invweight0`, `dof_invweight0`, `tendon_invweight0`).
     pub laws: [SpringLaw; 2],
+    /// MuJoCo's diagonal approximation of the rows' inverse inertia
+    /// (compiled): translation rows (or the single row of joint and tendon
+    /// couplings) and rotation rows (1/kg, 1/(kg·m²)).
+    pub invweight0: [f64; 2],
 }
 
 impl Equality {

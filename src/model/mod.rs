@@ -127,6 +127,113 @@ impl GeomKind {
     }
 }
 
+/// How a model's contacts, limits, equality constraints and dry friction
+/// respond (the guide's chapter on MuJoCo models explains both).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Semantics {
+    /// cenic's physical laws with SI parameters: Hunt–Crossley contacts
+    /// (stiffness N/m, dissipation s/m, static and dynamic friction),
+    /// joint limits and equality constraints as spring–dampers mapped from
+    /// `solref`/`solimp` ([`soft::SpringLaw`]). The default for models
+    /// built in code and for MJCF that uses cenic's contact attributes
+    /// (`stiffness`, `dissipation`, `friction_dynamic`).
+    #[default]
+    Physical,
+    /// MuJoCo's soft constraints: each constraint row has the regulariser
+    /// R = (1 − d)/d·Â and the reference acceleration from `solref` and
+    /// `solimp` ([`soft::SoftLaw`]), contacts with pyramidal friction cones
+    /// of `condim` 1 or 3, so that a model tuned for MuJoCo has MuJoCo's
+    /// transients. The default for MJCF models.
+    MuJoCo,
+}
+
+impl Semantics {
+    /// Lower-case name as written in MJCF (`<option semantics="…">`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Semantics::Physical => "physical",
+            Semantics::MuJoCo => "mujoco",
+        }
+    }
+}
+
+/// A geom's contact parameters under [`Semantics::MuJoCo`], as MJCF writes
+/// them; a pair combines them as MuJoCo does ([`SoftMaterial::combine`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SoftMaterial {
+    /// `solref`: (time constant s, damping ratio) or (−stiffness, −damping).
+    pub solref: [f64; 2],
+    /// `solimp`: d0, d_width, width (m), midpoint, power.
+    pub solimp: [f64; 5],
+    /// `solmix`: weight of this geom's solref/solimp in a pair.
+    pub solmix: f64,
+    /// `friction` as MuJoCo's 5-vector: sliding along the contact frame's
+    /// two tangents (dimensionless), torsional (m), rolling (m, two); only
+    /// sliding friction acts (condim 1 or 3).
+    pub friction: [f64; 5],
+    /// `condim`: 1 (frictionless) or 3 (sliding friction); 4 and 6 act as 3.
+    pub condim: u8,
+    /// `priority`: the higher of a pair gives the pair's parameters.
+    pub priority: i32,
+    /// `margin` (m): contacts act once the distance is below margin − gap.
+    pub margin: f64,
+    /// `gap` (m).
+    pub gap: f64,
+}
+
+impl Default for SoftMaterial {
+    /// MuJoCo's defaults.
+    fn default() -> Self {
+        Self {
+            solref: soft::SOLREF_DEFAULT,
+            solimp: soft::SOLIMP_DEFAULT,
+            solmix: 1.0,
+            friction: [1.0, 1.0, 0.005, 0.0001, 0.0001],
+            condim: 3,
+            priority: 0,
+            margin: 0.0,
+            gap: 0.0,
+        }
+    }
+}
+
+impl SoftMaterial {
+    /// A pair's parameters (MuJoCo's `mj_contactParam`): those of the geom
+    /// with the higher priority; at equal priority the larger condim and
+    /// friction, solref and solimp mixed with the weights
+    /// solmix_a/(solmix_a + solmix_b) (the element-wise minimum for direct
+    /// solref), and the larger margin and gap in every case.
+    pub fn combine(a: &SoftMaterial, b: &SoftMaterial) -> SoftMaterial {
+        let (margin, gap) = (a.margin.max(b.margin), a.gap.max(b.gap));
+        if a.priority != b.priority {
+            let w = if a.priority > b.priority { a } else { b };
+            return SoftMaterial { margin, gap, ..*w };
+        }
+        let min = soft::MIN_VAL;
+        let mix = match (a.solmix >= min, b.solmix >= min) {
+            (true, true) => a.solmix / (a.solmix + b.solmix),
+            (false, false) => 0.5,
+            (false, true) => 0.0,
+            (true, false) => 1.0,
+        };
+        let solref = if a.solref[0] > 0.0 && b.solref[0] > 0.0 {
+            std::array::from_fn(|i| mix * a.solref[i] + (1.0 - mix) * b.solref[i])
+        } else {
+            std::array::from_fn(|i| a.solref[i].min(b.solref[i]))
+        };
+        SoftMaterial {
+            solref,
+            solimp: std::array::from_fn(|i| mix * a.solimp[i] + (1.0 - mix) * b.solimp[i]),
+            solmix: 0.5 * (a.solmix + b.solmix),
+            friction: std::array::from_fn(|i| a.friction[i].max(b.friction[i])),
+            condim: a.condim.max(b.condim),
+            priority: a.priority,
+            margin,
+            gap,
+        }
+    }
+}
+
 /// Contact material of a geom. Two geoms in contact combine their materials
 /// as Drake does ([`Material::combine`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -140,13 +247,16 @@ pub struct Material {
     pub mu_static: f64,
     /// Dynamic (kinetic) friction coefficient μd ≤ μs (dimensionless).
     pub mu_dynamic: f64,
+    /// MuJoCo's contact parameters, used instead of the fields above when
+    /// both geoms of a pair have them (models with [`Semantics::MuJoCo`]).
+    pub soft: Option<SoftMaterial>,
 }
 
 impl Default for Material {
     /// 1e5 N/m, 10 s/m, μs = μd = 1 (see the MJCF mapping in [`mjcf`] for
     /// how MJCF files without our extension attributes are mapped).
     fn default() -> Self {
-        Self { stiffness: 1e5, dissipation: 10.0, mu_static: 1.0, mu_dynamic: 1.0 }
+        Self { stiffness: 1e5, dissipation: 10.0, mu_static: 1.0, mu_dynamic: 1.0, soft: None }
     }
 }
 
@@ -177,6 +287,10 @@ impl Material {
             dissipation: d,
             mu_static: harmonic(a.mu_static, b.mu_static),
             mu_dynamic: harmonic(a.mu_dynamic, b.mu_dynamic),
+            soft: match (&a.soft, &b.soft) {
+                (Some(x), Some(y)) => Some(SoftMaterial::combine(x, y)),
+                _ => None,
+            },
         }
     }
 }
@@ -196,6 +310,12 @@ pub struct Options {
     pub margin: f64,
     /// Physics switches (MuJoCo's `<option><flag>`).
     pub flags: Flags,
+    /// Contact and constraint semantics.
+    pub semantics: Semantics,
+    /// MuJoCo's `impratio` under [`Semantics::MuJoCo`]: the ratio of the
+    /// friction rows' impedance to the normal's (1 by default; larger
+    /// values make friction harder).
+    pub impratio: f64,
     /// Density of the surrounding medium (kg/m³) for fluid forces.
     pub density: f64,
     /// Dynamic viscosity of the medium (Pa·s) for fluid forces.
@@ -212,6 +332,8 @@ impl Default for Options {
             stiction_tolerance: 1e-4,
             margin: 0.0,
             flags: Flags::default(),
+            semantics: Semantics::Physical,
+            impratio: 1.0,
             density: 0.0,
             viscosity: 0.0,
             wind: [0.0; 3],
@@ -303,6 +425,9 @@ pub struct Joint {
     /// opposes the joint's motion (MuJoCo's `frictionloss`, regularised like
     /// contact friction, see [`crate::icf`]).
     pub frictionloss: f64,
+    /// Softness of the dry friction under [`Semantics::MuJoCo`] (MuJoCo's
+    /// `solreffriction`, `solimpfriction`).
+    pub friction_softness: soft::Softness,
     /// Passive spring stiffness (N·m/rad or N/m) towards `springref`.
     pub stiffness: f64,
     /// Spring rest position (rad or m), hinge and slide only.

@@ -40,8 +40,9 @@ pub const SOLREF_DEFAULT: [f64; 2] = [0.02, 1.0];
 pub const SOLIMP_DEFAULT: [f64; 5] = [0.9, 0.95, 0.001, 0.5, 2.0];
 /// MuJoCo's bounds on the impedance d (mjMINIMP, mjMAXIMP).
 const IMP_BOUNDS: [f64; 2] = [0.0001, 0.9999];
-/// MuJoCo's smallest width (mjMINVAL).
-const MIN_WIDTH: f64 = 1e-15;
+/// MuJoCo's smallest value (mjMINVAL): the floor of widths and of the
+/// regulariser R.
+pub const MIN_VAL: f64 = 1e-15;
 
 /// A constraint's softness as MuJoCo writes it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -96,7 +97,7 @@ impl Softness {
         SpringLaw {
             mk: mass * k,
             damp: b / k.sqrt() * mass.sqrt(),
-            imp: [clamp(d0), dmax, width.max(MIN_WIDTH), clamp(mid), power.max(1.0)],
+            imp: [clamp(d0), dmax, width.max(0.0), clamp(mid), power.max(1.0)],
         }
     }
 
@@ -123,6 +124,69 @@ impl Softness {
         }
         Ok(())
     }
+}
+
+/// MuJoCo's soft constraint on one constraint row, as the convex step uses
+/// it under [`Semantics::MuJoCo`](super::Semantics::MuJoCo): the reference
+/// acceleration a_ref = −B·(j·v0) − K·d·x and the regulariser
+/// R = (1 − d)/d·Â, with x = pos − margin the row's coordinate (negative
+/// when violated), d = d(|x|) the impedance and Â MuJoCo's diagonal
+/// approximation of the constraint-space inverse inertia. The row's force
+/// is f = −(a − a_ref)/R for its acceleration a = j·v̇ (clamped to the
+/// row's bounds), the minimiser of ½(a − a_ref)²/R added to the Gauss
+/// cost (MuJoCo documentation, "Computation"); the convex step writes it
+/// over the step's velocity change (see [`crate::icf`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SoftLaw {
+    /// K (1/s²): stiffness of the reference per unit impedance,
+    /// 1/(d_max²τ²ζ²), or −solref[0]/d_max² for direct solref; 0 for
+    /// friction rows.
+    pub k: f64,
+    /// B (1/s): damping of the reference, 2/(d_max·τ), or −solref[1]/d_max.
+    pub b: f64,
+    /// solimp as MuJoCo clamps it: d0, d_max, width (m or rad), midpoint, power.
+    pub imp: [f64; 5],
+}
+
+impl Softness {
+    /// The soft-constraint law of a row for a model with time step
+    /// `timestep` (s; MuJoCo's clamp τ ≥ 2·timestep, 0 to disable);
+    /// `friction` rows have no position reference (K = 0).
+    pub fn soft_law(&self, timestep: f64, friction: bool) -> SoftLaw {
+        let [d0, dw, width, mid, power] = self.solimp;
+        let clamp = |d: f64| d.clamp(IMP_BOUNDS[0], IMP_BOUNDS[1]);
+        let dmax = clamp(dw);
+        let mut solref = self.solref;
+        if solref[0] > 0.0 {
+            solref[0] = solref[0].max(2.0 * timestep);
+        }
+        let k = if friction {
+            0.0
+        } else if solref[0] > 0.0 {
+            1.0 / (dmax * dmax * solref[0] * solref[0] * solref[1] * solref[1]).max(MIN_VAL)
+        } else {
+            -solref[0] / (dmax * dmax).max(MIN_VAL)
+        };
+        let b = if solref[1] > 0.0 { 2.0 / (dmax * solref[0]).max(MIN_VAL) } else { -solref[1] / dmax.max(MIN_VAL) };
+        SoftLaw { k, b, imp: [clamp(d0), dmax, width.max(0.0), clamp(mid), power.max(1.0)] }
+    }
+}
+
+impl SoftLaw {
+    /// At row coordinate `x` = pos − margin (m or rad; negative when
+    /// violated): the impedance d(|x|) and the position part of the
+    /// reference K·d·x (m/s² or rad/s²; a_ref = −B·vel − K·d·x).
+    pub fn at<T: Real>(&self, x: T) -> (T, T) {
+        let (d, _) = impedance(&self.imp, x.abs());
+        (d, T::c(self.k) * d * x)
+    }
+}
+
+/// MuJoCo's regulariser R = max(mjMINVAL, (1 − d)/d·Â) for impedance `d`
+/// and diagonal approximation `diag_a` (1/kg, 1/(kg·m²) or the row's units).
+#[inline]
+pub fn regulariser<T: Real>(d: T, diag_a: T) -> T {
+    ((T::one() - d) * diag_a / d).max(T::c(MIN_VAL))
 }
 
 /// A soft constraint's force law on one effective mass, compiled from
@@ -173,6 +237,10 @@ impl SpringLaw {
 /// MuJoCo's impedance d(r) for violation r ≥ 0 and its derivative dd/dr,
 /// from solimp (d0, d_max, width, midpoint, power) already clamped.
 pub fn impedance<T: Real>(imp: &[f64; 5], r: T) -> (T, T) {
+    // MuJoCo's flat function: equal ends or no width give the mean, constant.
+    if imp[0] == imp[1] || imp[2] <= MIN_VAL {
+        return (T::c(0.5 * (imp[0] + imp[1])), T::zero());
+    }
     let [d0, dw, width, mid, power] = imp.map(T::c);
     let one = T::one();
     let x = r / width;

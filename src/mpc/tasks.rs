@@ -24,11 +24,11 @@
 //! farther than the contacts-from-distance width, has no gradient left;
 //! with the object in the U the fork pushes it along any direction
 //! within about ±80° of its heading, where a flat face alone lets it
-//! slide off sideways. The object's contact is as stiff as MuJoCo makes
-//! it at the fork's centimetre penetrations (0.393 N/m on a 7.9e-6 kg
-//! object, [`crate::rl::tasks::pusher_object_as_mujoco`]): soft enough
-//! that a push faster than a few cm/s sinks the fork into the object, so
-//! pushes take seconds. The billiards' is the puck's distance to the target.
+//! slide off sideways. The object's contact is MuJoCo's soft contact
+//! (the model's [`Semantics::MuJoCo`](crate::model::Semantics::MuJoCo)):
+//! on the 7.9e-6 kg object it is soft (0.393 N/m at the fork's centimetre
+//! penetrations), so a push faster than a few cm/s sinks the fork into the
+//! object, and pushes take seconds. The billiards' is the puck's distance to the target.
 //! The planner simulates fixed steps: one per interval (reacher), four
 //! (pusher: coarser steps mispredict the frictionless push, see
 //! `BENCHMARKS.md`) or more (billiards 5, cheetah 8); the plant runs CENIC
@@ -46,7 +46,7 @@ use crate::diff::Cfd;
 use crate::integrator::{CenicParams, Mode};
 use crate::model::Model;
 use crate::rl::EnvRng;
-use crate::rl::tasks::{pusher_object_as_mujoco, pusher_v5_mjcf};
+use crate::rl::tasks::pusher_v5_mjcf;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -271,9 +271,7 @@ pub fn reacher(models_dir: &Path, seed: u64) -> Result<Task, MpcError> {
 /// slide joints removed: the marker has no physics (it collides with
 /// nothing), and the task's goal is a point of the cost, so the marker
 /// stays at gymnasium's default goal and the state loses 4 entries that
-/// every Jacobian pass would otherwise carry (nx = 18 instead of 22). The
-/// object's contact is MuJoCo's at the fork's centimetre penetrations
-/// ([`crate::rl::tasks::pusher_object_as_mujoco`]).
+/// every Jacobian pass would otherwise carry (nx = 18 instead of 22).
 pub fn pusher_model(models_dir: &Path) -> Result<Arc<Model>, MpcError> {
     let path = models_dir.join("pusher.xml");
     let bad = |e: String| MpcError::Input(format!("{}: {e}", path.display()));
@@ -290,7 +288,6 @@ pub fn pusher_model(models_dir: &Path) -> Result<Arc<Model>, MpcError> {
         v5 = v5.replace(j, "");
     }
     let mut model = Model::from_mjcf_str(&v5).map_err(|e| bad(e.to_string()))?;
-    pusher_object_as_mujoco(&mut model);
     // The object–table contact is frictionless (condim 1) and normal to the
     // object's two horizontal slides, so it exerts no generalized force:
     // drop it (object contype 2, the moving geoms that touch the object

@@ -283,9 +283,7 @@ pub fn load_model(kind: Kind, models_dir: &Path) -> Result<Model, RlError> {
     let text = std::fs::read_to_string(&path)
         .map_err(|e| crate::model::ModelError::Io { path: path.display().to_string(), message: e.to_string() })?;
     let v5 = pusher_v5_mjcf(&text).map_err(|m| task_err(kind, format!("{}: {m}", path.display())))?;
-    let mut model = Model::from_mjcf_str(&v5)?;
-    pusher_object_as_mujoco(&mut model);
-    Ok(model)
+    Ok(Model::from_mjcf_str(&v5)?)
 }
 
 /// gymnasium's pusher_v5.xml from the text of pusher.xml: the object's
@@ -299,29 +297,6 @@ pub(crate) fn pusher_v5_mjcf(text: &str) -> Result<String, String> {
         return Err("the object's geoms are not gymnasium's (cannot derive Pusher-v5)".into());
     }
     Ok(text.replace(sphere, "").replace(cylinder, &cylinder.replace(r#"density="0.00001""#, r#"density="0.01""#)))
-}
-
-/// Makes the pusher's object contact as stiff as MuJoCo makes it where the
-/// fork pushes it. The loader maps solref/solimp to the stiffness at small
-/// penetration, m/((1 − d0)(τζ)²) with d0 = solimp[0] = 0.9; MuJoCo's
-/// impedance rises to dmax = solimp[1] = 0.95 over solimp's width (1 mm),
-/// and the fork sinks centimetres into this 7.9e-6 kg object (its slides'
-/// armature does not enter MuJoCo's regulariser), where MuJoCo's stiffness
-/// is m/((1 − dmax)(τζ)²): 0.393 N/m, twice the loader's 0.196 (measured in
-/// MuJoCo 4.0.0 by `scripts/mujoco_pusher_contact.py`). The damping ratio
-/// is kept. Does nothing to a model without a body named "object".
-pub fn pusher_object_as_mujoco(model: &mut Model) {
-    use crate::model::soft::{SOLIMP_DEFAULT, Softness};
-    let Some(object) = model.body_id("object") else { return };
-    let mass: f64 = model.bodies.iter().filter(|b| b.root == object).map(|b| b.mass).sum();
-    // The loader's mapping (Softness::spring, which reads d0) with d0 = dmax.
-    let [_, dmax, width, mid, power] = SOLIMP_DEFAULT;
-    let deep = Softness { solimp: [dmax, dmax, width, mid, power], ..Default::default() };
-    let (stiffness, _) = deep.spring(mass, model.options.timestep);
-    for g in model.geoms.iter_mut().filter(|g| g.body == object && g.material.stiffness.is_finite()) {
-        g.material.dissipation *= (stiffness / g.material.stiffness).sqrt();
-        g.material.stiffness = stiffness;
-    }
 }
 
 /// The task named `name` (gymnasium id or short name) and its model, from

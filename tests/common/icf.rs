@@ -65,7 +65,7 @@ pub fn scene() -> Model {
 }
 
 pub fn material(k: f64, d: f64, mus: f64, mud: f64) -> Material {
-    Material { stiffness: k, dissipation: d, mu_static: mus, mu_dynamic: mud }
+    Material { stiffness: k, dissipation: d, mu_static: mus, mu_dynamic: mud, soft: None }
 }
 
 /// Builds a problem at a random state with hand-made contacts of every kind.

@@ -145,7 +145,7 @@ fn dummy_contact() -> Contact<f32> {
         normal: crate::math::Vec3::zero(),
         dist: 0.0,
         feature: [0, 0],
-        material: crate::model::Material { stiffness: 0.0, dissipation: 0.0, mu_static: 0.0, mu_dynamic: 0.0 },
+        material: crate::model::Material { stiffness: 0.0, dissipation: 0.0, mu_static: 0.0, mu_dynamic: 0.0, soft: None },
     }
 }
 

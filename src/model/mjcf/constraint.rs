@@ -54,6 +54,17 @@ impl<'c, 'a> Loader<'c, 'a> {
             let a = el.attr("solreflimit").or_else(|| el.attr("solimplimit")).unwrap();
             return Err(el.err_attr(&a, m));
         }
+        let friction_softness = Softness {
+            solref: el.arr::<2>("solreffriction")?.unwrap_or(SOLREF_DEFAULT),
+            solimp: el.solimp("solimpfriction")?.unwrap_or(SOLIMP_DEFAULT),
+        };
+        let frictionloss = el.nonneg("frictionloss")?.unwrap_or(0.0);
+        if frictionloss > 0.0
+            && let Err(m) = friction_softness.check()
+        {
+            let a = el.attr("solreffriction").or_else(|| el.attr("solimpfriction")).unwrap();
+            return Err(el.err_attr(&a, m));
+        }
         let path = if spatial { self.spatial_path(node)? } else { self.fixed_path(node)? };
         self.src.tendon.push(node);
         self.tendon_ranges.push(range);
@@ -63,7 +74,8 @@ impl<'c, 'a> Loader<'c, 'a> {
             limit_margin: el.nonneg("margin")?.unwrap_or(0.0),
             stiffness: el.nonneg("stiffness")?.unwrap_or(0.0),
             damping: el.nonneg("damping")?.unwrap_or(0.0),
-            frictionloss: el.nonneg("frictionloss")?.unwrap_or(0.0),
+            frictionloss,
+            friction_softness,
             springlength,
             ..TendonSpec::new(&name, path)
         });
@@ -305,16 +317,14 @@ impl<'c, 'a> Loader<'c, 'a> {
                 contact.condim
             ));
         }
-        if el.real("gap")?.unwrap_or(0.0) != 0.0 {
-            self.b.warn(format!("contact pair '{name}': gap ignored (contacts are reported within the margin)"));
-        }
+        let margin = contact.margin;
         self.pair_contacts.push(contact);
         self.src.pair.push(node);
         self.b.add_pair(crate::model::ContactPair {
             name,
             geom: g,
             material: crate::model::Material::default(), // mapped once masses are known
-            margin: el.nonneg("margin")?.unwrap_or(0.0),
+            margin,
         });
         Ok(())
     }

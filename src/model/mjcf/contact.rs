@@ -2,7 +2,7 @@
 //! [`super`] for the mapping and why it is built this way).
 
 use crate::model::soft::Softness;
-use crate::model::{Material, Model};
+use crate::model::{Material, Model, Semantics, SoftMaterial};
 
 pub(super) use crate::model::soft::{SOLIMP_DEFAULT, SOLREF_DEFAULT};
 /// MuJoCo's default geom `friction` (sliding, torsional, rolling).
@@ -27,6 +27,37 @@ pub(super) struct GeomContact {
     pub stiffness: Option<f64>,
     /// Extension `dissipation` (s/m).
     pub dissipation: Option<f64>,
+    /// `friction` as MuJoCo's 5-vector (two sliding, torsional, two rolling).
+    pub friction: [f64; 5],
+    /// `solmix` (geoms; 1 for pairs).
+    pub solmix: f64,
+    /// `priority` (geoms; 0 for pairs).
+    pub priority: i32,
+    /// `margin` (m).
+    pub margin: f64,
+    /// `gap` (m).
+    pub gap: f64,
+}
+
+impl GeomContact {
+    /// Whether cenic's physical contact attributes are set.
+    pub fn physical(&self) -> bool {
+        self.stiffness.is_some() || self.dissipation.is_some() || self.mu_dynamic.is_some()
+    }
+
+    /// MuJoCo's contact parameters.
+    pub fn soft(&self) -> SoftMaterial {
+        SoftMaterial {
+            solref: self.solref,
+            solimp: self.solimp,
+            solmix: self.solmix,
+            friction: self.friction,
+            condim: self.condim as u8,
+            priority: self.priority,
+            margin: self.margin,
+            gap: self.gap,
+        }
+    }
 }
 
 /// Stiffness (N/m) and dissipation (s/m) for a geom whose kinematic tree has
@@ -53,19 +84,25 @@ pub(super) fn assign_materials(model: &mut Model, contacts: &[GeomContact]) -> (
         tree_mass[b.root] += b.mass;
     }
     let ng = model.geoms.len();
+    let mujoco = model.options.semantics == Semantics::MuJoCo;
     let mut condim1_kept = vec![];
     let mut condim1_partners: Vec<String> = vec![];
     let mut condim_high = vec![];
     let mut static_no_d = vec![];
+    let mut ignored = vec![];
     for i in 0..ng {
         let c = &contacts[i];
         let body = model.geoms[i].body;
         let is_static = !model.body_is_dynamic(body);
         let name = geom_label(model, i);
+        if !mujoco && (c.priority != 0 || c.gap != 0.0) {
+            ignored.push(name.clone());
+        }
         // Friction: MuJoCo uses the larger condim of a pair, so condim 1 is
-        // frictionless only when every possible partner also has condim 1.
+        // frictionless only when every possible partner also has condim 1
+        // (MuJoCo's semantics combine condim per pair and need no such rule).
         let (mut mu_s, mut mu_d) = (c.mu, c.mu_dynamic.unwrap_or(c.mu));
-        if c.condim == 1 {
+        if c.condim == 1 && !mujoco {
             let partner = (0..ng).find(|&j| j != i && contacts[j].condim > 1 && model.geoms_can_collide(i, j));
             match partner {
                 None => (mu_s, mu_d) = (0.0, 0.0),
@@ -83,14 +120,24 @@ pub(super) fn assign_materials(model: &mut Model, contacts: &[GeomContact]) -> (
         if is_static && c.stiffness.is_some() && c.dissipation.is_none() {
             static_no_d.push(name.clone());
         }
+        // Under MuJoCo's semantics the physical mapping is for information
+        // only (`cenic info`); a geom it cannot map keeps a placeholder.
         let (k, d) = match spring_of(c, is_static, tree_mass[model.bodies[body].root], dt, g) {
             Ok(kd) => kd,
+            Err(_) if mujoco => (f64::INFINITY, 0.0),
             Err(m) => {
                 errors.push((i, m));
                 continue;
             }
         };
-        model.geoms[i].material = Material { stiffness: k, dissipation: d, mu_static: mu_s, mu_dynamic: mu_d };
+        let soft = mujoco.then(|| c.soft());
+        model.geoms[i].material = Material { stiffness: k, dissipation: d, mu_static: mu_s, mu_dynamic: mu_d, soft };
+    }
+    if !ignored.is_empty() {
+        warnings.push(format!(
+            "geom priority and gap act only under MuJoCo's semantics (<option semantics=\"mujoco\">); ignored: {}",
+            ignored.join(", ")
+        ));
     }
     if !condim1_kept.is_empty() {
         warnings.push(format!(
@@ -152,6 +199,7 @@ pub(super) fn assign_pair_materials(model: &mut Model, pairs: &[GeomContact]) ->
     for b in &model.bodies[1..] {
         tree_mass[b.root] += b.mass;
     }
+    let mujoco = model.options.semantics == Semantics::MuJoCo;
     for (pi, c) in pairs.iter().enumerate() {
         let mut side = [Material::default(); 2];
         for (s, &geom) in side.iter_mut().zip(&model.pairs[pi].geom) {
@@ -159,15 +207,18 @@ pub(super) fn assign_pair_materials(model: &mut Model, pairs: &[GeomContact]) ->
             let is_static = !model.body_is_dynamic(body);
             match spring_of(c, is_static, tree_mass[model.bodies[body].root], dt, g) {
                 Ok((stiffness, dissipation)) => *s = Material { stiffness, dissipation, ..*s },
+                Err(_) if mujoco => *s = Material { stiffness: f64::INFINITY, dissipation: 0.0, ..*s },
                 Err(m) => return Some((pi, m)),
             }
         }
         let mut m = Material::combine(&side[0], &side[1]);
         let mu = if c.condim == 1 { 0.0 } else { c.mu };
         (m.mu_static, m.mu_dynamic) = (mu, if c.condim == 1 { 0.0 } else { c.mu_dynamic.unwrap_or(mu) });
-        if !m.stiffness.is_finite() {
+        if model.pairs[pi].geom.iter().all(|&g| !model.body_is_dynamic(model.geoms[g].body)) {
             return Some((pi, "both geoms of the pair are static: the pair can never touch".into()));
         }
+        // The pair's own parameters replace the geoms' (MuJoCo's <pair>).
+        m.soft = mujoco.then(|| c.soft());
         model.pairs[pi].material = m;
     }
     None

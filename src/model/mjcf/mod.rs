@@ -224,7 +224,7 @@ mod tree;
 mod xml;
 
 use super::builder::InertiaFromGeom;
-use super::{Entity, Keyframe, Model, ModelBuilder, ModelError};
+use super::{Entity, Keyframe, Model, ModelBuilder, ModelError, Semantics};
 #[allow(unused_imports)] // referenced by the module docs
 use super::{Flags, Material};
 use contact::GeomContact;
@@ -320,6 +320,8 @@ pub(super) struct Loader<'c, 'a> {
     /// Joints with `springdamper` (time constant s, damping ratio), applied
     /// once the effective masses are known.
     springdampers: Vec<(usize, [f64; 2])>,
+    /// `<option semantics>` when given.
+    semantics: Option<(Semantics, Node<'a, 'a>)>,
 }
 
 /// What cenic collides instead of unsupported geometry (for error messages).
@@ -391,6 +393,7 @@ fn load(text: &str, file: &str, dir: &Path) -> Result<Model, ModelError> {
         joint_ranges: vec![],
         tendon_ranges: vec![],
         springdampers: vec![],
+        semantics: None,
     };
     for node in of("option") {
         l.option(node)?;
@@ -521,6 +524,20 @@ impl<'c, 'a> Loader<'c, 'a> {
         }
         if let Some(v) = el.real("stiction_tolerance")? {
             self.b.options.stiction_tolerance = v;
+        }
+        match el.keyword("semantics", &["mujoco", "physical"])? {
+            Some("mujoco") => self.semantics = Some((Semantics::MuJoCo, node)),
+            Some(_) => self.semantics = Some((Semantics::Physical, node)),
+            None => {}
+        }
+        if let Some(r) = el.real("impratio")? {
+            if !(r > 0.0 && r.is_finite()) {
+                return Err(el.err_attr(&el.attr("impratio").unwrap(), format!("impratio must be positive, got {r}")));
+            }
+            self.b.options.impratio = r;
+        }
+        if el.keyword("cone", &["pyramidal", "elliptic"])? == Some("elliptic") {
+            self.b.warn("option cone=\"elliptic\": cenic uses MuJoCo's pyramidal cone (4 edges per contact)");
         }
         let solver: Vec<String> =
             xml::OPTION_SOLVER.iter().filter_map(|a| node.attribute(*a).map(|v| format!("{a}=\"{v}\""))).collect();
@@ -754,13 +771,37 @@ impl<'c, 'a> Loader<'c, 'a> {
     }
 
     fn finish(self) -> Result<Model, ModelError> {
-        let Loader { ctx, b, src, contacts, pair_contacts, springdampers, .. } = self;
+        let Loader { ctx, b, src, contacts, pair_contacts, springdampers, semantics, .. } = self;
         let mut model = b.build().map_err(|e| map_error(ctx, &src, e))?;
         for (j, sd) in springdampers {
             tree::apply_springdamper(&mut model, j, sd);
         }
         if let Some((j, msg)) = tree::massless_moving_body(&model) {
             return Err(ctx.err_node(src.joint[j], msg));
+        }
+        // Explicit, else physical when cenic's contact attributes are used, else MuJoCo's.
+        let uses_physical = |list: &[GeomContact]| list.iter().position(GeomContact::physical);
+        model.options.semantics = match semantics {
+            Some((s, _)) => s,
+            None if uses_physical(&contacts).is_some() || uses_physical(&pair_contacts).is_some() => {
+                Semantics::Physical
+            }
+            None => Semantics::MuJoCo,
+        };
+        if let Some((Semantics::MuJoCo, node)) = semantics {
+            let physical = uses_physical(&contacts)
+                .map(|i| src.geom[i])
+                .or_else(|| uses_physical(&pair_contacts).map(|i| src.pair[i]));
+            if let Some(n) = physical {
+                return Err(ctx.err_node(
+                    n,
+                    format!(
+                        "'stiffness', 'dissipation' and 'friction_dynamic' set cenic's physical contact law, \
+                         but <option semantics=\"mujoco\"> ({}) asks for MuJoCo's: remove one or the other",
+                        ctx.line_of(node)
+                    ),
+                ));
+            }
         }
         let (errors, warnings) = contact::assign_materials(&mut model, &contacts);
         if let Some((gi, msg)) = errors.into_iter().next() {

@@ -7,7 +7,7 @@
 //! geom order.
 
 use super::Loader;
-use super::contact::{FRICTION_DEFAULT, GeomContact, SOLIMP_DEFAULT, SOLREF_DEFAULT};
+use super::contact::{FRICTION_DEFAULT, GeomContact, PAIR_FRICTION_DEFAULT, SOLIMP_DEFAULT, SOLREF_DEFAULT};
 use super::defaults::DKind;
 use super::frames;
 use super::xml::{self, Elem, check_attrs, elements, own_attr, tag};
@@ -284,6 +284,16 @@ impl<'c, 'a> Loader<'c, 'a> {
             let a = el.attr("solreflimit").or_else(|| el.attr("solimplimit")).unwrap();
             return Err(el.err_attr(&a, m));
         }
+        let friction_softness = Softness {
+            solref: el.arr::<2>("solreffriction")?.unwrap_or(SOLREF_DEFAULT),
+            solimp: el.solimp("solimpfriction")?.unwrap_or(SOLIMP_DEFAULT),
+        };
+        if frictionloss > 0.0
+            && let Err(m) = friction_softness.check()
+        {
+            let a = el.attr("solreffriction").or_else(|| el.attr("solimpfriction")).unwrap();
+            return Err(el.err_attr(&a, m));
+        }
         let spec = JointSpec {
             name,
             kind,
@@ -296,6 +306,7 @@ impl<'c, 'a> Loader<'c, 'a> {
             armature: el.real("armature")?.unwrap_or(0.0),
             damping: el.real("damping")?.unwrap_or(0.0),
             frictionloss,
+            friction_softness,
             stiffness,
             springref: el.real("springref")?.map(angle).unwrap_or(0.0),
             reference,
@@ -415,14 +426,6 @@ impl<'c, 'a> Loader<'c, 'a> {
         };
         let (contype, conaffinity) = (mask("contype")?, mask("conaffinity")?);
         let name = el.str("name").unwrap_or("").to_string();
-        if el.int("priority")?.unwrap_or(0) != 0 {
-            self.b.warn(format!(
-                "geom '{name}': priority ignored (cenic combines the materials of a pair symmetrically)"
-            ));
-        }
-        if el.real("gap")?.unwrap_or(0.0) != 0.0 {
-            self.b.warn(format!("geom '{name}': gap ignored (contacts are reported within the margin)"));
-        }
         let (stiffness, dissipation, mu_dynamic) = (contact.stiffness, contact.dissipation, contact.mu_dynamic);
         // Placeholder stiffness and dissipation: the mapping needs the built
         // model's masses (see `contact::assign_materials`). Friction values
@@ -432,7 +435,9 @@ impl<'c, 'a> Loader<'c, 'a> {
             dissipation: dissipation.unwrap_or(0.0),
             mu_static: mu,
             mu_dynamic: mu_dynamic.unwrap_or(mu),
+            soft: None,
         };
+        let margin = contact.margin;
         self.contacts.push(contact);
         self.src.geom.push(node);
         self.b.add_geom(GeomSpec {
@@ -447,7 +452,7 @@ impl<'c, 'a> Loader<'c, 'a> {
             material,
             contype,
             conaffinity,
-            margin: el.nonneg("margin")?.unwrap_or(0.0),
+            margin,
             mass,
             density,
         });
@@ -494,6 +499,34 @@ impl<'c, 'a> Loader<'c, 'a> {
         if ![1, 3, 4, 6].contains(&condim) {
             return Err(el.err_attr(&el.attr("condim").unwrap(), format!("condim must be 1, 3, 4 or 6, got {condim}")));
         }
+        // MuJoCo's 5-vector: geoms give (sliding, torsional, rolling), pairs all five.
+        let given = el.reals("friction", 1, nfriction)?;
+        let mut friction = if nfriction == 5 {
+            PAIR_FRICTION_DEFAULT
+        } else {
+            let [s, t, r] = FRICTION_DEFAULT;
+            [s, s, t, r, r]
+        };
+        if let Some(f) = given {
+            if nfriction == 5 {
+                friction[..f.len()].copy_from_slice(&f);
+            } else {
+                let g = |i: usize| f.get(i).copied();
+                friction =
+                    [f[0], f[0], g(1).unwrap_or(friction[2]), g(2).unwrap_or(friction[3]), g(2).unwrap_or(friction[4])];
+            }
+            if let Some(x) = friction.iter().find(|x| !(**x >= 0.0 && x.is_finite())) {
+                return Err(
+                    el.err_attr(&el.attr("friction").unwrap(), format!("friction must be finite and ≥ 0, got {x}"))
+                );
+            }
+        }
+        let solmix = el.nonneg("solmix")?.unwrap_or(1.0);
+        let priority = match el.int("priority")? {
+            None => 0,
+            Some(p) => i32::try_from(p)
+                .map_err(|_| el.err_attr(&el.attr("priority").unwrap(), format!("priority {p} is out of range")))?,
+        };
         Ok(GeomContact {
             mu,
             mu_dynamic: el.real("friction_dynamic")?,
@@ -502,6 +535,11 @@ impl<'c, 'a> Loader<'c, 'a> {
             solimp: el.solimp("solimp")?.unwrap_or(SOLIMP_DEFAULT),
             stiffness: el.real("stiffness")?,
             dissipation: el.real("dissipation")?,
+            friction,
+            solmix,
+            priority,
+            margin: el.nonneg("margin")?.unwrap_or(0.0),
+            gap: el.nonneg("gap")?.unwrap_or(0.0),
         })
     }
 

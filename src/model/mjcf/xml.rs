@@ -30,6 +30,11 @@ impl<'a> Ctx<'a> {
     pub fn err_node(&self, node: Node<'a, 'a>, message: impl Into<String>) -> ModelError {
         self.err_at(node, node.range().start, None, message)
     }
+    /// The file and line where `node` starts, as "file:line".
+    pub fn line_of(&self, node: Node<'a, 'a>) -> String {
+        let (file, line, _) = self.map.locate(node.range().start);
+        format!("{file}:{line}")
+    }
     /// An error about one attribute value.
     pub fn err_attr(&self, a: &Attr<'a>, message: impl Into<String>) -> ModelError {
         self.err_at(a.node, a.pos, Some(a.name), message)
@@ -247,7 +252,17 @@ pub(super) const COMPILER: Schema = Schema {
     ignored: &["texturedir", "usethread", "saveinertial", "fitaabb"],
 };
 pub(super) const OPTION: Schema = Schema {
-    supported: &["timestep", "gravity", "stiction_tolerance", "density", "viscosity", "wind"],
+    supported: &[
+        "timestep",
+        "gravity",
+        "stiction_tolerance",
+        "density",
+        "viscosity",
+        "wind",
+        "semantics",
+        "impratio",
+        "cone",
+    ],
     // Solver settings first (`OPTION_SOLVER`), then the rest.
     ignored: &[
         "integrator",
@@ -262,9 +277,7 @@ pub(super) const OPTION: Schema = Schema {
         "ccd_tolerance",
         "sdf_iterations",
         "sdf_initpoints",
-        "cone",
         "jacobian",
-        "impratio",
         "apirate",
         "magnetic",
         "o_margin",
@@ -278,7 +291,7 @@ pub(super) const OPTION: Schema = Schema {
 };
 /// MuJoCo solver settings that have no counterpart in cenic (noted in a
 /// warning when present): the first entries of [`OPTION`]'s ignored list.
-pub(super) const OPTION_SOLVER: &[&str] = OPTION.ignored.split_at(15).0;
+pub(super) const OPTION_SOLVER: &[&str] = OPTION.ignored.split_at(12).0;
 pub(super) const BODY: Schema = Schema {
     supported: &["name", "pos", "childclass", "mocap", "gravcomp", "quat", "axisangle", "euler", "xyaxes", "zaxis"],
     ignored: &["user", "sleep"],
@@ -311,8 +324,10 @@ pub(super) const JOINT: Schema = Schema {
         "margin",
         "solreflimit",
         "solimplimit",
+        "solreffriction",
+        "solimpfriction",
     ],
-    ignored: &["group", "user", "solreffriction", "solimpfriction"],
+    ignored: &["group", "user"],
 };
 pub(super) const FREEJOINT: Schema = Schema { supported: &["name", "align"], ignored: &["group"] };
 pub(super) const GEOM: Schema = Schema {
@@ -347,8 +362,9 @@ pub(super) const GEOM: Schema = Schema {
         "dissipation",
         "friction_dynamic",
         "fluidshape",
+        "solmix",
     ],
-    ignored: &["group", "material", "rgba", "user", "solmix", "fluidcoef"],
+    ignored: &["group", "material", "rgba", "user", "fluidcoef"],
 };
 pub(super) const SITE: Schema = Schema {
     supported: &["name", "class", "type", "size", "fromto", "pos", "quat", "axisangle", "euler", "xyaxes", "zaxis"],

@@ -1,0 +1,104 @@
+//! MuJoCo's soft constraints in the ICF builder (models with
+//! [`Semantics::MuJoCo`](crate::model::Semantics::MuJoCo)): the D = 1/R,
+//! B and K·d·x of each constraint row as MuJoCo's `mj_diagApprox` and
+//! `mj_makeImpedance` compute them, from the model's effective masses
+//! (`body_invweight0`, `dof_invweight0`, `tendon_invweight0`). The rows
+//! themselves ([`SoftRow`], [`SoftContact`]) are described in
+//! [`super::problem`].
+
+use super::builder::MaterialScale;
+use super::problem::{SoftContact, SoftRow};
+use crate::collision::Contact;
+use crate::math::{Real, Vec3};
+use crate::model::soft::{Softness, regulariser};
+use crate::model::{Model, SoftMaterial};
+
+/// The soft contact of `c` with MuJoCo parameters `s` (the pair's,
+/// [`SoftMaterial::combine`]). `scale` multiplies D (stiffness), B
+/// (dissipation) and the friction (mu_static); `mass_scale` is the world's
+/// mass multiplier, which scales D as it scales the effective masses.
+pub(super) fn soft_contact<T: Real>(
+    model: &Model,
+    c: &Contact<T>,
+    s: &SoftMaterial,
+    scale: &MaterialScale<T>,
+    mass_scale: T,
+) -> SoftContact<T> {
+    let opt = &model.options;
+    let law = Softness { solref: s.solref, solimp: s.solimp }.soft_law(refsafe_step(model), false);
+    // MuJoCo excludes a contact within its gap: it acts once φ < margin − gap.
+    let x = c.dist - T::c(s.margin - s.gap);
+    let (imp, kpos) = law.at(x);
+    let tran: f64 = c.body.iter().map(|&b| model.bodies[b].invweight0[0]).sum();
+    let frictional = s.condim > 1;
+    let f = [s.friction[0], s.friction[1]];
+    let d = if frictional {
+        // Pyramid edges: Â = tran·(1 + μ²) for the first edge; R1 = R0/impratio
+        // sets the regularised cone μ_r = μ·√(R1/R0), and every edge gets
+        // R_py = 2·μ_r²·R0 (MuJoCo's `mj_makeImpedance`).
+        let r0 = regulariser(imp, T::c(tran * (1.0 + f[0] * f[0])));
+        let mu_r2 = T::c(f[0] * f[0] / opt.impratio.max(crate::model::soft::MIN_VAL));
+        T::one() / (T::c(2.0) * mu_r2 * r0)
+    } else {
+        T::one() / regulariser(imp, T::c(tran))
+    };
+    let active = x < T::zero() && tran > 0.0;
+    let mu = if frictional { f.map(|m| T::c(m) * scale.mu_static) } else { [T::zero(); 2] };
+    SoftContact {
+        d: if active { d * mass_scale * scale.stiffness } else { T::zero() },
+        mu,
+        b: T::c(law.b) * scale.dissipation,
+        kpos,
+        t1: contact_tangent(c.normal),
+        w0: Vec3::zero(),
+        hk: T::zero(),
+    }
+}
+
+/// MuJoCo's first contact tangent for normal `n` (`mju_makeFrame` without a
+/// tangent from the collision): the world y axis, or z when n is within
+/// 60° of y, made orthogonal to n.
+pub(super) fn contact_tangent<T: Real>(n: Vec3<T>) -> Vec3<T> {
+    let y = if n.y.abs().f64() < 0.5 {
+        Vec3::new(T::zero(), T::one(), T::zero())
+    } else {
+        Vec3::new(T::zero(), T::zero(), T::one())
+    };
+    (y - n * n.dot(y)).normalize()
+}
+
+/// Where a soft row stands: its coordinate x = pos − margin (negative
+/// when violated), the violation `norm` its impedance is evaluated at
+/// (|x|, or the norm of a connect or weld violation vector), whether it
+/// acts, and its velocity `vel0` = j·v0.
+pub(super) struct RowState<T> {
+    pub x: T,
+    pub norm: T,
+    pub active: bool,
+    pub vel0: T,
+}
+
+/// A soft row in state `st` with softness `softness` (a friction row, with
+/// no position reference, when `friction`) and diagonal approximation
+/// `diag_a` of its inverse inertia; `mass_scale` scales D as it scales the
+/// effective masses.
+pub(super) fn soft_row<T: Real>(
+    model: &Model,
+    softness: &Softness,
+    friction: bool,
+    st: RowState<T>,
+    diag_a: f64,
+    mass_scale: T,
+) -> SoftRow<T> {
+    let law = softness.soft_law(refsafe_step(model), friction);
+    let (imp, _) = law.at(st.norm);
+    let kpos = T::c(law.k) * imp * st.x;
+    let d = if st.active && diag_a > 0.0 { mass_scale / regulariser(imp, T::c(diag_a)) } else { T::zero() };
+    SoftRow { d, b: T::c(law.b), kpos, vel0: st.vel0, vref: T::zero() }
+}
+
+/// The time step of MuJoCo's safety clamp τ ≥ 2·timestep (0 when the
+/// model's `refsafe` flag is off).
+fn refsafe_step(model: &Model) -> f64 {
+    if model.options.flags.refsafe { model.options.timestep } else { 0.0 }
+}
