@@ -103,7 +103,7 @@ def run(xml, qpos, qvel, duration, sample_dt):
 
 def ball_drop(dt, condim):
     xml = BALL.format(dt=dt, condim=condim)
-    traj, q, v = run(xml, [0, 0, 0.6, 1, 0, 0, 0], [0] * 6, 1.5, 0.002)
+    traj, q, v = run(xml, [0, 0, 0.6, 1, 0, 0, 0], [0] * 6, 1.5, 0.01)
     z = q[:, 2]
     pen = 0.1 - z
     first = int(np.argmax(pen > 0))
