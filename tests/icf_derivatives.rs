@@ -21,7 +21,7 @@ use cenic::icf::IcfProblem;
 use cenic::icf::cost::{CostWork, evaluate, line_eval, prepare_line};
 use cenic::math::cholesky_factor;
 use common::Rng;
-use common::icf::{random_problem, scene};
+use common::icf::{random_problem, random_problem_with, scene};
 
 /// A velocity around v0 with a mix of sticking (tiny slip), sliding and
 /// separating contact velocities.
@@ -232,7 +232,7 @@ fn gradient_hessian_and_line_derivatives_match_finite_differences() {
 /// with force ranges (clamped and free) and dry friction.
 const ROWS_MODEL: &str = r#"<mujoco>
   <compiler angle="radian"/>
-  <option><flag contact="disable"/></option>
+  <option semantics="physical"><flag contact="disable"/></option>
   <worldbody>
     <site name="top" pos="0 0 2"/>
     <body name="a" pos="0 0 1">
@@ -332,4 +332,107 @@ fn row_elements_match_finite_differences() {
     );
     assert!(checked >= 30, "too many samples skipped near clamps");
     assert!(free >= 20 && clamped >= 5 && inactive >= 5, "free {free}, clamped {clamped}, inactive {inactive}");
+}
+
+/// The residuals r = d·v − s_ref of every soft row at `v` (contact edges,
+/// limits, rows) and the impulse clamps of the rows, for kink detection and
+/// counting: (residuals, clamped-row residual distances).
+fn soft_residuals(p: &IcfProblem<f64>, v: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let (mut res, mut clamp) = (vec![], vec![]);
+    for c in &p.contacts {
+        let Some(s) = &c.soft else { continue };
+        let x = p.contact_velocity(c, v) - s.w0;
+        let xn = c.normal.dot(x) + s.hk;
+        if s.mu == [0.0, 0.0] {
+            res.push(xn);
+            continue;
+        }
+        let t2 = c.normal.cross(s.t1);
+        for (t, mu) in [(s.t1, s.mu[0]), (t2, s.mu[1])] {
+            res.push(xn + mu * t.dot(x));
+            res.push(xn - mu * t.dot(x));
+        }
+    }
+    for l in &p.limits {
+        if let Some(s) = l.soft.filter(|s| s.d > 0.0) {
+            res.push(l.sign * v[l.dof] - s.vref);
+        }
+    }
+    for r in &p.rows {
+        if let Some(s) = r.soft.filter(|s| s.d > 0.0) {
+            let g = -s.d * (p.row_velocity(r, v) - s.vref);
+            clamp.push((g - p.h * r.lo).abs().min((g - p.h * r.hi).abs()) / s.d);
+        }
+    }
+    (res, clamp)
+}
+
+/// MuJoCo's soft constraints (contacts frictionless and with pyramidal
+/// friction, within a margin and a gap, limits, and the rows of every kind:
+/// equality constraints, tendon limits, dry friction): gradient, Hessian
+/// and line derivatives against finite differences, the Hessian positive
+/// definite.
+#[test]
+fn soft_constraint_terms_match_finite_differences() {
+    let mut model = scene();
+    model.options.semantics = cenic::model::Semantics::MuJoCo;
+    let rows = cenic::model::Model::from_mjcf_str(&ROWS_MODEL.replace(r#"semantics="physical""#, "")).unwrap();
+    assert_eq!(rows.options.semantics, cenic::model::Semantics::MuJoCo);
+    let mut rng = Rng::new(11);
+    let mut work = CostWork::default();
+    let mut builder = cenic::icf::IcfBuilder::new(&rows);
+    let delta = 1e-8;
+    let (mut checked, mut active, mut inactive, mut clamped) = (0, 0, 0, 0);
+    for trial in 0..80 {
+        let h = [1e-3, 5e-3, 2e-2][trial % 3];
+        let p = if trial % 2 == 0 {
+            random_problem_with(&model, &mut rng, h, trial % 4 == 0, true).0
+        } else {
+            let mut data = cenic::dynamics::Data::<f64>::new(&rows);
+            for (k, x) in data.q.iter_mut().enumerate() {
+                *x = rows.qpos0[k] + 0.2 * rng.normal();
+            }
+            cenic::dynamics::normalize_quaternions(&rows, &mut data.q);
+            data.v.iter_mut().for_each(|v| *v = rng.normal());
+            for stage in [cenic::dynamics::kinematics, cenic::dynamics::velocities, cenic::dynamics::transmissions] {
+                stage(&rows, &mut data);
+            }
+            cenic::dynamics::mass_matrix(&rows, &mut data);
+            cenic::dynamics::bias_forces(&rows, &mut data);
+            cenic::dynamics::passive_forces(&rows, &mut data);
+            let ctrl = [rng.range(-0.5, 0.5), rng.range(0.0, 1.0), rng.range(-1.0, 1.0)];
+            let act = cenic::icf::Actuation { ctrl: &ctrl, target_velocity: &[], applied: &[] };
+            let mut p = IcfProblem::new(rows.nv);
+            builder.build(&rows, &data, &[], act, &cenic::icf::MaterialScale::default(), &mut p);
+            p.set_time_step(h);
+            p
+        };
+        let v = random_velocity(&p, &mut rng, [1e-3, 0.1, 1.0][trial % 3]);
+        let near = |v: &[f64]| {
+            let (res, clamp) = soft_residuals(&p, v);
+            res.iter().chain(&clamp).any(|r| r.abs() < 1e-5)
+        };
+        if near(&v) {
+            continue;
+        }
+        let (res, clamp) = soft_residuals(&p, &v);
+        active += res.iter().filter(|r| **r < 0.0).count();
+        inactive += res.iter().filter(|r| **r > 0.0).count();
+        clamped += p
+            .rows
+            .iter()
+            .filter(|r| r.soft.is_some_and(|s| s.d > 0.0 && r.lo.is_finite()))
+            .filter(|r| {
+                let s = r.soft.unwrap();
+                let g = -s.d * (p.row_velocity(r, &v) - s.vref);
+                g > p.h * r.hi || g < p.h * r.lo
+            })
+            .count();
+        assert!(p.contacts.iter().all(|c| c.soft.is_some()) && p.limits.iter().all(|l| l.soft.is_some()));
+        assert!(!clamp.is_empty() || !p.contacts.is_empty());
+        checked += 1;
+        check_derivatives(&p, &v, &mut rng, &mut work, delta, trial, &[0.0, 0.5, 1.0], &near);
+    }
+    eprintln!("soft: checked {checked} problems; rows active {active}, inactive {inactive}; rows clamped {clamped}");
+    assert!(checked >= 60 && active >= 50 && inactive >= 50 && clamped >= 5);
 }

@@ -1,4 +1,5 @@
-//! Issue 11, item 1: joint limits behave as a physical stop from any state,
+//! Joint limits under cenic's physical semantics (MuJoCo's: see
+//! `tests/mujoco_semantics.rs`) behave as a physical stop from any state,
 //! including one that starts violated. A violated limit is a spring
 //! (`model::soft`): restoring it may release at most the spring's
 //! potential U(r0) = ∫₀^r0 F(r) dr as kinetic energy, never more, under
@@ -7,7 +8,7 @@
 mod common;
 
 use cenic::integrator::{CenicParams, Mode, World};
-use cenic::model::{JointKind, Model};
+use cenic::model::{JointKind, Model, Semantics};
 use cenic::zoo;
 use std::sync::Arc;
 
@@ -70,11 +71,12 @@ fn modes() -> Vec<(&'static str, Mode)> {
 #[test]
 fn violated_limit_releases_no_more_than_its_potential() {
     let model = Arc::new(
-        Model::from_mjcf_str(
+        Model::from_mjcf_str_as(
             r#"<mujoco><option gravity="0 0 0" timestep="0.002"/>
             <worldbody><body><joint name="hinge" type="hinge" axis="0 1 0" range="0 90"
                 solreflimit="0.05 0.2" solimplimit="0.8 0.95 0.2 0.5 2"/>
               <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.03" mass="1"/></body></worldbody></mujoco>"#,
+            Semantics::Physical,
         )
         .unwrap(),
     );
@@ -97,7 +99,7 @@ fn violated_limit_releases_no_more_than_its_potential() {
 #[test]
 fn humanoid_with_violated_knees_gains_no_energy() {
     let Some(path) = common::shared_file("models/gymnasium/humanoid.xml") else { return };
-    let mut model = Model::from_mjcf_file(&path).unwrap();
+    let mut model = Model::from_mjcf_file_as(&path, Semantics::Physical).unwrap();
     model.options.gravity = [0.0; 3];
     for g in model.geoms.iter_mut() {
         g.contype = 0;

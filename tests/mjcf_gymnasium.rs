@@ -5,7 +5,7 @@
 mod common;
 mod mujoco_fixture;
 
-use cenic::model::{ActuatorKind, GeomKind, JointKind, Model};
+use cenic::model::{ActuatorKind, GeomKind, JointKind, Model, Semantics, SoftMaterial};
 use mujoco_fixture as fx;
 
 const GYM: [&str; 8] =
@@ -154,15 +154,27 @@ fn gymnasium_models_match_mujoco() {
 fn gymnasium_warnings_are_the_expected_ones() {
     // Every MuJoCo setting without a cenic counterpart is reported.
     let Some(h) = load_gym("humanoid") else { return };
+    assert_eq!(h.options.semantics, Semantics::MuJoCo, "gymnasium models get MuJoCo's semantics");
     let all = h.warnings.join("\n");
     assert!(all.contains("integrator=\"RK4\"") && all.contains("solver=\"PGS\""), "{all}");
-    assert!(all.contains("condim=\"1\"") && all.contains("'right_foot'"), "{all}");
-    // The humanoid's limbs keep friction 1 against the condim-3 floor (MuJoCo uses condim 3 there).
+    // MuJoCo's semantics combine condim per pair: no warning, the limbs keep
+    // their friction against the condim-3 floor.
+    assert!(!all.contains("condim=\"1\""), "{all}");
     let foot = h.geom_id("right_foot").unwrap();
+    let floor = h.geom_id("floor").unwrap();
+    let pair = SoftMaterial::combine(&h.geoms[foot].material.soft.unwrap(), &h.geoms[floor].material.soft.unwrap());
+    assert_eq!((pair.condim, pair.friction[0]), (3, 1.0));
+    // With cenic's physical law, friction is per geom: the humanoid's limbs
+    // keep friction 1 against the condim-3 floor (MuJoCo uses condim 3
+    // there), with a warning that says so.
+    let Some(dir) = common::shared_file("models/gymnasium") else { return };
+    let h = Model::from_mjcf_file_as(dir.join("humanoid.xml"), Semantics::Physical).unwrap();
+    let all = h.warnings.join("\n");
+    assert!(all.contains("condim=\"1\"") && all.contains("'right_foot'"), "{all}");
     assert_eq!(h.geoms[foot].material.mu_static, 1.0);
     // Frictionless where every partner is frictionless too: pusher's condim-1 arm touches nothing
     // with condim 3 (its collidable geoms all have condim 1).
-    let Some(p) = load_gym("pusher") else { return };
+    let p = Model::from_mjcf_file_as(dir.join("pusher.xml"), Semantics::Physical).unwrap();
     for g in &p.geoms {
         assert_eq!(g.material.mu_static, 0.0, "pusher geom '{}'", g.name);
     }

@@ -166,3 +166,73 @@ fn box_tips_over_as_in_mujoco() {
         assert!(worst < tol, "{name}: {worst} m");
     }
 }
+
+/// MuJoCo corrects the reference of connect and weld rows by J̇·v, the
+/// velocity-product part of the violation's acceleration (its Jdot
+/// correction); cenic's rows carry it in `SoftRow::kpos`. Checked against
+/// central differences of the rows' rates J(q)·v along q̇ = v, on a
+/// four-bar loop (connect) and a box welded to an arm (weld).
+#[test]
+fn connect_and_weld_rows_carry_jdot_v() {
+    use cenic::dynamics::{self, Data};
+    use cenic::icf::{Actuation, IcfBuilder, IcfProblem, MaterialScale};
+    let xml = r#"<mujoco><compiler angle="radian"/><option><flag contact="disable"/></option>
+      <worldbody>
+        <body name="crank" pos="0 0 1"><joint axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0.1 0 0" size="0.02"/>
+          <body name="coupler" pos="0.1 0 0"><joint axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0 0 0.4" size="0.02"/>
+            <body name="rocker" pos="0 0 0.4"><joint axis="0 1 0"/><geom type="capsule" fromto="0 0 0 -0.3 0 0" size="0.02"/></body>
+          </body></body>
+        <body name="arm" pos="1 0 1"><joint axis="1 0 0"/><joint axis="0 0 1"/><geom type="capsule" fromto="0 0 0 0 0.3 0" size="0.02"/></body>
+        <body name="box" pos="1 0.35 1" euler="0.1 0 0.2"><freejoint/><geom type="box" size="0.05 0.05 0.05"/></body>
+      </worldbody>
+      <equality><connect body1="rocker" anchor="-0.3 0 0"/><weld body1="box" body2="arm" torquescale="2"/></equality>
+    </mujoco>"#;
+    let model = Model::from_mjcf_str(xml).unwrap();
+    let rows = |q: &[f64], v: &[f64]| {
+        let mut data = Data::<f64>::new(&model);
+        data.q.copy_from_slice(q);
+        data.v.copy_from_slice(v);
+        dynamics::kinematics(&model, &mut data);
+        dynamics::velocities(&model, &mut data);
+        dynamics::transmissions(&model, &mut data);
+        dynamics::mass_matrix(&model, &mut data);
+        dynamics::bias_forces(&model, &mut data);
+        dynamics::passive_forces(&model, &mut data);
+        let mut p = IcfProblem::new(model.nv);
+        let act = Actuation { ctrl: &[], target_velocity: &[], applied: &[] };
+        IcfBuilder::new(&model).build(&model, &data, &[], act, &MaterialScale::default(), &mut p);
+        p
+    };
+    let mut q = model.qpos0.clone();
+    let v: Vec<f64> = (0..model.nv).map(|k| [0.8, -1.3, 2.1, 0.7, -1.1, 0.4, 0.3, -0.2, 1.5, -0.9, 0.6][k]).collect();
+    q[0] += 0.3;
+    q[3] -= 0.2;
+    let p = rows(&q, &v);
+    assert_eq!(p.rows.len(), 9);
+    let eq = &model.equalities;
+    let timestep = model.options.timestep;
+    let eps = 1e-6;
+    let advance = |s: f64| {
+        let mut qs = q.clone();
+        dynamics::integrate_q(&model, &mut qs, &v, s);
+        rows(&qs, &v)
+    };
+    let (pp, pm) = (advance(eps), advance(-eps));
+    let mut largest: f64 = 0.0;
+    for (i, r) in p.rows.iter().enumerate() {
+        let (e, k) = if i < 3 { (0, 0) } else if i < 6 { (1, 0) } else { (1, 1) };
+        let norm: f64 = if i < 3 {
+            p.rows[..3].iter().map(|r| r.pos * r.pos).sum::<f64>().sqrt()
+        } else {
+            p.rows[3..].iter().map(|r| r.pos * r.pos).sum::<f64>().sqrt()
+        };
+        let law = eq[e].softness.soft_law(timestep, false);
+        let (imp, _) = law.at(norm);
+        let soft = r.soft.unwrap();
+        let jdot_v = soft.kpos - law.k * imp * r.pos;
+        let fd = (pp.row_velocity(&pp.rows[i], &v) - pm.row_velocity(&pm.rows[i], &v)) / (2.0 * eps);
+        assert!((jdot_v - fd).abs() < 1e-5 * (1.0 + fd.abs()), "row {i} (kind {k}): J̇v {jdot_v} vs fd {fd}");
+        largest = largest.max(fd.abs());
+    }
+    assert!(largest > 0.1, "the state should have sizeable J̇v terms, largest {largest}");
+}

@@ -11,6 +11,12 @@
 //! ℓ(v) = ½ vᵀ A v − rᵀ v + Σ_contacts ℓ_c(J_c v) + Σ_gains ℓ_a + Σ_limits ℓ_l + Σ_rows ℓ_r(j·v),
 //! with A = M + hD and r = A v0 − h k.
 //!
+//! Under MuJoCo's semantics ([`crate::model::Semantics::MuJoCo`]) contacts,
+//! limits and rows are MuJoCo's soft constraints instead ([`SoftRow`],
+//! [`SoftContact`]): each row's cost is ½·D·(j·v − s_ref)², h² times
+//! MuJoCo's constraint cost, so a fixed step of MuJoCo's size solves the
+//! convex problem of MuJoCo's own step.
+//!
 //! Departure from DESIGN.md: the normal impulse uses the signed elastic force
 //! fe0 = −k φ0 (so a pair reported inside the margin, φ0 > 0, pushes only
 //! once the predicted gap φ0 + h vn closes); the clamp max(0, ·) applies to

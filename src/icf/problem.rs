@@ -67,12 +67,27 @@ pub struct SoftContact<T> {
     pub b: T,
     /// K·d·(φ0 − margin + gap) (m/s²).
     pub kpos: T,
+    /// margin − gap (m): the contact acts once φ is below it.
+    pub reach: T,
     /// First tangent of MuJoCo's contact frame (unit; the second is n × t1).
     pub t1: Vec3<T>,
     /// (1 − h·B)·J v0 (m/s; set by `set_time_step`).
     pub w0: Vec3<T>,
     /// h·K·d·(φ0 − margin + gap) (m/s; set by `set_time_step`).
     pub hk: T,
+}
+
+impl<T: Real> ContactConstraint<T> {
+    /// How far the contact is from acting at q0 (m; negative once it
+    /// acts): φ0 for the Hunt–Crossley law, φ0 − (margin − gap) for
+    /// MuJoCo's soft contact. Contact events happen where it crosses 0.
+    #[inline]
+    pub fn activation_gap(&self) -> T {
+        match &self.soft {
+            Some(s) => self.phi0 - s.reach,
+            None => self.phi0,
+        }
+    }
 }
 
 /// A compliant point contact. `vc = J v` is the velocity of body B relative

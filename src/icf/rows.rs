@@ -194,22 +194,27 @@ impl IcfBuilder {
         let nv = model.nv;
         let mujoco = model.options.semantics == Semantics::MuJoCo;
         for eq in model.equalities.iter().filter(|e| e.active) {
-            // MuJoCo's soft row for violation e, impedance at `norm`, inverse inertia row kind k.
-            let soft = |problem: &IcfProblem<T>, start: usize, e: T, norm: T, k: usize| {
+            // MuJoCo's soft row for violation e, impedance at `norm`, inverse
+            // inertia row kind k, and the row's J̇·v (MuJoCo subtracts it from
+            // the reference of connect and weld rows).
+            let soft = |problem: &IcfProblem<T>, start: usize, e: T, norm: T, k: usize, jdot_v: T| {
                 mujoco.then(|| {
                     let vel0 = pool_velocity(problem, start, &data.v);
                     let st = RowState { x: e, norm, active: true, vel0 };
-                    soft_row(model, &eq.softness, false, st, eq.invweight0[k], data.mass_scale)
+                    let mut row = soft_row(model, &eq.softness, false, st, eq.invweight0[k], data.mass_scale);
+                    row.kpos += jdot_v;
+                    row
                 })
             };
             match eq.kind {
                 EqualityKind::Connect { body, anchor } => {
                     let p = points(data, body, anchor);
                     let e = p[0] - p[1];
+                    let jdv = point_bias_acc(data, body[0], p[0]) - point_bias_acc(data, body[1], p[1]);
                     let (ks, kt, c) = eq.laws[0].stiffness(e.norm());
                     for i in 0..3 {
                         let start = self.point_row(model, data, problem, body, p, |lin, _| lin[i]);
-                        let soft = soft(problem, start, e[i], e.norm(), 0);
+                        let soft = soft(problem, start, e[i], e.norm(), 0, jdv[i]);
                         push_spring(problem, data, start, e[i], [ks, kt, c], soft);
                     }
                 }
@@ -222,10 +227,12 @@ impl IcfBuilder {
                     let ts = T::c(torquescale);
                     let er = (q1c * q0).vec() * ts;
                     let norm = (e.norm2() + er.norm2()).sqrt();
+                    let jdv = point_bias_acc(data, body[0], p[0]) - point_bias_acc(data, body[1], p[1]);
+                    let jdv_rot = weld_rotation_bias_acc(data, body, q0, q1c) * ts;
                     let (ks, kt, c) = eq.laws[0].stiffness(norm);
                     for i in 0..3 {
                         let start = self.point_row(model, data, problem, body, p, |lin, _| lin[i]);
-                        let soft = soft(problem, start, e[i], norm, 0);
+                        let soft = soft(problem, start, e[i], norm, 0, jdv[i]);
                         push_spring(problem, data, start, e[i], [ks, kt, c], soft);
                     }
                     let (ks, kt, c) = eq.laws[1].stiffness(norm);
@@ -237,7 +244,7 @@ impl IcfBuilder {
                             (q1c * w * q0).vec()[i] * half
                         };
                         let start = self.point_row(model, data, problem, body, p, rot);
-                        let soft = soft(problem, start, er[i], norm, 1);
+                        let soft = soft(problem, start, er[i], norm, 1, jdv_rot[i]);
                         push_spring(problem, data, start, er[i], [ks, kt, c], soft);
                     }
                 }
@@ -255,7 +262,7 @@ impl IcfBuilder {
                     }
                     self.finish_row(problem, start);
                     let (ks, kt, c) = eq.laws[0].stiffness(e.abs());
-                    let soft = soft(problem, start, e, e.abs(), 0);
+                    let soft = soft(problem, start, e, e.abs(), 0, T::zero());
                     push_spring(problem, data, start, e, [ks, kt, c], soft);
                 }
                 EqualityKind::Tendon { tendon, polycoef } => {
@@ -273,7 +280,7 @@ impl IcfBuilder {
                     }
                     self.finish_row(problem, start);
                     let (ks, kt, c) = eq.laws[0].stiffness(e.abs());
-                    let soft = soft(problem, start, e, e.abs(), 0);
+                    let soft = soft(problem, start, e, e.abs(), 0, T::zero());
                     push_spring(problem, data, start, e, [ks, kt, c], soft);
                 }
             }
@@ -350,6 +357,32 @@ fn pool_velocity<T: Real>(problem: &IcfProblem<T>, start: usize, v: &[T]) -> T {
         s += problem.row_coef[e] * v[problem.row_dof[e]];
     }
     s
+}
+
+/// The velocity-product acceleration (m/s²) of the point `p` (world) fixed
+/// to `body`: its acceleration at zero generalized acceleration, from the
+/// bias accelerations of [`crate::dynamics::bias_forces`] (which carry the
+/// same gravity offset for every body; it cancels in differences).
+fn point_bias_acc<T: Real>(data: &Data<T>, body: usize, p: Vec3<T>) -> Vec3<T> {
+    let r = p - data.body_ref[body];
+    let (a, v) = (data.cacc[body], data.cvel[body]);
+    a.point_velocity(r) + v.ang.cross(v.point_velocity(r))
+}
+
+/// J̇·v of a weld's orientation rows before `torquescale`: the
+/// velocity-product part of d²/dt² vec(conj(Q1)·Q0), with ė =
+/// ½·vec(conj(Q1)·[0, ω0 − ω1]·Q0) (ω in the world frame) and
+/// Q̇k = ½·[0, ωk]·Qk.
+fn weld_rotation_bias_acc<T: Real>(data: &Data<T>, body: [usize; 2], q0: Quat<T>, q1c: Quat<T>) -> Vec3<T> {
+    let pure = |x: Vec3<T>| Quat::from_array([T::zero(), x.x, x.y, x.z]);
+    let (w0, w1) = (data.cvel[body[0]].ang, data.cvel[body[1]].ang);
+    let (a0, a1) = (data.cacc[body[0]].ang, data.cacc[body[1]].ang);
+    let w = pure(w0 - w1);
+    let half = T::c(0.5);
+    let (l, r) = ((pure(w1) * w).to_array(), (w * pure(w0)).to_array());
+    let dw = [T::zero(), a0.x - a1.x, a0.y - a1.y, a0.z - a1.z];
+    let inner = Quat::from_array(std::array::from_fn(|k| half * (r[k] - l[k]) + dw[k]));
+    (q1c * inner * q0).vec() * half
 }
 
 /// World positions of the anchors of two bodies.

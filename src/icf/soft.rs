@@ -49,6 +49,7 @@ pub(super) fn soft_contact<T: Real>(
         mu,
         b: T::c(law.b) * scale.dissipation,
         kpos,
+        reach: T::c(s.margin - s.gap),
         t1: contact_tangent(c.normal),
         w0: Vec3::zero(),
         hk: T::zero(),

@@ -672,7 +672,9 @@ impl<T: Real> World<T> {
     /// Step bound (s) that lands just short of the first contact event
     /// predicted at the current normal velocities: a constraint with gap
     /// φ0 > 0 closing (vn0 < 0) touches down after φ0/|vn0|, one with
-    /// φ0 < 0 opening lifts off after |φ0|/vn0. The step covers
+    /// φ0 < 0 opening lifts off after |φ0|/vn0 (φ0: the distance from
+    /// acting, [`crate::icf::ContactConstraint::activation_gap`]); joint
+    /// limits likewise where they are reached or left. The step covers
     /// [`EVENT_APPROACH`] of that time, so acceleration cannot carry it past
     /// the event and the event falls at the start of a later step; gaps
     /// within the event tolerance (10⁻³·accuracy, m) count as at the
@@ -681,9 +683,16 @@ impl<T: Real> World<T> {
         let tol = 1e-3 * p.accuracy;
         let mut t = f64::INFINITY;
         for c in &self.sim.problem.contacts {
-            let (phi, vn) = (c.phi0.f64(), c.normal.dot(c.vc0).f64());
+            let (phi, vn) = (c.activation_gap().f64(), c.normal.dot(c.vc0).f64());
             if (phi > tol && vn < 0.0) || (phi < -tol && vn > 0.0) {
                 t = t.min(EVENT_APPROACH * (phi.abs() - tol) / vn.abs());
+            }
+        }
+        // Joint limits: reached where g = sign·(q − q_limit) − margin crosses 0.
+        for l in &self.sim.problem.limits {
+            let (g, rate) = (l.g0.f64(), (l.sign * self.v0[l.dof]).f64());
+            if (g > tol && rate < 0.0) || (g < -tol && rate > 0.0) {
+                t = t.min(EVENT_APPROACH * (g.abs() - tol) / rate.abs());
             }
         }
         t

@@ -1,6 +1,12 @@
-//! MuJoCo's soft-constraint settings (`solref`, `solimp`) as physical
-//! springs: the one mapping used for contact materials (per geom, see
-//! [`super::mjcf`]) and for joint limits (per joint, [`Joint::limit_law`]).
+//! MuJoCo's soft-constraint settings (`solref`, `solimp`), in the two
+//! forms a model can use them ([`super::Semantics`]):
+//! - under MuJoCo's semantics, as MuJoCo itself: [`SoftLaw`] gives each
+//!   constraint row its reference acceleration and, with
+//!   [`regulariser`], the R of MuJoCo's convex problem (used by the ICF
+//!   builder, [`crate::icf`]);
+//! - under the physical semantics, as physical springs (below): the one
+//!   mapping used for contact materials (per geom, see [`super::mjcf`])
+//!   and for joint limits (per joint, [`Joint::limit_law`]).
 //!
 //! MuJoCo's soft constraint obeys a₁ = (1 − d)·a₀ + d·a_ref with
 //! a_ref = −B·v − K·d·r, where r ≥ 0 is the violation, d = d(r) the

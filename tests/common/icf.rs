@@ -8,7 +8,7 @@ use cenic::icf::{Actuation, IcfBuilder, IcfProblem, MaterialScale};
 use cenic::math::Vec3;
 use cenic::model::{
     Actuator, ActuatorKind, BodySpec, GeomKind, GeomSpec, Inertial, JointKind, JointSpec, Material, Model,
-    ModelBuilder, WORLD,
+    ModelBuilder, SoftMaterial, WORLD,
 };
 
 /// A free box on the ground and a two-joint position-servo arm with limits.
@@ -70,6 +70,24 @@ pub fn material(k: f64, d: f64, mus: f64, mud: f64) -> Material {
 
 /// Builds a problem at a random state with hand-made contacts of every kind.
 pub fn random_problem(model: &Model, rng: &mut Rng, h: f64, box_at_rest: bool) -> (IcfProblem<f64>, Data<f64>) {
+    random_problem_with(model, rng, h, box_at_rest, false)
+}
+
+/// MuJoCo's contact parameters for the hand-made contacts: frictional
+/// (condim 3) or frictionless, with a margin and gap.
+fn soft_material(condim: u8, mu: f64, margin: f64, gap: f64) -> Option<SoftMaterial> {
+    Some(SoftMaterial { condim, friction: [mu, 0.8 * mu, 0.0, 0.0, 0.0], margin, gap, ..Default::default() })
+}
+
+/// [`random_problem`], with MuJoCo's soft contacts when `soft` (the model's
+/// semantics decides the limits).
+pub fn random_problem_with(
+    model: &Model,
+    rng: &mut Rng,
+    h: f64,
+    box_at_rest: bool,
+    soft: bool,
+) -> (IcfProblem<f64>, Data<f64>) {
     let mut data = Data::<f64>::new(model);
     // Box slightly penetrating, arm near/over its limits.
     data.q[0..3].copy_from_slice(&[rng.range(-0.1, 0.1), rng.range(-0.1, 0.1), 0.049]);
@@ -103,7 +121,10 @@ pub fn random_problem(model: &Model, rng: &mut Rng, h: f64, box_at_rest: bool) -
             normal: z,
             dist: phis[i],
             feature: [0, i as u32],
-            material: material(1e5, 10.0, 0.6, 0.3),
+            material: Material {
+                soft: if soft { soft_material([3, 3, 1, 3][i], 0.6, [0.0, 1e-3, 0.0, 1e-3][i], [0.0, 5e-4, 0.0, 0.0][i]) } else { None },
+                ..material(1e5, 10.0, 0.6, 0.3)
+            },
         });
     }
     // Arm tip against the box side (both bodies dynamic), tilted normal.
@@ -115,7 +136,10 @@ pub fn random_problem(model: &Model, rng: &mut Rng, h: f64, box_at_rest: bool) -
         normal: n,
         dist: -5e-4,
         feature: [0, 0],
-        material: material(3e4, 0.5, 0.8, 0.5),
+        material: Material {
+            soft: if soft { soft_material(3, 0.8, 0.0, 0.0) } else { None },
+            ..material(3e4, 0.5, 0.8, 0.5)
+        },
     });
     let ctrl = [rng.range(-0.6, 0.6), rng.range(-1.2, 1.2)];
     let vref = [rng.normal(), 0.0];

@@ -119,22 +119,50 @@
 //!   `stiffness` (N/m), `dissipation` (Hunt–Crossley, s/m),
 //!   `friction_dynamic` (the first `friction` value is the static
 //!   coefficient; the dynamic one equals it unless given); on `option`,
-//!   `stiction_tolerance` (m/s).
+//!   `stiction_tolerance` (m/s) and `semantics` (below).
+//!
+//! # Which semantics a model gets
+//! Every model has one [`Semantics`] (`Model::options.semantics`):
+//! - **MuJoCo's** (`<option semantics="mujoco">`, and the default for MJCF
+//!   that does not use cenic's contact attributes): contacts, joint and
+//!   tendon limits, equality constraints and dry friction are MuJoCo's soft
+//!   constraints, with the regulariser R = (1 − d)/d·Â, the impedance d
+//!   from `solimp` and the reference acceleration from `solref` (both
+//!   signs), on MuJoCo's diagonal approximation Â of the constraint-space
+//!   inverse inertia (`body_invweight0`, `dof_invweight0`,
+//!   `tendon_invweight0`); contacts with MuJoCo's pyramidal friction cone
+//!   (condim 1 or 3) and MuJoCo's pair rules (`condim` and `friction` the
+//!   larger of the two geoms', `solref`/`solimp` mixed by `solmix`, the
+//!   higher `priority` wins, `margin` and `gap` the larger; `impratio`).
+//!   A contact acts once φ < margin − gap and a limit once it is within
+//!   its margin, as in MuJoCo. At MuJoCo's own time step the fixed-step
+//!   mode solves MuJoCo's Euler step's convex problem (joint damping is
+//!   implicit in both, but cenic includes it in the contact solve where
+//!   MuJoCo corrects for it after); error control integrates the same
+//!   model in continuous time ([`crate::icf`], `tests/mujoco_semantics.rs`).
+//! - **cenic's physical laws** (`<option semantics="physical">`, and the
+//!   default for MJCF that sets `stiffness`, `dissipation` or
+//!   `friction_dynamic` anywhere, such as the benchmark scenes):
+//!   Hunt–Crossley contacts with static and dynamic friction, limits and
+//!   equality constraints as springs mapped from `solref`/`solimp`
+//!   ([`crate::model::soft`]); see "Contact materials" below.
+//!
+//! [`Model::from_mjcf_file_as`] loads a file with the other semantics.
+//! The baseline integrators (TAMSI, exponential, Runge–Kutta, implicit
+//! Euler) model only the physical laws and refuse MuJoCo's.
 //!
 //! Accepted and ignored (no effect on the simulation): `size`, `visual`,
 //! `statistic`, `custom`, asset `texture`/`material`/`skin`, `camera`,
 //! `light`, and rendering or bookkeeping attributes (`rgba`, `material`,
 //! `group`, `user`, sensor `noise`, …). MuJoCo solver settings (`option
-//! integrator`, `iterations`, `solver`, `tolerance`, `cone`, `impratio`, …)
-//! are accepted with a warning: cenic always uses its own integrator and
-//! contact solver. Joint and tendon limits and equality constraints are
-//! soft springs mapped from `solref`/`solimp` ([`crate::model::soft`]) on
-//! MuJoCo's effective masses (`dof_invweight0`, `tendon_invweight0`,
-//! `body_invweight0`, checked against MuJoCo). Settings cenic does not
-//! model give a warning in [`Model::warnings`]: stiffness on ball and free
-//! joints, geom `priority` and `gap`, condim 4 and 6, unsupported sensor
-//! types. `size nkey` (extra MuJoCo keyframes at qpos0) is ignored: only
-//! `key` elements become keyframes.
+//! integrator`, `iterations`, `solver`, `tolerance`, …) are accepted with
+//! a warning: cenic always uses its own integrator and contact solver;
+//! `cone="elliptic"` warns (the pyramidal cone is used). Settings cenic
+//! does not model give a warning in [`Model::warnings`]: stiffness on ball
+//! and free joints, geom `priority` and `gap` under the physical
+//! semantics, condim 4 and 6 (torsional and rolling friction), unsupported
+//! sensor types. `size nkey` (extra MuJoCo keyframes at qpos0) is ignored:
+//! only `key` elements become keyframes.
 //!
 //! Known differences from MuJoCo: a body whose mass comes from several
 //! geoms gets principal axes from an eigen-decomposition whose axis order
@@ -161,7 +189,7 @@
 //! never a silently different model. Errors found by the builder's
 //! validation are mapped back to the MJCF element they came from.
 //!
-//! # Contact materials from MuJoCo's contact settings
+//! # Contact materials (physical semantics) from MuJoCo's contact settings
 //! When a geom lacks the extension attributes, its [`Material`] is derived
 //! from MuJoCo's `friction`, `condim`, `solref` = (τ, ζ) (default 0.02 s, 1)
 //! and `solimp` d0 (default 0.9):
@@ -241,18 +269,33 @@ impl Model {
         let text = std::fs::read_to_string(path)
             .map_err(|e| ModelError::Io { path: path.display().to_string(), message: e.to_string() })?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        load(&text, &path.display().to_string(), &dir)
+        load(&text, &path.display().to_string(), &dir, None)
     }
     /// Loads a model from MJCF text (errors name the file `"<string>"`; mesh
     /// files are found relative to the current directory).
     pub fn from_mjcf_str(text: &str) -> Result<Model, ModelError> {
-        load(text, "<string>", Path::new(""))
+        load(text, "<string>", Path::new(""), None)
     }
     /// Loads a model from MJCF text that came from `file_name`: errors name
     /// that file, and mesh files are found relative to its folder.
     pub fn from_mjcf_str_named(text: &str, file_name: &str) -> Result<Model, ModelError> {
         let dir = Path::new(file_name).parent().map(Path::to_path_buf).unwrap_or_default();
-        load(text, file_name, &dir)
+        load(text, file_name, &dir, None)
+    }
+    /// [`Model::from_mjcf_file`] with the given constraint semantics, as if
+    /// the file said `<option semantics="…">`: e.g. a model written for
+    /// MuJoCo with cenic's physical laws (its `solref`/`solimp` mapped to
+    /// Hunt–Crossley springs, see the module docs).
+    pub fn from_mjcf_file_as(path: impl AsRef<Path>, semantics: Semantics) -> Result<Model, ModelError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ModelError::Io { path: path.display().to_string(), message: e.to_string() })?;
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        load(&text, &path.display().to_string(), &dir, Some(semantics))
+    }
+    /// [`Model::from_mjcf_str`] with the given constraint semantics.
+    pub fn from_mjcf_str_as(text: &str, semantics: Semantics) -> Result<Model, ModelError> {
+        load(text, "<string>", Path::new(""), Some(semantics))
     }
 }
 
@@ -320,8 +363,8 @@ pub(super) struct Loader<'c, 'a> {
     /// Joints with `springdamper` (time constant s, damping ratio), applied
     /// once the effective masses are known.
     springdampers: Vec<(usize, [f64; 2])>,
-    /// `<option semantics>` when given.
-    semantics: Option<(Semantics, Node<'a, 'a>)>,
+    /// `<option semantics>` when given (with its element), or the caller's choice.
+    semantics: Option<(Semantics, Option<Node<'a, 'a>>)>,
 }
 
 /// What cenic collides instead of unsupported geometry (for error messages).
@@ -331,7 +374,7 @@ pub(super) const GEOM_TYPES: &str =
 /// Top-level sections that are accepted and ignored entirely.
 const IGNORED_SECTIONS: &[&str] = &["size", "visual", "statistic", "custom"];
 
-fn load(text: &str, file: &str, dir: &Path) -> Result<Model, ModelError> {
+fn load(text: &str, file: &str, dir: &Path, semantics: Option<Semantics>) -> Result<Model, ModelError> {
     let (text, map) = include::expand(text, file, dir)?;
     let (text, map) = replicate::expand(text, map, file)?;
     // Every file was parsed on its own first; the spliced text parses too.
@@ -397,6 +440,9 @@ fn load(text: &str, file: &str, dir: &Path) -> Result<Model, ModelError> {
     };
     for node in of("option") {
         l.option(node)?;
+    }
+    if let Some(s) = semantics {
+        l.semantics = Some((s, None));
     }
     for node in of("asset") {
         l.asset(node)?;
@@ -526,8 +572,8 @@ impl<'c, 'a> Loader<'c, 'a> {
             self.b.options.stiction_tolerance = v;
         }
         match el.keyword("semantics", &["mujoco", "physical"])? {
-            Some("mujoco") => self.semantics = Some((Semantics::MuJoCo, node)),
-            Some(_) => self.semantics = Some((Semantics::Physical, node)),
+            Some("mujoco") => self.semantics = Some((Semantics::MuJoCo, Some(node))),
+            Some(_) => self.semantics = Some((Semantics::Physical, Some(node))),
             None => {}
         }
         if let Some(r) = el.real("impratio")? {
@@ -537,7 +583,7 @@ impl<'c, 'a> Loader<'c, 'a> {
             self.b.options.impratio = r;
         }
         if el.keyword("cone", &["pyramidal", "elliptic"])? == Some("elliptic") {
-            self.b.warn("option cone=\"elliptic\": cenic uses MuJoCo's pyramidal cone (4 edges per contact)");
+            self.b.warn("option cone=\"elliptic\": cenic's MuJoCo semantics use the pyramidal cone (4 edges per contact)");
         }
         let solver: Vec<String> =
             xml::OPTION_SOLVER.iter().filter_map(|a| node.attribute(*a).map(|v| format!("{a}=\"{v}\""))).collect();
@@ -793,12 +839,15 @@ impl<'c, 'a> Loader<'c, 'a> {
                 .map(|i| src.geom[i])
                 .or_else(|| uses_physical(&pair_contacts).map(|i| src.pair[i]));
             if let Some(n) = physical {
+                let asked = match node {
+                    Some(o) => format!("<option semantics=\"mujoco\"> ({})", ctx.line_of(o)),
+                    None => "the loader was asked for MuJoCo's semantics".into(),
+                };
                 return Err(ctx.err_node(
                     n,
                     format!(
                         "'stiffness', 'dissipation' and 'friction_dynamic' set cenic's physical contact law, \
-                         but <option semantics=\"mujoco\"> ({}) asks for MuJoCo's: remove one or the other",
-                        ctx.line_of(node)
+                         but {asked}: remove one or the other"
                     ),
                 ));
             }

@@ -224,15 +224,16 @@ fn keyframe_defaults_and_free_joint_reference() {
 
 #[test]
 fn condim_one_is_frictionless_only_among_condim_one_geoms() {
-    let m = load(
-        r#"<mujoco><worldbody>
+    let text = r#"<mujoco><option semantics="SEM"/><worldbody>
           <geom name="floor" type="plane" size="1 1 1" condim="1" friction="0.7"/>
           <body><freejoint/><geom name="a" size="0.1" condim="1" friction="0.8"/></body>
           <body pos="1 0 0"><freejoint/><geom name="b" size="0.1" friction="0.6" contype="2" conaffinity="2"/>
             <geom name="c" size="0.1" pos="0 0 0.3" condim="1" contype="2" conaffinity="2"/></body>
           <body pos="2 0 0"><freejoint/><geom name="d" size="0.1" condim="1" friction="0.9" contype="2" conaffinity="2"/></body>
-        </worldbody></mujoco>"#,
-    );
+        </worldbody></mujoco>"#;
+    // cenic's physical law: friction per geom, so condim 1 means frictionless
+    // only for a geom that can meet condim-1 geoms alone.
+    let m = load(&text.replace("SEM", "physical"));
     let mu = |n: &str| m.geoms[m.geom_id(n).unwrap()].material.mu_static;
     // floor and a can only meet each other; c shares b's body and can meet only d.
     assert_eq!((mu("floor"), mu("a"), mu("c")), (0.0, 0.0, 0.0));
@@ -241,6 +242,13 @@ fn condim_one_is_frictionless_only_among_condim_one_geoms() {
     assert_eq!(mu("d"), 0.9);
     assert_eq!(m.warnings.len(), 1, "{:?}", m.warnings);
     assert!(m.warnings[0].contains("'d'") && m.warnings[0].contains("('b')"), "{}", m.warnings[0]);
+    // MuJoCo's semantics combine per pair: the larger condim and friction.
+    let m = load(&text.replace("SEM", "mujoco"));
+    assert!(m.warnings.is_empty(), "{:?}", m.warnings);
+    let soft = |n: &str| m.geoms[m.geom_id(n).unwrap()].material.soft.unwrap();
+    let pair = |a: &str, b: &str| crate::model::SoftMaterial::combine(&soft(a), &soft(b));
+    assert_eq!((pair("floor", "a").condim, pair("floor", "a").friction[0]), (1, 0.8));
+    assert_eq!((pair("b", "d").condim, pair("b", "d").friction[0]), (3, 0.9));
 }
 
 #[test]
@@ -303,29 +311,30 @@ fn mesh_files_relative_to_meshdir() {
 
 #[test]
 fn unmodelled_settings_warn() {
-    let m = load(
-        r#"<mujoco>
-          <option integrator="implicitfast" cone="elliptic" density="1.2"><flag gravity="disable" warmstart="disable"/></option>
+    let text = r#"<mujoco>
+          <option integrator="implicitfast" cone="elliptic" density="1.2" SEM><flag gravity="disable" warmstart="disable"/></option>
           <worldbody><body>
             <joint name="j" frictionloss="0.1"/>
             <geom name="g" size="0.1" priority="1" gap="0.01" condim="6"/>
             <body pos="0.3 0 0"><joint name="b" type="ball" stiffness="2"/><geom size="0.1"/></body>
           </body></worldbody>
           <sensor><jointpos joint="j"/></sensor>
-        </mujoco>"#,
-    );
-    assert_eq!(m.options.gravity, [0.0; 3]);
-    // Simulated now, no warning: fluid density, joint friction loss, sensors.
-    assert_eq!((m.options.density, m.joints[0].frictionloss, m.nsensordata), (1.2, 0.1, 1));
-    let all = m.warnings.join("\n");
-    for w in [
-        "integrator=\"implicitfast\" cone=\"elliptic\" ignored",
-        "joint 'b': stiffness on a ball joint",
-        "geom 'g': priority",
-        "geom 'g': gap",
-        "'g' (condim 6)",
+        </mujoco>"#;
+    for (semantics, extra) in [
+        ("", &["cone=\"elliptic\": cenic's MuJoCo semantics use the pyramidal cone"][..]),
+        (r#"semantics="physical""#, &["priority and gap act only under MuJoCo's semantics", "'g'"][..]),
     ] {
-        assert!(all.contains(w), "missing warning {w:?} in:\n{all}");
+        let m = load(&text.replace("SEM", semantics));
+        assert_eq!(m.options.gravity, [0.0; 3]);
+        // Simulated now, no warning: fluid density, joint friction loss, sensors.
+        assert_eq!((m.options.density, m.joints[0].frictionloss, m.nsensordata), (1.2, 0.1, 1));
+        let all = m.warnings.join("\n");
+        for w in ["integrator=\"implicitfast\" ignored", "joint 'b': stiffness on a ball joint", "'g' (condim 6)"]
+            .iter()
+            .chain(extra)
+        {
+            assert!(all.contains(w), "{semantics}: missing warning {w:?} in:\n{all}");
+        }
     }
 }
 
