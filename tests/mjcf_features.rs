@@ -575,7 +575,10 @@ fn frictionloss_holds_and_slips_like_coulomb() {
                 (Semantics::MuJoCo, true) => push * r / law.b,
                 _ => 0.0,
             };
-            assert!((v - want_acc * 0.5 - creep).abs() < 1e-4 * (1.0 + 0.1 * creep / 1e-4) + 1e-5, "{semantics:?}, push {push} N: v = {v}, creep {creep}");
+            assert!(
+                (v - want_acc * 0.5 - creep).abs() < 1e-4 * (1.0 + 0.1 * creep / 1e-4) + 1e-5,
+                "{semantics:?}, push {push} N: v = {v}, creep {creep}"
+            );
             assert!((x - 0.5 * want_acc * 0.25).abs() < 5e-4, "{semantics:?}, push {push} N: x = {x}");
         }
     }

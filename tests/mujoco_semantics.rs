@@ -220,7 +220,13 @@ fn connect_and_weld_rows_carry_jdot_v() {
     let (pp, pm) = (advance(eps), advance(-eps));
     let mut largest: f64 = 0.0;
     for (i, r) in p.rows.iter().enumerate() {
-        let (e, k) = if i < 3 { (0, 0) } else if i < 6 { (1, 0) } else { (1, 1) };
+        let (e, k) = if i < 3 {
+            (0, 0)
+        } else if i < 6 {
+            (1, 0)
+        } else {
+            (1, 1)
+        };
         let norm: f64 = if i < 3 {
             p.rows[..3].iter().map(|r| r.pos * r.pos).sum::<f64>().sqrt()
         } else {

@@ -40,7 +40,8 @@ pub struct Parting {
 pub fn compare(task: &Value, physics: &Physics, models: &Path) -> Option<Vec<Parting>> {
     let id = task["id"].as_str().unwrap();
     let (model, builtin) = tasks::make(id, models).ok()?;
-    let columns: Vec<usize> = task["columns"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap() as usize).collect();
+    let columns: Vec<usize> =
+        task["columns"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap() as usize).collect();
     let mut out = vec![];
     for r in task["rollouts"].as_array().unwrap() {
         let batch = CpuBatch::<f64>::new(model.clone(), 1, physics.mode(&model));
@@ -65,7 +66,8 @@ pub fn compare(task: &Value, physics: &Physics, models: &Path) -> Option<Vec<Par
             let ours = env.obs();
             if std::env::var("SIM2SIM_DEBUG").is_ok() && k < 2 {
                 let o = floats(o);
-                let d: Vec<String> = columns.iter().zip(&o).map(|(&c, x)| format!("{:+.4}/{:+.4}", ours[c], x)).collect();
+                let d: Vec<String> =
+                    columns.iter().zip(&o).map(|(&c, x)| format!("{:+.4}/{:+.4}", ours[c], x)).collect();
                 eprintln!("step {k}: {}", d.join(" "));
             }
             let parted = columns.iter().zip(floats(o)).any(|(&c, x)| !((ours[c] as f64 - x).abs() <= PART));

@@ -6,9 +6,9 @@
 //! (exact for spheres, capsules, boxes, cylinders and ellipsoids; the
 //! rotated local vertex box for meshes, the rotated field box for height
 //! fields), inflated on every side by the
-//! geom's own margin `max(Options::margin, Geom::margin)` and a few rounding
-//! units. Since the pair margin ([`super::pair_margin`]) is the larger of the
-//! two geoms' margins, two geoms closer than their pair margin always have
+//! geom's own margin ([`super::geom_bound_margin`]) and a few rounding
+//! units. Since the pair margin ([`super::pair_margin`]) is at most the sum
+//! of the two geoms' margins, two geoms closer than their pair margin always have
 //! overlapping inflated boxes. Planes are infinite: a plane pairs with a
 //! geom when the geom's inflated box reaches below the plane's surface plus
 //! the plane's own margin. Plane–plane pairs are never reported (the narrow
@@ -173,12 +173,6 @@ pub fn brute_force_pairs<T: Real>(model: &Model, data: &Data<T>, extra_margin: f
     out
 }
 
-/// Margin by which geom `g`'s bounding volume is inflated (m).
-#[inline]
-fn geom_margin(model: &Model, g: usize) -> f64 {
-    model.options.margin.max(model.geoms[g].margin)
-}
-
 /// Local bounding box (centre, half-extents; m) of a mesh geom's vertices,
 /// or of a height field ([−r_x, r_x] × [−r_y, r_y] × [−base, elevation]);
 /// zero for other kinds (unused).
@@ -248,7 +242,8 @@ fn geom_aabb<T: Real>(
         GeomKind::Plane => {}
     }
     // Own margin plus a few rounding units of the coordinates.
-    let pad = T::c(geom_margin(model, g) + extra_margin) + T::c(8.0) * T::EPS * (c.abs().max_elem() + e.max_elem());
+    let pad = T::c(super::geom_bound_margin(model, g) + extra_margin)
+        + T::c(8.0) * T::EPS * (c.abs().max_elem() + e.max_elem());
     let e = e + Vec3::splat(pad);
     let (lo, hi) = (c - e, c + e);
     if lo.is_finite() && hi.is_finite() { (lo, hi) } else { (Vec3::splat(T::infinity()), Vec3::splat(-T::infinity())) }
@@ -268,7 +263,7 @@ fn plane_reaches<T: Real>(model: &Model, data: &Data<T>, p: usize, lo: Vec3<T>, 
     let c = (lo + hi) * T::c(0.5);
     let e = (hi - lo) * T::c(0.5);
     let lowest = n.dot(c - data.geom_xpos[p]) - n.abs().dot(e);
-    lowest <= T::c(geom_margin(model, p) + extra)
+    lowest <= T::c(super::geom_bound_margin(model, p) + extra)
 }
 
 /// Spread (variance) of the AABB centres per axis.

@@ -180,14 +180,35 @@ impl<T: Real> Contacts<T> {
     }
 }
 
-/// Contact margin of a geom pair (m): an explicit pair's own margin, else
-/// the larger of the model margin and the two geoms' margins.
+/// Contact margin of a geom pair (m), the distance below which its
+/// contacts are reported: an explicit pair's own margin (plus its gap under
+/// MuJoCo's semantics), else the larger of the model margin and the two
+/// geoms' margins (physical semantics), or the sum of the two geoms'
+/// margins and gaps (MuJoCo's semantics, where a contact acts below the
+/// summed margins and the gaps widen only its detection).
 #[inline]
 pub fn pair_margin(model: &Model, a: usize, b: usize) -> f64 {
+    let mujoco = model.options.semantics == crate::model::Semantics::MuJoCo;
     match model.contact_pair(a, b) {
+        Some(p) if mujoco => p.margin + p.material.soft.map_or(0.0, |s| s.gap),
         Some(p) => p.margin,
+        None if mujoco => model.options.margin.max(geom_bound_margin(model, a) + geom_bound_margin(model, b)),
         None => model.options.margin.max(model.geoms[a].margin).max(model.geoms[b].margin),
     }
+}
+
+/// Margin (m) by which geom `g`'s bounding volume is inflated, so that two
+/// geoms closer than their [`pair_margin`] always have overlapping volumes:
+/// the larger of the model margin and the geom's margin (plus its gap under
+/// MuJoCo's semantics).
+#[inline]
+pub fn geom_bound_margin(model: &Model, g: usize) -> f64 {
+    let geom = &model.geoms[g];
+    let own = match (&geom.material.soft, model.options.semantics) {
+        (Some(s), crate::model::Semantics::MuJoCo) => geom.margin + s.gap,
+        _ => geom.margin,
+    };
+    model.options.margin.max(own)
 }
 
 /// Contact material of a geom pair: an explicit pair's own, else the

@@ -56,7 +56,7 @@ use super::fields::{Layout, element_index};
 use super::kernel::Kernel;
 use super::model::{GpuDims, StructLayout};
 pub use super::names::pair_code;
-use crate::collision::{Contact, PAIR_KINDS, order_pair, pair_kind, pair_margin};
+use crate::collision::{Contact, PAIR_KINDS, geom_bound_margin, order_pair, pair_kind, pair_margin};
 use crate::math::Vec3;
 use crate::model::{GeomKind, Material, Model};
 use bytemuck::{Pod, Zeroable};
@@ -118,7 +118,7 @@ pub struct GpuCollisionPair {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct GpuCollisionGeom {
-    /// Bounding-volume margin `max(Options::margin, Geom::margin)` (m).
+    /// Bounding-volume margin ([`geom_bound_margin`], m).
     pub margin: f32,
     /// Mesh geoms: largest vertex distance from the geom origin (m);
     /// height fields: their bounding radius.
@@ -288,9 +288,9 @@ type PackedMeshes = (Vec<GpuCollisionGeom>, Vec<[f32; 4]>, Vec<GpuMeshPolygon>, 
 fn pack_geoms(model: &Model) -> PackedMeshes {
     let mut geoms = Vec::with_capacity(model.geoms.len());
     let (mut verts, mut polys, mut loops) = (Vec::new(), Vec::new(), Vec::new());
-    for g in &model.geoms {
+    for (gi, g) in model.geoms.iter().enumerate() {
         let mut cg = GpuCollisionGeom {
-            margin: model.options.margin.max(g.margin) as f32,
+            margin: geom_bound_margin(model, gi) as f32,
             mesh_radius: 0.0,
             vert_adr: 0,
             vert_num: 0,

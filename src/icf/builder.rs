@@ -221,7 +221,7 @@ impl IcfBuilder {
                 }
             }
             let mat = &c.material;
-            let soft = mat.soft.as_ref().map(|s| soft_contact(model, c, s, materials, data.mass_scale));
+            let soft = mat.soft.as_ref().map(|s| soft_contact(model, data, c, s, materials, data.mass_scale));
             let mut con = ContactConstraint {
                 phi0: c.dist,
                 normal: c.normal,

@@ -57,30 +57,30 @@ impl<T: Real> SoftRow<T> {
 /// [`SoftRow`] with the same D, B and K·d·x (MuJoCo's `mj_makeImpedance`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SoftContact<T> {
-    /// D = 1/R of each row (kg); 0 when the pair is within its gap (MuJoCo
-    /// excludes such contacts).
+    /// D = 1/R of each row (kg); 0 when the pair is farther apart than its
+    /// margin (MuJoCo excludes such contacts).
     pub d: T,
     /// Friction slopes μ of the pyramid's edges along t1 and t2
     /// (dimensionless); [0, 0] for a frictionless contact.
     pub mu: [T; 2],
     /// B (1/s).
     pub b: T,
-    /// K·d·(φ0 − margin + gap) (m/s²).
+    /// K·d·(φ0 − margin) (m/s²).
     pub kpos: T,
-    /// margin − gap (m): the contact acts once φ is below it.
+    /// The pair's margin (m): the contact acts once φ is below it.
     pub reach: T,
     /// First tangent of MuJoCo's contact frame (unit; the second is n × t1).
     pub t1: Vec3<T>,
     /// (1 − h·B)·J v0 (m/s; set by `set_time_step`).
     pub w0: Vec3<T>,
-    /// h·K·d·(φ0 − margin + gap) (m/s; set by `set_time_step`).
+    /// h·K·d·(φ0 − margin) (m/s; set by `set_time_step`).
     pub hk: T,
 }
 
 impl<T: Real> ContactConstraint<T> {
     /// How far the contact is from acting at q0 (m; negative once it
-    /// acts): φ0 for the Hunt–Crossley law, φ0 − (margin − gap) for
-    /// MuJoCo's soft contact. Contact events happen where it crosses 0.
+    /// acts): φ0 for the Hunt–Crossley law, φ0 − margin for MuJoCo's soft
+    /// contact. Contact events happen where it crosses 0.
     #[inline]
     pub fn activation_gap(&self) -> T {
         match &self.soft {

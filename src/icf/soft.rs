@@ -9,9 +9,10 @@
 use super::builder::MaterialScale;
 use super::problem::{SoftContact, SoftRow};
 use crate::collision::Contact;
+use crate::dynamics::Data;
 use crate::math::{Real, Vec3};
 use crate::model::soft::{Softness, regulariser};
-use crate::model::{Model, SoftMaterial};
+use crate::model::{GeomKind, Model, SoftMaterial};
 
 /// The soft contact of `c` with MuJoCo parameters `s` (the pair's,
 /// [`SoftMaterial::combine`]). `scale` multiplies D (stiffness), B
@@ -19,6 +20,7 @@ use crate::model::{Model, SoftMaterial};
 /// mass multiplier, which scales D as it scales the effective masses.
 pub(super) fn soft_contact<T: Real>(
     model: &Model,
+    data: &Data<T>,
     c: &Contact<T>,
     s: &SoftMaterial,
     scale: &MaterialScale<T>,
@@ -26,8 +28,9 @@ pub(super) fn soft_contact<T: Real>(
 ) -> SoftContact<T> {
     let opt = &model.options;
     let law = Softness { solref: s.solref, solimp: s.solimp }.soft_law(refsafe_step(model), false);
-    // MuJoCo excludes a contact within its gap: it acts once φ < margin − gap.
-    let x = c.dist - T::c(s.margin - s.gap);
+    // MuJoCo 4: a contact acts once φ < margin; beyond, within the gap, it
+    // is only detected.
+    let x = c.dist - T::c(s.margin);
     let (imp, kpos) = law.at(x);
     let tran: f64 = c.body.iter().map(|&b| model.bodies[b].invweight0[0]).sum();
     let frictional = s.condim > 1;
@@ -49,17 +52,29 @@ pub(super) fn soft_contact<T: Real>(
         mu,
         b: T::c(law.b) * scale.dissipation,
         kpos,
-        reach: T::c(s.margin - s.gap),
-        t1: contact_tangent(c.normal),
+        reach: T::c(s.margin),
+        t1: contact_tangent(model, data, c),
         w0: Vec3::zero(),
         hk: T::zero(),
     }
 }
 
-/// MuJoCo's first contact tangent for normal `n` (`mju_makeFrame` without a
-/// tangent from the collision): the world y axis, or z when n is within
-/// 60° of y, made orthogonal to n.
-pub(super) fn contact_tangent<T: Real>(n: Vec3<T>) -> Vec3<T> {
+/// MuJoCo's first contact tangent (`mju_makeFrame`), which orients the
+/// friction pyramid: the capsule's axis for a plane–capsule contact (the
+/// one pair whose collision routine gives a tangent), else the world y
+/// axis, or z when the normal is within 60° of y; made orthogonal to the
+/// normal. A capsule standing on the plane (axis within 0.06° of the
+/// normal) takes the default, where MuJoCo's frame is ill-defined.
+pub(super) fn contact_tangent<T: Real>(model: &Model, data: &Data<T>, c: &Contact<T>) -> Vec3<T> {
+    let n = c.normal;
+    let [a, b] = c.geom.map(|g| model.geoms[g].kind);
+    if (a, b) == (GeomKind::Plane, GeomKind::Capsule) {
+        let axis = data.geom_xmat[c.geom[1]].col(2);
+        let t = axis - n * n.dot(axis);
+        if t.norm2().f64() > 1e-6 {
+            return t.normalize();
+        }
+    }
     let y = if n.y.abs().f64() < 0.5 {
         Vec3::new(T::zero(), T::one(), T::zero())
     } else {

@@ -175,9 +175,11 @@ pub struct SoftMaterial {
     pub condim: u8,
     /// `priority`: the higher of a pair gives the pair's parameters.
     pub priority: i32,
-    /// `margin` (m): contacts act once the distance is below margin − gap.
+    /// `margin` (m): a pair's contacts act once their distance is below
+    /// the sum of its geoms' margins (MuJoCo 4's margin).
     pub margin: f64,
-    /// `gap` (m).
+    /// `gap` (m): a pair's contacts are detected, without acting, up to the
+    /// summed margins plus the summed gaps.
     pub gap: f64,
 }
 
@@ -202,9 +204,9 @@ impl SoftMaterial {
     /// with the higher priority; at equal priority the larger condim and
     /// friction, solref and solimp mixed with the weights
     /// solmix_a/(solmix_a + solmix_b) (the element-wise minimum for direct
-    /// solref), and the larger margin and gap in every case.
+    /// solref); in every case the sums of the margins and of the gaps.
     pub fn combine(a: &SoftMaterial, b: &SoftMaterial) -> SoftMaterial {
-        let (margin, gap) = (a.margin.max(b.margin), a.gap.max(b.gap));
+        let (margin, gap) = (a.margin + b.margin, a.gap + b.gap);
         if a.priority != b.priority {
             let w = if a.priority > b.priority { a } else { b };
             return SoftMaterial { margin, gap, ..*w };

@@ -122,7 +122,11 @@ pub fn random_problem_with(
             dist: phis[i],
             feature: [0, i as u32],
             material: Material {
-                soft: if soft { soft_material([3, 3, 1, 3][i], 0.6, [0.0, 1e-3, 0.0, 1e-3][i], [0.0, 5e-4, 0.0, 0.0][i]) } else { None },
+                soft: if soft {
+                    soft_material([3, 3, 1, 3][i], 0.6, [0.0, 1e-3, 0.0, 1e-3][i], [0.0, 5e-4, 0.0, 0.0][i])
+                } else {
+                    None
+                },
                 ..material(1e5, 10.0, 0.6, 0.3)
             },
         });

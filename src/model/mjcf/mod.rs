@@ -133,9 +133,10 @@
 //!   `tendon_invweight0`); contacts with MuJoCo's pyramidal friction cone
 //!   (condim 1 or 3) and MuJoCo's pair rules (`condim` and `friction` the
 //!   larger of the two geoms', `solref`/`solimp` mixed by `solmix`, the
-//!   higher `priority` wins, `margin` and `gap` the larger; `impratio`).
-//!   A contact acts once φ < margin − gap and a limit once it is within
-//!   its margin, as in MuJoCo. At MuJoCo's own time step the fixed-step
+//!   higher `priority` wins; `impratio`). As in MuJoCo 4, a pair's margin
+//!   and gap are the sums of its geoms': a contact acts once φ < margin
+//!   (a margin inflates the surfaces) and is detected, without acting, up
+//!   to margin + gap; a limit acts once it is within its margin. At MuJoCo's own time step the fixed-step
 //!   mode solves MuJoCo's Euler step's convex problem (joint damping is
 //!   implicit in both, but cenic includes it in the contact solve where
 //!   MuJoCo corrects for it after); error control integrates the same
@@ -583,7 +584,9 @@ impl<'c, 'a> Loader<'c, 'a> {
             self.b.options.impratio = r;
         }
         if el.keyword("cone", &["pyramidal", "elliptic"])? == Some("elliptic") {
-            self.b.warn("option cone=\"elliptic\": cenic's MuJoCo semantics use the pyramidal cone (4 edges per contact)");
+            self.b.warn(
+                "option cone=\"elliptic\": cenic's MuJoCo semantics use the pyramidal cone (4 edges per contact)",
+            );
         }
         let solver: Vec<String> =
             xml::OPTION_SOLVER.iter().filter_map(|a| node.attribute(*a).map(|v| format!("{a}=\"{v}\""))).collect();
