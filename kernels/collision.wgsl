@@ -241,7 +241,8 @@ fn narrow_phase_item(t: u32, mode: u32) {
             pair.geom,
             pair.body,
             p.feature,
-            vec2u(0u),
+            item.k,
+            0u,
         );
     }
     if (!loop_budget_held()) {
@@ -303,7 +304,7 @@ fn collide_worlds(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgr
         for (var i = 0u; i < manifold_len && total + i < dims.ncon; i++) {
             let p = manifold_points[i];
             contacts[con_at(w, total + i)] =
-                Contact(p.pos, p.dist, p.normal, m.x, m.y, m.z, m.w, 0.0, pair.geom, pair.body, p.feature, vec2u(0u));
+                Contact(p.pos, p.dist, p.normal, m.x, m.y, m.z, m.w, 0.0, pair.geom, pair.body, p.feature, k, 0u);
         }
         total += manifold_len;
     }

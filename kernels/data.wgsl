@@ -175,7 +175,9 @@ struct Contact {
     body: vec2u,
     /// Feature ids (A, B), see collision::ContactPoint::feature.
     feature: vec2u,
-    _pad1: vec2u,
+    /// Index of the pair in collision_pairs.
+    pair: u32,
+    _pad1: u32,
 }
 
 // ---------------------------------------------------------------- model (read only)
@@ -305,16 +307,23 @@ struct CollisionPair {
     kinds: u32,
     /// Pair margin (m), collision::pair_margin rounded to f32; the world's skin is added.
     margin: f32,
-    _pad0: u32,
+    /// 1: MuJoCo's soft contact (soft_*, icf::soft::soft_pair_constants); 0: Hunt–Crossley.
+    soft: u32,
     _pad1: u32,
     /// Combined material (Material::combine, f32): stiffness (N/m; +∞ when
     /// both geoms are rigid), dissipation (s/m), μs, μd.
     material: vec4f,
+    /// Soft contact: K (1/s²), B (1/s), Â (1/kg), the scale of R.
+    soft_law: vec4f,
+    /// Soft contact: solimp's d0, d_max, width (m), midpoint.
+    soft_imp: vec4f,
+    /// Soft contact: friction slopes along t1, t2; solimp's power; the pair's margin (m).
+    soft_more: vec4f,
 }
 
 /// Per-geom collision constants (src/gpu/collision.rs GpuCollisionGeom).
 struct CollisionGeom {
-    /// Bounding-volume margin max(Options::margin, Geom::margin) (m).
+    /// Bounding-volume margin (collision::geom_bound_margin, m).
     margin: f32,
     /// Mesh geoms: bounding radius of the hull about the geom origin (m);
     /// height fields: theirs.
@@ -535,7 +544,12 @@ struct IcfLimitDef {
     imp_width: f32,
     imp_mid: f32,
     imp_power: f32,
-    _pad0: f32,
+    /// 1: MuJoCo's soft limit (the model's semantics): K and B of the
+    /// reference (model::soft::SoftLaw) and the dof's inverse weight Â.
+    soft: u32,
+    soft_k: f32,
+    soft_b: f32,
+    invweight: f32,
 }
 
 /// A contact constraint (icf::ContactConstraint) plus the solver's scratch
@@ -566,7 +580,8 @@ struct IcfContact {
     mu: f32,
     /// Friction regularisation ε (m/s).
     eps: f32,
-    _pad: f32,
+    /// 0: Hunt–Crossley; 1: MuJoCo's soft contact (icf::SoftContact: t1 and soft_*).
+    law: u32,
     /// Solver scratch at the iterate: the impulse γ on B and G = −dγ/dvc (rows).
     impulse: vec3f,
     _pad1: f32,
@@ -576,6 +591,15 @@ struct IcfContact {
     _pad3: f32,
     g2: vec3f,
     _pad4: f32,
+    /// Soft contact: first tangent of MuJoCo's contact frame.
+    t1: vec3f,
+    /// Soft contact: D = 1/R of each row (kg; 0 beyond the margin).
+    soft_d: f32,
+    /// Soft contact: friction slopes of the pyramid's edges along t1, t2.
+    soft_mu: vec2f,
+    /// Soft contact: B (1/s) and K·d·(φ0 − margin) (m/s²).
+    soft_b: f32,
+    soft_kpos: f32,
 }
 
 /// One non-zero Jacobian column of a contact: J[:, dof].
@@ -608,8 +632,14 @@ struct IcfLimit {
     fe0: f32,
     stiffness: f32,
     damping: f32,
+    /// 1: MuJoCo's soft limit (icf::SoftRow): D (0 while not reached), B,
+    /// K·d·g0 and sign·v0.
+    soft: u32,
+    soft_d: f32,
+    soft_b: f32,
+    soft_kpos: f32,
+    soft_vel0: f32,
     _pad0: f32,
-    _pad1: f32,
 }
 
 /// Per-world problem sizes, solver results and flags.

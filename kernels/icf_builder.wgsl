@@ -72,8 +72,21 @@ fn icf_build_world(w: u32) {
             g0 = d.q_limit - qv;
         }
         // The spring scales with the world's masses, so its time scale does not.
-        let s = world_params[w].mass_scale * spring_law_at(d, -g0);
-        icf_limit[limit_at(w, li)] = IcfLimit(d.dof, d.sign, g0, s.x, s.y, s.z, 0.0, 0.0);
+        let ms = world_params[w].mass_scale;
+        let s = ms * spring_law_at(d, -g0);
+        var lim = IcfLimit(d.dof, d.sign, g0, s.x, s.y, s.z, 0u, 0.0, 0.0, 0.0, 0.0, 0.0);
+        if (d.soft != 0u) {
+            // MuJoCo's limit exists once it is reached (g0 < 0): icf::soft::soft_row.
+            let imp = impedance(d, abs(g0)).x;
+            lim.soft = 1u;
+            if (g0 < 0.0 && d.invweight > 0.0) {
+                lim.soft_d = ms / regulariser(imp, d.invweight);
+            }
+            lim.soft_b = d.soft_b;
+            lim.soft_kpos = d.soft_k * imp * g0;
+            lim.soft_vel0 = d.sign * v_get(dof_at(w, d.dof));
+        }
+        icf_limit[limit_at(w, li)] = lim;
     }
     let found = atomicLoad(&contact_count[w]);
     icf_world[w].ncon = min(found, dims.ncon);
@@ -93,12 +106,28 @@ fn spring_law_at(d: IcfLimitDef, r: f32) -> vec3f {
 
 /// model::soft::impedance: MuJoCo's impedance d(r) and dd/dr for r ≥ 0.
 fn impedance(d: IcfLimitDef, r: f32) -> vec2f {
-    let x = r / d.imp_width;
-    if (!(x < 1.0)) {
-        return vec2f(d.imp_dmax, 0.0);
+    return impedance_of(vec4f(d.imp_d0, d.imp_dmax, d.imp_width, d.imp_mid), d.imp_power, r);
+}
+
+/// model::soft::regulariser: MuJoCo's R = max(mjMINVAL, (1 − d)/d·Â).
+fn regulariser(imp: f32, diag: f32) -> f32 {
+    return max((1.0 - imp) * diag / imp, 1e-15);
+}
+
+/// model::soft::impedance for solimp (d0, d_max, width, midpoint) and power.
+fn impedance_of(imp: vec4f, p: f32, r: f32) -> vec2f {
+    let d0 = imp.x;
+    let dmax = imp.y;
+    let width = imp.z;
+    let mid = imp.w;
+    // MuJoCo's flat function: equal ends or no width give the mean, constant.
+    if (d0 == dmax || width <= 1e-15) {
+        return vec2f(0.5 * (d0 + dmax), 0.0);
     }
-    let p = d.imp_power;
-    let mid = d.imp_mid;
+    let x = r / width;
+    if (!(x < 1.0)) {
+        return vec2f(dmax, 0.0);
+    }
     var y = x;
     var dy = 1.0;
     if (p != 1.0) {
@@ -112,11 +141,11 @@ fn impedance(d: IcfLimitDef, r: f32) -> vec2f {
             dy = b * p * pow(1.0 - x, p - 1.0);
         }
     }
-    let imp = d.imp_d0 + y * (d.imp_dmax - d.imp_d0);
-    if (imp < 0.0001 || imp > 0.9999) {
-        return vec2f(clamp(imp, 0.0001, 0.9999), 0.0);
+    let v = d0 + y * (dmax - d0);
+    if (v < 0.0001 || v > 0.9999) {
+        return vec2f(clamp(v, 0.0001, 0.9999), 0.0);
     }
-    return vec2f(imp, dy * (d.imp_dmax - d.imp_d0) / d.imp_width);
+    return vec2f(v, dy * (dmax - d0) / width);
 }
 
 /// One contact constraint: its Jacobian J = J_B(p) − J_A(p) merged over
@@ -182,7 +211,7 @@ fn icf_build_contact(w: u32, slot: u32) {
     let p = world_params[w];
     // The Delassus estimate is of the world's masses, which mass_scale multiplies.
     let wd = (icf_bodies[c.body.x].delassus + icf_bodies[c.body.y].delassus) / p.mass_scale;
-    icf_con[t] = IcfContact(
+    var con = IcfContact(
         c.normal,
         c.dist,
         vc0,
@@ -198,7 +227,7 @@ fn icf_build_contact(w: u32, slot: u32) {
         0.0,
         0.0,
         0.0,
-        0.0,
+        0u,
         vec3f(0.0),
         0.0,
         vec3f(0.0),
@@ -206,8 +235,54 @@ fn icf_build_contact(w: u32, slot: u32) {
         vec3f(0.0),
         0.0,
         vec3f(0.0),
+        0.0,
+        vec3f(0.0),
+        0.0,
+        vec2f(0.0),
+        0.0,
         0.0,
     );
+    let pair = collision_pairs[c.pair];
+    if (pair.soft != 0u) {
+        // MuJoCo's soft contact (icf::soft::soft_contact), replacing the
+        // Hunt–Crossley law and friction.
+        let x = c.dist - pair.soft_more.w;
+        let imp = impedance_of(pair.soft_imp, pair.soft_more.z, abs(x)).x;
+        let d = 1.0 / (pair.soft_law.w * regulariser(imp, pair.soft_law.z));
+        con.law = 1u;
+        con.stiffness = 0.0;
+        con.dissipation = 0.0;
+        con.mu_static = 0.0;
+        con.mu_dynamic = 0.0;
+        if (x < 0.0 && pair.soft_law.z > 0.0) {
+            con.soft_d = d * p.mass_scale * p.stiffness;
+        }
+        con.soft_mu = pair.soft_more.xy * p.mu_static;
+        con.soft_b = pair.soft_law.y * p.dissipation;
+        con.soft_kpos = pair.soft_law.x * imp * x;
+        con.t1 = contact_tangent(w, c, pair.kinds);
+    }
+    icf_con[t] = con;
+}
+
+/// icf::soft::contact_tangent: MuJoCo's first contact tangent, the
+/// capsule's axis for a plane–capsule contact, else the world y axis (z
+/// when the normal is within 60° of y), made orthogonal to the normal.
+fn contact_tangent(w: u32, c: Contact, kinds: u32) -> vec3f {
+    let n = c.normal;
+    if (kinds == PAIR_PLANE_CAPSULE) {
+        let axis = m3_col(unpack9(geom_xmat_get(geom_at(w, c.geom.y))), 2u);
+        let t = axis - n * dot3(n, axis);
+        if (dot3(t, t) > 1e-6) {
+            return t / sqrt(dot3(t, t));
+        }
+    }
+    var y = vec3f(0.0, 0.0, 1.0);
+    if (abs(n.y) < 0.5) {
+        y = vec3f(0.0, 1.0, 0.0);
+    }
+    let t = y - n * dot3(n, y);
+    return t / sqrt(dot3(t, t));
 }
 
 /// For each dof, the Jacobian entries acting on it, in contact order (the

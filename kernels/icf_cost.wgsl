@@ -49,6 +49,9 @@ fn contact_terms(c: IcfContact, hw: f32, vc: vec3f) -> ContactTerms {
 /// contact_terms_with: with `secant`, the friction curvature along the slip
 /// is the secant μn₀/s (see icf::cost::contact_terms_with).
 fn contact_terms_with(c: IcfContact, hw: f32, vc: vec3f, secant: bool) -> ContactTerms {
+    if (c.law == 1u) {
+        return soft_contact_terms(c, hw, vc);
+    }
     let n = c.normal;
     let vn = dot3(n, vc);
     let vt = vc - n * vn;
@@ -65,6 +68,43 @@ fn contact_terms_with(c: IcfContact, hw: f32, vc: vec3f, secant: bool) -> Contac
     }
     let hess = m3_add(m3_scale(proj, mn / s), m3_scale(nn, np.z));
     return ContactTerms(cost, impulse, hess);
+}
+
+/// soft_contact_terms: MuJoCo's soft contact (icf::cost::soft_contact_terms):
+/// Σ over its rows (n, or the pyramid edges n ± μ_k t_k) with residual
+/// r = d·(vc − (1 − hB)·vc0) + h·K·d·x < 0 of ½·D·r², the impulse
+/// −D·r·d and the Hessian D·d dᵀ.
+fn soft_contact_terms(c: IcfContact, hw: f32, vc: vec3f) -> ContactTerms {
+    let n = c.normal;
+    let x = vc - c.vc0 * (1.0 - hw * c.soft_b);
+    let xn = dot3(n, x) + hw * c.soft_kpos;
+    var out = ContactTerms(0.0, vec3f(0.0), M3(vec3f(0.0), vec3f(0.0), vec3f(0.0)));
+    if (c.soft_mu.x == 0.0 && c.soft_mu.y == 0.0) {
+        soft_row_add(&out, c.soft_d, n, xn);
+        return out;
+    }
+    let t2 = cross3(n, c.t1);
+    for (var k = 0u; k < 2u; k++) {
+        var t = c.t1;
+        var mu = c.soft_mu.x;
+        if (k == 1u) {
+            t = t2;
+            mu = c.soft_mu.y;
+        }
+        let y = mu * dot3(t, x);
+        soft_row_add(&out, c.soft_d, n + t * mu, xn + y);
+        soft_row_add(&out, c.soft_d, n - t * mu, xn - y);
+    }
+    return out;
+}
+
+/// Adds one unilateral soft row with direction `d` and residual `r` (acting while r < 0).
+fn soft_row_add(out: ptr<function, ContactTerms>, dd: f32, d: vec3f, r: f32) {
+    if (r < 0.0) {
+        (*out).cost += 0.5 * dd * r * r;
+        (*out).impulse += d * (-dd * r);
+        (*out).hess = m3_add((*out).hess, m3_scale(m3_outer(d, d), dd));
+    }
 }
 
 /// gain_terms: (cost, impulse h·τ, stiffness −d(hτ)/dv) of τ(v) = clamp(−K v + b, −e, e).
@@ -89,7 +129,25 @@ fn gain_terms(g: IcfGain, hw: f32, vd: f32) -> vec3f {
 
 /// limit_terms: (cost, impulse along +sign, −dγ/dvn) of a one-sided limit at dof velocity vd.
 fn limit_terms(l: IcfLimit, hw: f32, vd: f32) -> vec3f {
-    let kappa = hw * l.stiffness + l.damping;
+    if (l.soft != 0u) {
+        // MuJoCo's soft limit (icf::cost::soft_row_terms with bounds [0, ∞)).
+        if (!(l.soft_d > 0.0)) {
+            return vec3f(0.0);
+        }
+        let vref = (1.0 - hw * l.soft_b) * l.soft_vel0 - hw * l.soft_kpos;
+        let r = l.sign * vd - vref;
+        let g = -l.soft_d * r;
+        if (g < 0.0) {
+            return vec3f(0.0);
+        }
+        return vec3f(0.5 * l.soft_d * r * r, g, l.soft_d);
+    }
+    // The damping acts once the limit is reached (not ahead of it).
+    var damping = l.damping;
+    if (l.g0 > 0.0) {
+        damping = 0.0;
+    }
+    let kappa = hw * l.stiffness + damping;
     if (!(kappa > 0.0)) {
         return vec3f(0.0);
     }

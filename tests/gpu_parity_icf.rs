@@ -52,7 +52,8 @@ use cenic::gpu::{BufferSource, Field, GpuDynamics, Readback, Stage};
 use cenic::icf::{Actuation, IcfBuilder, IcfProblem, IcfSolver, MaterialScale, SolverParams, cost};
 use cenic::math::Vec3;
 use cenic::model::{
-    Actuator, ActuatorKind, BodySpec, GeomKind, GeomSpec, Inertial, JointKind, JointSpec, Model, ModelBuilder, WORLD,
+    Actuator, ActuatorKind, BodySpec, GeomKind, GeomSpec, Inertial, JointKind, JointSpec, Model, ModelBuilder,
+    SoftMaterial, WORLD,
 };
 use cenic::scenes;
 use common::Rng;
@@ -179,7 +180,11 @@ fn servo_cases(model: &Model, rng: &mut Rng) -> Vec<WorldCase> {
             }
             let params = random_params(rng);
             let d = data_at(model, &q, &v, params.mass_scale as f32);
-            let mat = common::icf::material(1e5, 10.0, 0.6, 0.3);
+            // Under MuJoCo's semantics the pairs' own materials: the GPU reads
+            // their soft constants from the model's candidate pairs.
+            let soft = model.options.semantics == cenic::model::Semantics::MuJoCo;
+            let pair = |a: usize, b: usize, m| if soft { cenic::collision::pair_material(model, a, b) } else { m };
+            let mat = pair(0, 1, common::icf::material(1e5, 10.0, 0.6, 0.3));
             let mut contacts = vec![];
             let phis = [-1e-3, -2e-4, 0.0, 4e-4];
             for (i, (dx, dy)) in [(-1.0f32, -1.0f32), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)].into_iter().enumerate() {
@@ -200,7 +205,7 @@ fn servo_cases(model: &Model, rng: &mut Rng) -> Vec<WorldCase> {
                 normal: Vec3::new(-0.9, 0.1, 0.3).normalize(),
                 dist: -5e-4,
                 feature: [0, 0],
-                material: common::icf::material(3e4, 0.5, 0.8, 0.5),
+                material: pair(1, 2, common::icf::material(3e4, 0.5, 0.8, 0.5)),
             });
             let found = contacts.len();
             WorldCase {
@@ -420,6 +425,25 @@ fn check_model(name: &str, model: Arc<Model>, cases: &[WorldCase], ncon: usize, 
             lag = lag.max((gc.eps - cc.eps).abs() / eps_scale);
             assert!(lag <= TOL_BUILD, "{ctx_msg} contact {ci}: lagged terms differ by {lag:e}: {gc:?} vs {cc:?}");
             worst.lagged = worst.lagged.max(lag);
+            // MuJoCo's soft contact: D, B, K·d·x, the friction slopes and the tangent.
+            assert_eq!(gc.soft.is_some(), cc.soft.is_some(), "{ctx_msg} contact {ci}: contact law");
+            if let (Some(g), Some(c)) = (gc.soft, cc.soft) {
+                let mut e = (g.t1 - c.t1).norm();
+                for (x, y, floor) in [
+                    (g.d, c.d, 1e-6),
+                    (g.b, c.b, 1e-6),
+                    (g.kpos, c.kpos, 1e-3),
+                    (g.mu[0], c.mu[0], 1e-6),
+                    (g.mu[1], c.mu[1], 1e-6),
+                    (g.hk, c.hk, 1e-6),
+                ] {
+                    assert!(x.is_finite(), "{ctx_msg} contact {ci}: soft term not written");
+                    e = e.max((x - y).abs() / y.abs().max(floor));
+                }
+                let w0 = (g.w0 - c.w0).norm() / c.w0.norm().max(1e-3);
+                assert!(e.max(w0) <= TOL_BUILD, "{ctx_msg} contact {ci}: soft terms differ by {e:e}: {g:?} vs {c:?}");
+                worst.lagged = worst.lagged.max(e);
+            }
         }
         assert_eq!(gp.gains.len(), cp.gains.len());
         for (g, c) in gp.gains.iter().zip(&cp.gains) {
@@ -440,6 +464,21 @@ fn check_model(name: &str, model: Arc<Model>, cases: &[WorldCase], ncon: usize, 
                 .fold(0.0, f32::max);
             assert!(e <= TOL_BUILD, "{ctx_msg}: limit differs by {e:e}: {l:?} vs {c:?}");
             worst.limits = worst.limits.max(e);
+            assert_eq!(l.soft.is_some(), c.soft.is_some(), "{ctx_msg}: limit law");
+            if let (Some(g), Some(c)) = (l.soft, c.soft) {
+                let e = [
+                    (g.d, c.d, 1e-6),
+                    (g.b, c.b, 1e-6),
+                    (g.kpos, c.kpos, 1e-3),
+                    (g.vel0, c.vel0, 1e-3),
+                    (g.vref, c.vref, 1e-3),
+                ]
+                .iter()
+                .map(|(x, y, f)| (x - y).abs() / y.abs().max(*f))
+                .fold(0.0, f32::max);
+                assert!(e <= TOL_BUILD, "{ctx_msg}: soft limit differs by {e:e}: {g:?} vs {c:?}");
+                worst.limits = worst.limits.max(e);
+            }
         }
     }
 
@@ -544,6 +583,39 @@ fn servo_scene_parity() {
     let mut rng = Rng::new(1);
     let cases = servo_cases(&model, &mut rng);
     check_model("servo scene", model, &cases, 8, None);
+}
+
+/// The servo scene under MuJoCo's semantics: soft contacts (pyramidal on
+/// the box, frictionless at the arm's tip, a margin) and soft limits.
+#[test]
+fn servo_scene_mujoco_semantics_parity() {
+    let mut model = servo_scene();
+    model.options.semantics = cenic::model::Semantics::MuJoCo;
+    for (g, condim, margin) in [(0, 3, 0.0), (1, 3, 1e-3), (2, 1, 0.0)] {
+        let soft = SoftMaterial { condim, margin, friction: [0.8, 0.8, 0.0, 0.0, 0.0], ..Default::default() };
+        model.geoms[g].material.soft = Some(soft);
+        model.geoms[g].margin = margin;
+    }
+    let model = Arc::new(model);
+    let mut rng = Rng::new(4);
+    let cases = servo_cases(&model, &mut rng);
+    assert!(cases.iter().any(|c| c.contacts.iter().any(|k| k.material.soft.is_some())));
+    check_model("servo scene (MuJoCo semantics)", model, &cases, 8, None);
+}
+
+/// Gymnasium's ant (MuJoCo's semantics from its MJCF): pyramidal contacts
+/// along the capsule legs, soft hip and ankle limits, states of a fall onto
+/// the floor.
+#[test]
+fn ant_parity() {
+    let Some(path) = common::shared_file("models/gymnasium/ant.xml") else { return };
+    let model = Arc::new(Model::from_mjcf_file(&path).unwrap());
+    assert_eq!(model.options.semantics, cenic::model::Semantics::MuJoCo);
+    let snaps = snapshots(&model, None, 2e-3, 400, 20);
+    let snaps: Vec<_> = snaps.into_iter().skip(4).collect();
+    let mut rng = Rng::new(5);
+    let cases = collision_cases(&model, &snaps, 16, &mut rng);
+    check_model("ant", model, &cases, 16, None);
 }
 
 #[test]

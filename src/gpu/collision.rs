@@ -106,12 +106,22 @@ pub struct GpuCollisionPair {
     pub kinds: u32,
     /// Pair margin (m): [`pair_margin`] rounded to f32 (the world's skin is added on the GPU).
     pub margin: f32,
+    /// 1: the pair's contacts are MuJoCo's soft contacts (the fields
+    /// `soft_*`, [`crate::icf::soft::soft_pair_constants`]); 0: Hunt–Crossley.
+    pub soft: u32,
     /// Padding.
-    pub _pad: [u32; 2],
+    pub _pad: u32,
     /// Combined material ([`Material::combine`]) as f32: stiffness (N/m,
     /// +∞ when both geoms are rigid, as [`GpuContact::from_contact`]),
     /// dissipation (s/m), μs, μd.
     pub material: [f32; 4],
+    /// Soft contact: K (1/s²), B (1/s), Â (1/kg), the scale of R.
+    pub soft_law: [f32; 4],
+    /// Soft contact: solimp's d0, d_max, width (m), midpoint, clamped.
+    pub soft_imp: [f32; 4],
+    /// Soft contact: the edges' friction slopes along t1 and t2, solimp's
+    /// power, the pair's margin (m).
+    pub soft_more: [f32; 4],
 }
 
 /// Per-geom collision constants (WGSL `CollisionGeom`).
@@ -244,7 +254,11 @@ pub fn struct_layouts() -> Vec<StructLayout> {
     vec![
         struct_layout!("CollisionInfo", GpuCollisionInfo, [npair, loop_check]),
         struct_layout!("CollisionPass", GpuCollisionPass, [start, count, write]),
-        struct_layout!("CollisionPair", GpuCollisionPair, [geom, body, kinds, margin, material]),
+        struct_layout!(
+            "CollisionPair",
+            GpuCollisionPair,
+            [geom, body, kinds, margin, soft, material, soft_law, soft_imp, soft_more]
+        ),
         struct_layout!(
             "CollisionGeom",
             GpuCollisionGeom,
@@ -269,17 +283,69 @@ pub fn candidate_pairs(model: &Model) -> Vec<GpuCollisionPair> {
             }
             let (ga, gb) = order_pair(model, a, b);
             let m = Material::combine(&model.geoms[ga].material, &model.geoms[gb].material);
-            out.push(GpuCollisionPair {
+            let body = [model.geoms[ga].body, model.geoms[gb].body];
+            let mut pair = GpuCollisionPair {
                 geom: [ga as u32, gb as u32],
-                body: [model.geoms[ga].body as u32, model.geoms[gb].body as u32],
+                body: body.map(|b| b as u32),
                 kinds: pair_code(model.geoms[ga].kind, model.geoms[gb].kind),
                 margin: pair_margin(model, ga, gb) as f32,
-                _pad: [0; 2],
+                soft: 0,
+                _pad: 0,
                 material: [m.stiffness as f32, m.dissipation as f32, m.mu_static as f32, m.mu_dynamic as f32],
-            });
+                soft_law: [0.0; 4],
+                soft_imp: [0.0; 4],
+                soft_more: [0.0; 4],
+            };
+            if let Some(s) = &m.soft {
+                let k = crate::icf::soft::soft_pair_constants(model, body, s);
+                let [d0, dmax, width, mid, power] = k.law.imp.map(|x| x as f32);
+                pair.soft = 1;
+                pair.soft_law = [k.law.k as f32, k.law.b as f32, k.diag as f32, k.scale as f32];
+                pair.soft_imp = [d0, dmax, width, mid];
+                pair.soft_more = [k.mu[0] as f32, k.mu[1] as f32, power, k.reach as f32];
+            }
+            out.push(pair);
         }
     }
     out
+}
+
+/// The candidate pairs of `model` in a storage buffer (`collision_pairs`),
+/// with one dummy pair when there are none (a buffer may not be empty).
+pub fn pairs_buffer(ctx: &GpuContext, model: &Model) -> Result<StorageBuffer<GpuCollisionPair>, GpuError> {
+    let mut pairs = candidate_pairs(model);
+    if pairs.is_empty() {
+        pairs.push(GpuCollisionPair::zeroed());
+    }
+    StorageBuffer::from_slice(ctx, "collision_pairs", &pairs)
+}
+
+/// The index of each geom pair in [`candidate_pairs`] (for contacts found
+/// on the host, whose pair the ICF builder looks up).
+#[derive(Clone, Debug)]
+pub struct PairIndex {
+    ngeom: usize,
+    index: Vec<u32>,
+}
+
+impl PairIndex {
+    /// The candidate pairs of `model`, indexed by geom pair.
+    pub fn new(model: &Model) -> Self {
+        let ngeom = model.geoms.len();
+        let mut index = vec![u32::MAX; ngeom * ngeom];
+        for (k, p) in candidate_pairs(model).iter().enumerate() {
+            let [a, b] = p.geom.map(|g| g as usize);
+            index[a * ngeom + b] = k as u32;
+            index[b * ngeom + a] = k as u32;
+        }
+        Self { ngeom, index }
+    }
+
+    /// The candidate-pair index of geoms `geom` (`u32::MAX` for a pair the
+    /// GPU never collides).
+    pub fn of(&self, geom: [usize; 2]) -> u32 {
+        self.index[geom[0] * self.ngeom + geom[1]]
+    }
 }
 
 /// Per-geom constants and the packed mesh hulls: (geoms, vertices, polygons, polygon vertex loops).
@@ -706,7 +772,8 @@ impl GpuCollision {
             geom: [junk; 2],
             body: [junk; 2],
             feature: [junk; 2],
-            _pad1: [junk; 2],
+            pair: junk,
+            _pad1: junk,
         };
         self.buffers.contacts.fill(&self.ctx, c)?;
         self.buffers.counts.fill(&self.ctx, junk)?;

@@ -30,13 +30,17 @@ pub struct GpuContact {
     pub body: [u32; 2],
     /// Feature ids (A, B).
     pub feature: [u32; 2],
+    /// Index of the pair in the collision stage's candidate pairs
+    /// (`gpu::collision::candidate_pairs`), whose soft-contact constants
+    /// the ICF builder reads.
+    pub pair: u32,
     /// Padding.
-    pub _pad1: [u32; 2],
+    pub _pad1: u32,
 }
 
 impl GpuContact {
-    /// Packs a CPU contact (f32 path) for upload.
-    pub fn from_contact(c: &Contact<f32>) -> Self {
+    /// Packs a CPU contact (f32 path) of candidate pair `pair` for upload.
+    pub fn from_contact(c: &Contact<f32>, pair: u32) -> Self {
         Self {
             pos: c.pos.to_array(),
             dist: c.dist,
@@ -49,7 +53,8 @@ impl GpuContact {
             geom: [c.geom[0] as u32, c.geom[1] as u32],
             body: [c.body[0] as u32, c.body[1] as u32],
             feature: c.feature,
-            _pad1: [0; 2],
+            pair,
+            _pad1: 0,
         }
     }
 }

@@ -26,10 +26,11 @@ use super::fields::{Layout, element_index};
 use super::kernel::{Kernel, WORKGROUP_SIZE};
 use super::model::{NONE, StructLayout};
 use crate::icf::{
-    ContactConstraint, GainConstraint, IcfProblem, LimitConstraint, SolveError, SolveStats, SolverParams,
+    ContactConstraint, GainConstraint, IcfProblem, LimitConstraint, SoftContact, SoftRow, SolveError, SolveStats,
+    SolverParams,
 };
 use crate::math::Vec3;
-use crate::model::{ActuatorKind, JointKind, Model};
+use crate::model::{ActuatorKind, JointKind, Model, Semantics};
 use bytemuck::{Pod, Zeroable};
 use core::mem::offset_of;
 
@@ -440,8 +441,14 @@ pub struct GpuIcfLimitDef {
     pub imp_mid: f32,
     /// solimp's power.
     pub imp_power: f32,
-    /// Padding.
-    pub _pad: f32,
+    /// 1: MuJoCo's soft limit (the model's semantics), with the fields below.
+    pub soft: u32,
+    /// K of MuJoCo's reference ([`SoftLaw::k`](crate::model::soft::SoftLaw::k), 1/s²).
+    pub soft_k: f32,
+    /// B of MuJoCo's reference (1/s).
+    pub soft_b: f32,
+    /// The dof's inverse weight, MuJoCo's Â (1/(kg·m²) or 1/kg).
+    pub invweight: f32,
 }
 
 /// A contact constraint (WGSL `IcfContact`), twin of [`ContactConstraint`].
@@ -478,14 +485,25 @@ pub struct GpuIcfContact {
     pub mu: f32,
     /// Friction regularisation (m/s).
     pub eps: f32,
-    /// Padding.
-    pub _pad: f32,
+    /// The contact law: 0 Hunt–Crossley, 1 MuJoCo's soft contact (the
+    /// `soft_*` fields and `t1`, [`crate::icf::SoftContact`]).
+    pub law: u32,
     /// Scratch: impulse on B at the iterate (N·s).
     pub impulse: [f32; 3],
     /// Padding.
     pub _pad1: f32,
     /// Scratch: G = −dγ/dvc, rows.
     pub g: [[f32; 4]; 3],
+    /// Soft contact: the first tangent of MuJoCo's contact frame.
+    pub t1: [f32; 3],
+    /// Soft contact: D = 1/R of each row (kg; 0 while beyond the margin).
+    pub soft_d: f32,
+    /// Soft contact: friction slopes of the edges along t1 and t2.
+    pub soft_mu: [f32; 2],
+    /// Soft contact: B (1/s).
+    pub soft_b: f32,
+    /// Soft contact: K·d·(φ0 − margin) (m/s²).
+    pub soft_kpos: f32,
 }
 
 /// One Jacobian column of a contact (WGSL `JacEntry`).
@@ -536,8 +554,18 @@ pub struct GpuIcfLimit {
     pub stiffness: f32,
     /// Damping.
     pub damping: f32,
+    /// 1: MuJoCo's soft limit ([`crate::icf::SoftRow`]: the `soft_*` fields).
+    pub soft: u32,
+    /// Soft limit: D = 1/R (0 while not reached).
+    pub soft_d: f32,
+    /// Soft limit: B (1/s).
+    pub soft_b: f32,
+    /// Soft limit: K·d·g0 (rad/s² or m/s²).
+    pub soft_kpos: f32,
+    /// Soft limit: sign·v0 (rad/s or m/s).
+    pub soft_vel0: f32,
     /// Padding.
-    pub _pad: [f32; 2],
+    pub _pad: f32,
 }
 
 /// Per-world sizes, results and flags (WGSL `IcfWorld`).
@@ -776,6 +804,9 @@ impl PackedIcf {
                 continue;
             };
             let m = j.limit_margin;
+            let soft = j
+                .limit_softness
+                .soft_law(if model.options.flags.refsafe { model.options.timestep } else { 0.0 }, false);
             for (sign, q_limit) in [(1.0, lo + m), (-1.0, hi - m)] {
                 limit_defs.push(GpuIcfLimitDef {
                     dof: j.dof_adr as u32,
@@ -789,7 +820,10 @@ impl PackedIcf {
                     imp_width: law.imp[2] as f32,
                     imp_mid: law.imp[3] as f32,
                     imp_power: law.imp[4] as f32,
-                    _pad: 0.0,
+                    soft: (model.options.semantics == Semantics::MuJoCo) as u32,
+                    soft_k: soft.k as f32,
+                    soft_b: soft.b as f32,
+                    invweight: model.dofs[j.dof_adr].invweight0 as f32,
                 });
             }
         }
@@ -827,7 +861,13 @@ pub fn struct_layouts() -> Vec<StructLayout> {
             n0,
             mu,
             eps,
-            impulse
+            law,
+            impulse,
+            t1,
+            soft_d,
+            soft_mu,
+            soft_b,
+            soft_kpos
         ]
     );
     let g = offset_of!(GpuIcfContact, g);
@@ -872,11 +912,18 @@ pub fn struct_layouts() -> Vec<StructLayout> {
         struct_layout!(
             "IcfLimitDef",
             GpuIcfLimitDef,
-            [dof, qpos_adr, sign, q_limit, mk, damp, imp_d0, imp_dmax, imp_width, imp_mid, imp_power]
+            [
+                dof, qpos_adr, sign, q_limit, mk, damp, imp_d0, imp_dmax, imp_width, imp_mid, imp_power, soft, soft_k,
+                soft_b, invweight
+            ]
         ),
         struct_layout!("JacEntry", GpuJacEntry, [col, dof]),
         struct_layout!("IcfGain", GpuIcfGain, [dof, kp, kd, q_err, v_ref, effort, gain, bias]),
-        struct_layout!("IcfLimit", GpuIcfLimit, [dof, sign, g0, fe0, stiffness, damping]),
+        struct_layout!(
+            "IcfLimit",
+            GpuIcfLimit,
+            [dof, sign, g0, fe0, stiffness, damping, soft, soft_d, soft_b, soft_kpos, soft_vel0]
+        ),
         struct_layout!(
             "IcfWorld",
             GpuIcfWorld,
@@ -1127,16 +1174,34 @@ impl IcfBuffers {
                 n0: c,
                 mu: c,
                 eps: c,
-                _pad: c,
+                law: u32::MAX,
                 impulse: v3,
                 _pad1: c,
                 g: [[c; 4]; 3],
+                t1: v3,
+                soft_d: c,
+                soft_mu: [c; 2],
+                soft_b: c,
+                soft_kpos: c,
             },
         )?;
         self.jac.fill(ctx, GpuJacEntry { col: v3, dof: u32::MAX })?;
         let g = GpuIcfGain { dof: u32::MAX, kp: c, kd: c, q_err: c, v_ref: c, effort: c, gain: c, bias: c };
         self.gain.fill(ctx, g)?;
-        let l = GpuIcfLimit { dof: u32::MAX, sign: c, g0: c, fe0: c, stiffness: c, damping: c, _pad: [c; 2] };
+        let l = GpuIcfLimit {
+            dof: u32::MAX,
+            sign: c,
+            g0: c,
+            fe0: c,
+            stiffness: c,
+            damping: c,
+            soft: u32::MAX,
+            soft_d: c,
+            soft_b: c,
+            soft_kpos: c,
+            soft_vel0: c,
+            _pad: c,
+        };
         self.limit.fill(ctx, l)?;
         self.a.fill(ctx, c)?;
         self.factor.fill(ctx, c)?;
@@ -1197,7 +1262,20 @@ impl IcfBuffers {
                     n0: c.n0,
                     mu: c.mu,
                     eps: c.eps,
-                    soft: None,
+                    soft: (c.law == 1).then(|| {
+                        let hk = p.h * c.soft_kpos;
+                        SoftContact {
+                            d: c.soft_d,
+                            mu: c.soft_mu,
+                            b: c.soft_b,
+                            kpos: c.soft_kpos,
+                            // The margin is not kept on the device (it lands no events there).
+                            reach: 0.0,
+                            t1: Vec3::from_array(c.t1),
+                            w0: Vec3::from_array(c.vc0) * (1.0 - p.h * c.soft_b),
+                            hk,
+                        }
+                    }),
                 });
             }
             for g in (0..l.ngain).map(|k| &gain[self.at(l.ngain, w, k)]) {
@@ -1220,7 +1298,12 @@ impl IcfBuffers {
                     fe0: x.fe0,
                     stiffness: x.stiffness,
                     damping: x.damping,
-                    soft: None,
+                    soft: (x.soft == 1).then(|| {
+                        let mut s =
+                            SoftRow { d: x.soft_d, b: x.soft_b, kpos: x.soft_kpos, vel0: x.soft_vel0, vref: 0.0 };
+                        s.set_time_step(p.h);
+                        s
+                    }),
                 });
             }
             out.push((p, *iw));

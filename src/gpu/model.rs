@@ -344,7 +344,7 @@ pub fn struct_layouts() -> Vec<StructLayout> {
         struct_layout!(
             "Contact",
             super::contact::GpuContact,
-            [pos, dist, normal, stiffness, dissipation, mu_static, mu_dynamic, geom, body, feature]
+            [pos, dist, normal, stiffness, dissipation, mu_static, mu_dynamic, geom, body, feature, pair]
         ),
         struct_layout!(
             "Body",

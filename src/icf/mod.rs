@@ -26,7 +26,7 @@ mod builder;
 pub mod cost;
 mod problem;
 mod rows;
-mod soft;
+pub mod soft;
 mod solver;
 mod sparse;
 

@@ -14,6 +14,44 @@ use crate::math::{Real, Vec3};
 use crate::model::soft::{Softness, regulariser};
 use crate::model::{GeomKind, Model, SoftMaterial};
 
+/// The constants of a pair's soft contact, the same for all its contacts
+/// (computed once per pair on the GPU, per contact on the CPU).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SoftPairConstants {
+    /// K, B and solimp of the pair ([`SoftLaw`](crate::model::soft::SoftLaw)).
+    pub law: crate::model::soft::SoftLaw,
+    /// MuJoCo's diagonal approximation Â of the first row (1/kg): the two
+    /// bodies' translational inverse weights, times 1 + μ² for a pyramid.
+    pub diag: f64,
+    /// D = 1/(scale·R(Â)): 1 for a frictionless contact, 2·μ_r² for the
+    /// pyramid's edges (μ_r² = μ²/impratio, MuJoCo's regularised cone).
+    pub scale: f64,
+    /// Friction slopes of the pyramid's edges along t1 and t2 ([0, 0]: frictionless).
+    pub mu: [f64; 2],
+    /// The pair's margin (m): its contacts act below it.
+    pub reach: f64,
+}
+
+/// The soft-contact constants of the geom pair `geoms` (bodies `bodies`)
+/// with MuJoCo parameters `s` (the pair's, [`SoftMaterial::combine`]),
+/// as MuJoCo's `mj_diagApprox` and `mj_makeImpedance` compute them. A
+/// pyramid with zero friction is frictionless (its edges would all be the
+/// normal, with R = 0).
+pub fn soft_pair_constants(model: &Model, bodies: [usize; 2], s: &SoftMaterial) -> SoftPairConstants {
+    let law = Softness { solref: s.solref, solimp: s.solimp }.soft_law(refsafe_step(model), false);
+    let tran: f64 = bodies.iter().map(|&b| model.bodies[b].invweight0[0]).sum();
+    let f = [s.friction[0], s.friction[1]];
+    if s.condim > 1 && f[0] > 0.0 {
+        // Â = tran·(1 + μ²) for the first edge; R1 = R0/impratio sets the
+        // regularised cone μ_r = μ·√(R1/R0), and every edge gets
+        // R_py = 2·μ_r²·R0.
+        let mu_r2 = f[0] * f[0] / model.options.impratio.max(crate::model::soft::MIN_VAL);
+        SoftPairConstants { law, diag: tran * (1.0 + f[0] * f[0]), scale: 2.0 * mu_r2, mu: f, reach: s.margin }
+    } else {
+        SoftPairConstants { law, diag: tran, scale: 1.0, mu: [0.0; 2], reach: s.margin }
+    }
+}
+
 /// The soft contact of `c` with MuJoCo parameters `s` (the pair's,
 /// [`SoftMaterial::combine`]). `scale` multiplies D (stiffness), B
 /// (dissipation) and the friction (mu_static); `mass_scale` is the world's
@@ -26,33 +64,19 @@ pub(super) fn soft_contact<T: Real>(
     scale: &MaterialScale<T>,
     mass_scale: T,
 ) -> SoftContact<T> {
-    let opt = &model.options;
-    let law = Softness { solref: s.solref, solimp: s.solimp }.soft_law(refsafe_step(model), false);
+    let k = soft_pair_constants(model, c.body, s);
     // MuJoCo 4: a contact acts once φ < margin; beyond, within the gap, it
     // is only detected.
-    let x = c.dist - T::c(s.margin);
-    let (imp, kpos) = law.at(x);
-    let tran: f64 = c.body.iter().map(|&b| model.bodies[b].invweight0[0]).sum();
-    let frictional = s.condim > 1;
-    let f = [s.friction[0], s.friction[1]];
-    let d = if frictional {
-        // Pyramid edges: Â = tran·(1 + μ²) for the first edge; R1 = R0/impratio
-        // sets the regularised cone μ_r = μ·√(R1/R0), and every edge gets
-        // R_py = 2·μ_r²·R0 (MuJoCo's `mj_makeImpedance`).
-        let r0 = regulariser(imp, T::c(tran * (1.0 + f[0] * f[0])));
-        let mu_r2 = T::c(f[0] * f[0] / opt.impratio.max(crate::model::soft::MIN_VAL));
-        T::one() / (T::c(2.0) * mu_r2 * r0)
-    } else {
-        T::one() / regulariser(imp, T::c(tran))
-    };
-    let active = x < T::zero() && tran > 0.0;
-    let mu = if frictional { f.map(|m| T::c(m) * scale.mu_static) } else { [T::zero(); 2] };
+    let x = c.dist - T::c(k.reach);
+    let (imp, kpos) = k.law.at(x);
+    let d = T::one() / (T::c(k.scale) * regulariser(imp, T::c(k.diag)));
+    let active = x < T::zero() && k.diag > 0.0;
     SoftContact {
         d: if active { d * mass_scale * scale.stiffness } else { T::zero() },
-        mu,
-        b: T::c(law.b) * scale.dissipation,
+        mu: k.mu.map(|m| T::c(m) * scale.mu_static),
+        b: T::c(k.law.b) * scale.dissipation,
         kpos,
-        reach: T::c(s.margin),
+        reach: T::c(k.reach),
         t1: contact_tangent(model, data, c),
         w0: Vec3::zero(),
         hk: T::zero(),

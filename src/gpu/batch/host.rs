@@ -4,6 +4,7 @@
 use crate::collision::{Contact, Contacts, collide};
 use crate::dynamics::Data;
 use crate::gpu::buffers::{BufferSource, StorageBuffer};
+use crate::gpu::collision::{GpuCollisionPair, PairIndex, pairs_buffer};
 use crate::gpu::contact::GpuContact;
 use crate::gpu::context::GpuContext;
 use crate::gpu::error::GpuError;
@@ -25,6 +26,10 @@ pub struct HostCollision {
     packed: Vec<GpuContact>,
     stored: Vec<GpuContact>,
     counts: Vec<u32>,
+    /// Candidate-pair index of each geom pair (ngeom × ngeom).
+    pairs: PairIndex,
+    /// The candidate pairs (model constants).
+    pair_constants: StorageBuffer<GpuCollisionPair>,
 }
 
 impl std::fmt::Debug for HostCollision {
@@ -35,8 +40,9 @@ impl std::fmt::Debug for HostCollision {
 
 impl HostCollision {
     /// WGSL names of the buffers this provides (`collision_status` stays
-    /// zero: the CPU collision has no loop budget).
-    pub const BUFFER_NAMES: [&'static str; 3] = ["contacts", "contact_count", "collision_status"];
+    /// zero: the CPU collision has no loop budget; `collision_pairs`, the
+    /// candidate pairs, carry the soft-contact constants the ICF builder reads).
+    pub const BUFFER_NAMES: [&'static str; 4] = ["contacts", "contact_count", "collision_status", "collision_pairs"];
 
     /// Contact buffers for `nworld` worlds of `model`, `ncon` per world, in the default [`Layout`].
     pub fn new(ctx: &GpuContext, model: &Model, nworld: usize, ncon: usize) -> Result<Self, GpuError> {
@@ -51,7 +57,7 @@ impl HostCollision {
         ncon: usize,
         layout: Layout,
     ) -> Result<Self, GpuError> {
-        let dummy = GpuContact::from_contact(&dummy_contact());
+        let dummy = GpuContact::from_contact(&dummy_contact(), 0);
         Ok(Self {
             ncon,
             layout,
@@ -62,6 +68,8 @@ impl HostCollision {
             packed: vec![dummy; nworld * ncon],
             stored: vec![dummy; nworld * ncon],
             counts: vec![0; nworld],
+            pairs: PairIndex::new(model),
+            pair_constants: pairs_buffer(ctx, model)?,
         })
     }
 
@@ -76,7 +84,8 @@ impl HostCollision {
         let nworld = self.counts.len();
         for (c, contact) in list.iter().take(self.ncon).enumerate() {
             let at = element_index(self.layout, nworld, self.ncon, 1, world, c, 0);
-            self.contacts.write_at(ctx, at, &[GpuContact::from_contact(contact)])?;
+            let pair = self.pairs.of(contact.geom);
+            self.contacts.write_at(ctx, at, &[GpuContact::from_contact(contact, pair)])?;
         }
         self.count.write_at(ctx, world, &[found.max(list.len()) as u32])
     }
@@ -96,6 +105,7 @@ impl HostCollision {
     ) -> Result<(), GpuError> {
         let ng = model.geoms.len();
         let ncon = self.ncon.max(1);
+        let pairs = &self.pairs;
         self.worlds
             .par_iter_mut()
             .zip(self.packed.par_chunks_mut(ncon))
@@ -121,7 +131,7 @@ impl HostCollision {
                     contacts.skin = skin;
                     collide(model, data, contacts);
                     for (o, c) in out.iter_mut().zip(&contacts.list) {
-                        *o = GpuContact::from_contact(c);
+                        *o = GpuContact::from_contact(c, pairs.of(c.geom));
                     }
                     *count = (contacts.list.len() + contacts.overflow) as u32;
                 },
@@ -145,7 +155,13 @@ fn dummy_contact() -> Contact<f32> {
         normal: crate::math::Vec3::zero(),
         dist: 0.0,
         feature: [0, 0],
-        material: crate::model::Material { stiffness: 0.0, dissipation: 0.0, mu_static: 0.0, mu_dynamic: 0.0, soft: None },
+        material: crate::model::Material {
+            stiffness: 0.0,
+            dissipation: 0.0,
+            mu_static: 0.0,
+            mu_dynamic: 0.0,
+            soft: None,
+        },
     }
 }
 
@@ -155,6 +171,7 @@ impl BufferSource for HostCollision {
             "contacts" => Some(self.contacts.buffer()),
             "contact_count" => Some(self.count.buffer()),
             "collision_status" => Some(self.status.buffer()),
+            "collision_pairs" => Some(self.pair_constants.buffer()),
             _ => None,
         }
     }
