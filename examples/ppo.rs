@@ -20,6 +20,15 @@
 //! cargo run --release --example ppo -- --task InvertedPendulum-v5 --eval target/ppo/InvertedPendulum-v5_policy
 //! ```
 //!
+//! Export a saved policy's actor for other simulators (`<policy>.actor.json`:
+//! the three layers' weights (input × output, row-major) and biases, and the
+//! observation statistics; `scripts/eval_policy_mujoco.py` runs it in
+//! gymnasium + MuJoCo):
+//!
+//! ```text
+//! cargo run --release --example ppo -- --task HalfCheetah-v5 --export target/ppo/HalfCheetah-v5_policy
+//! ```
+//!
 //! Options: `--envs N` (16), `--horizon T` steps per environment per
 //! iteration (128), `--epochs E` (10), `--minibatch M` (256), `--lr` (3e-4),
 //! `--seed S` (1), `--physics fixed|cenic:ACCURACY` (cenic:1e-2),
@@ -210,6 +219,18 @@ fn make_env(task: &str, n: usize, physics: &Physics, autoreset: Autoreset) -> Ve
 fn main() {
     let task = arg("--task").unwrap_or_else(|| "InvertedPendulum-v5".into());
     let out: PathBuf = arg("--out").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("target/ppo"));
+    if let Some(path) = arg("--export") {
+        let path = Path::new(&path);
+        let (od, ad) = {
+            let env = make_env(&task, 1, &Physics::Fixed, Autoreset::NextStep);
+            (env.obs_dim(), env.act_dim())
+        };
+        let agent = load_agent(path, od, ad, &Device::flex());
+        let stats = std::fs::read_to_string(path.with_extension("json")).expect("the policy's statistics");
+        let stats: serde_json::Value = serde_json::from_str(&stats).expect("statistics JSON");
+        export_actor(&agent, &stats, path);
+        return;
+    }
     if let Some(path) = arg("--eval") {
         let episodes = arg_or("--episodes", 10usize);
         evaluate(&task, Path::new(&path), episodes, arg("--physics"), arg_or("--seed", 1000u64));
@@ -469,6 +490,7 @@ fn train(s: &Settings) {
         policy_path.display()
     );
     println!("saved and reloaded {}.bpk: same actions and values", policy_path.display());
+    export_actor(&trained, &stats, &policy_path);
     write_curve(&curve, &PathBuf::from(format!("{}curve.csv", stem.display())));
     if let Err(e) = plot(&curve, &s.task, &PathBuf::from(format!("{}curve.png", stem.display()))) {
         eprintln!("plot: {e}");
@@ -530,6 +552,30 @@ fn plot(curve: &[Point], task: &str, path: &Path) -> Result<(), Box<dyn std::err
     root.present()?;
     println!("wrote {}", path.display());
     Ok(())
+}
+
+/// Writes the actor of `agent` with the observation statistics of `stats`
+/// to `<path>.actor.json`: the mean action is
+/// a3(tanh(a2(tanh(a1(clip((obs − mean)/√(var + 1e-8), ±10)))))), each
+/// layer y = x·W + b with W (input × output).
+fn export_actor(agent: &Agent, stats: &serde_json::Value, path: &Path) {
+    let layer = |l: &Linear| {
+        let w = l.weight.val();
+        let [rows, cols] = w.dims();
+        let values = values_of2(w);
+        let b = values_of(l.bias.as_ref().expect("bias").val());
+        serde_json::json!({"w": values.chunks(cols).map(|r| r.to_vec()).collect::<Vec<_>>(), "b": b, "in": rows, "out": cols})
+    };
+    let out = serde_json::json!({
+        "task": stats["task"],
+        "physics": stats["physics"],
+        "obs": stats["obs"],
+        "clip": 10.0,
+        "layers": [layer(&agent.a1), layer(&agent.a2), layer(&agent.a3)],
+    });
+    let file = path.with_extension("actor.json");
+    std::fs::write(&file, out.to_string()).expect("write the actor");
+    println!("wrote {}", file.display());
 }
 
 /// The policy saved at `path` (`.bpk`) for `od` observations and `ad` actions.

@@ -142,12 +142,7 @@ fn limit_terms(l: IcfLimit, hw: f32, vd: f32) -> vec3f {
         }
         return vec3f(0.5 * l.soft_d * r * r, g, l.soft_d);
     }
-    // The damping acts once the limit is reached (not ahead of it).
-    var damping = l.damping;
-    if (l.g0 > 0.0) {
-        damping = 0.0;
-    }
-    let kappa = hw * l.stiffness + damping;
+    let kappa = hw * l.stiffness + l.damping;
     if (!(kappa > 0.0)) {
         return vec3f(0.0);
     }

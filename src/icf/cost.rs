@@ -198,9 +198,7 @@ pub fn limit_terms<T: Real>(l: &LimitConstraint<T>, h: T, v: T) -> (T, T, T) {
         }
         return soft_row_terms(s, l.sign * v, T::zero(), T::infinity());
     }
-    // The damping acts once the limit is reached (not ahead of it).
-    let damping = if l.g0 > T::zero() { T::zero() } else { l.damping };
-    let kappa = h * l.stiffness + damping;
+    let kappa = h * l.stiffness + l.damping;
     if !(kappa > T::zero()) {
         return (T::zero(), T::zero(), T::zero());
     }

@@ -154,10 +154,11 @@ pub struct GainConstraint<T> {
 /// `solreflimit`/`solimplimit`), so a violated limit is restored over a
 /// physical time whatever the step size. Impulse
 /// γ = h·max(0, fe0 − (h·k + c)·vn), vn = sign·v: the spring force lagged at
-/// q0 plus its implicit change over the step; the damping c acts only once
-/// the limit is reached at q0 (g0 ≤ 0), so that a limit does not brake a
-/// joint before it gets there. Under MuJoCo's semantics the limit is a
-/// unilateral [`SoftRow`] instead.
+/// q0 plus its implicit change over the step. With the spring's linear
+/// extension fe0 < 0 before the limit, the damping engages within about
+/// (h + c/k)·|v| of it (a smooth onset the gradients rely on); MuJoCo's
+/// semantics, where a limit acts only once reached, use a unilateral
+/// [`SoftRow`] instead.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LimitConstraint<T> {
     /// Velocity coordinate.

@@ -186,15 +186,13 @@ pub fn other_forces<T: Real>(
         }
     }
     for l in &p.limits {
-        // f = max(0, F(g0 + h_pos ġ) − c ġ), linearised in g as the ICF
-        // does; the damping acts once the limit is reached.
+        // f = max(0, F(g0 + h_pos ġ) − c ġ), linearised in g as the ICF does.
         let rate = l.sign * v[l.dof];
-        let damping = if l.g0 > zero { zero } else { l.damping };
-        let f = l.fe0 - (h_pos * l.stiffness + damping) * rate;
+        let f = l.fe0 - (h_pos * l.stiffness + l.damping) * rate;
         if f > zero {
             out[l.dof] += l.sign * f;
             if let Some(j) = jac.as_mut() {
-                j.damping[l.dof * nv + l.dof] += damping;
+                j.damping[l.dof * nv + l.dof] += l.damping;
                 j.stiffness[l.dof * nv + l.dof] += l.stiffness;
             }
         }
