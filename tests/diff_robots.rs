@@ -81,14 +81,13 @@ fn half_cheetah_gradients_converge_across_three_accuracies() {
     for (name, preset) in [("gradient preset", true), ("default norm", false)] {
         let mut errs = vec![];
         for acc in [1e-3, 1e-4, 1e-5] {
-            let mode = if preset {
-                Mode::ErrorControlled(CenicParams::for_gradients(acc))
-            } else {
-                cenic(acc)
-            };
+            let mode = if preset { Mode::ErrorControlled(CenicParams::for_gradients(acc)) } else { cenic(acc) };
             let (gu, gt) = grad(mode);
             let e = (rel_err(&gu, &ref_u), rel_err(&gt, &ref_t));
-            eprintln!("{name}, accuracy {acc:e}: control gradient {:.2e}, parameter gradient {:.2e} off 1e-7", e.0, e.1);
+            eprintln!(
+                "{name}, accuracy {acc:e}: control gradient {:.2e}, parameter gradient {:.2e} off 1e-7",
+                e.0, e.1
+            );
             errs.push(e);
         }
         if preset {

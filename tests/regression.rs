@@ -67,3 +67,22 @@ fn settled_neighbours_do_not_throttle_the_step() {
     eprintln!("{steps} steps for 1 s at rest, largest {:e} s", w.stats.max_h);
     assert!(steps < 100, "{steps} steps for 1 s of resting cubes");
 }
+
+/// A model without degrees of freedom (only static geoms) steps: the dense
+/// matrix product of the convex solve once split its rows by nv = 0 and
+/// panicked (found by the loader fuzzer).
+#[test]
+fn a_model_without_degrees_of_freedom_steps() {
+    let model = Arc::new(
+        cenic::model::Model::from_mjcf_str(
+            r#"<mujoco><worldbody><geom type="plane" size="1 1 0.1"/><geom type="sphere" size="0.1" pos="0 0 0.05"/></worldbody></mujoco>"#,
+        )
+        .unwrap(),
+    );
+    assert_eq!(model.nv, 0);
+    for mode in [Mode::Fixed { dt: 0.01 }, Mode::ErrorControlled(CenicParams::default())] {
+        let mut w = World::<f64>::new(model.clone(), mode);
+        w.advance(0.1).unwrap();
+        assert!((w.time() - 0.1).abs() < 1e-12, "time {}", w.time());
+    }
+}

@@ -311,6 +311,9 @@ fn matvec_a<T: Real>(p: &IcfProblem<T>, x: &[T], out: &mut [T]) {
 }
 
 fn matvec<T: Real>(a: &[T], n: usize, x: &[T], out: &mut [T]) {
+    if n == 0 {
+        return; // a model without degrees of freedom (only static geoms)
+    }
     for (row, o) in a.chunks_exact(n).zip(out.iter_mut()) {
         *o = dense_dot(row, &x[..n]);
     }
