@@ -7,8 +7,9 @@
 //! cargo run --release --example gym_sim2sim [-- --task Reacher-v5]
 //! ```
 //!
-//! For each task and each physics (gymnasium's fixed steps, CENIC at 1e-3
-//! and 1e-5), prints the steps until parting per rollout and their mean.
+//! For each task and each physics (MuJoCo's own integrator and step, cenic's
+//! fixed steps of the model's size, CENIC at 1e-3 and 1e-5), prints the
+//! steps until parting per rollout and their mean.
 
 #[path = "common/sim2sim.rs"]
 mod sim2sim;
@@ -29,9 +30,12 @@ fn main() {
         if only.as_deref().is_some_and(|o| o != id) {
             continue;
         }
-        for (name, physics) in
-            [("fixed", Physics::Fixed), ("cenic 1e-3", Physics::cenic(1e-3)), ("cenic 1e-5", Physics::cenic(1e-5))]
-        {
+        for (name, physics) in [
+            ("mujoco", Physics::MuJoCo),
+            ("fixed", Physics::Fixed),
+            ("cenic 1e-3", Physics::cenic(1e-3)),
+            ("cenic 1e-5", Physics::cenic(1e-5)),
+        ] {
             let Some(p) = sim2sim::compare(task, &physics, &models) else {
                 eprintln!("{id}: cannot build the task");
                 continue;

@@ -7,8 +7,9 @@ Run from the repository root (not run in CI; the JSON it writes is committed):
 
 Written and run with gymnasium 1.x and the `mujoco` Python package 4.0.0. For each task, from
 `reset(seed=s)` for a few seeds, the unwrapped environment (no time limit, so rollouts may run past
-an episode's length) is stepped under seeded uniform random actions; after every step the script
-records the state (qpos, qvel) and the observation recomputed from that state on a second instance
+an episode's length) is stepped under seeded uniform random actions (rounded to f32, which cenic's
+vector environment takes); after every step the script
+records the observation recomputed from the state on a second instance
 (`set_state`, which runs `mj_forward`, then `_get_obs`): after `mj_step` MuJoCo's kinematic
 quantities still describe the state before the last substep, while cenic evaluates observations at
 the state after the step. Observation columns that hold forces of the last physics step (`cfrc_ext`
@@ -69,7 +70,8 @@ def rollout(tid, steps, seed):
     q0, v0 = u.data.qpos.copy(), u.data.qvel.copy()
     acts, obs = [], []
     for _ in range(steps):
-        a = rng.uniform(low, high)
+        # Actions representable in f32: cenic's vector environment takes f32 actions.
+        a = rng.uniform(low, high).astype(np.float32).astype(np.float64)
         u.step(a)
         q, v = u.data.qpos.copy(), u.data.qvel.copy()
         p.data.ctrl[:] = a

@@ -242,3 +242,34 @@ fn connect_and_weld_rows_carry_jdot_v() {
     }
     assert!(largest > 0.1, "the state should have sizeable J̇v terms, largest {largest}");
 }
+
+#[path = "../examples/common/sim2sim.rs"]
+mod sim2sim;
+
+/// Gymnasium's tasks under the same random actions from MuJoCo's reset
+/// states (`scripts/gym_sim2sim.py`): with MuJoCo's own integrator and step
+/// (`Physics::MuJoCo`: RK4 for Reacher-v5, Euler with implicit damping for
+/// HalfCheetah-v5) the observations stay within 1e-2 of gymnasium + MuJoCo
+/// for every one of Reacher's 300 steps and for 50 steps or more on average
+/// in the half cheetah's contacts (cenic's other physics, and every physics
+/// before MuJoCo's semantics, part within 1–45 steps: BENCHMARKS.md).
+#[test]
+fn gymnasium_tasks_step_as_in_mujoco_with_its_integrator() {
+    let Some(dir) = cenic::zoo::shared_dir() else {
+        eprintln!("skipped: the shared folder is missing (set CENIC_SHARED)");
+        return;
+    };
+    let fixture = sim2sim::load();
+    for task in fixture["tasks"].as_array().unwrap() {
+        let id = task["id"].as_str().unwrap();
+        let (min_each, min_mean) = match id {
+            "Reacher-v5" => (300, 300.0),
+            "HalfCheetah-v5" => (40, 50.0),
+            _ => continue,
+        };
+        let p = sim2sim::compare(task, &cenic::rl::Physics::MuJoCo, &dir.join("models/gymnasium")).unwrap();
+        let mean = sim2sim::mean_steps(&p);
+        eprintln!("{id}: {:?}, mean {mean}", p.iter().map(|x| x.steps).collect::<Vec<_>>());
+        assert!(p.iter().all(|x| x.steps >= min_each) && mean >= min_mean, "{id}: steps until parting {p:?}");
+    }
+}

@@ -174,6 +174,10 @@ pub enum Mode {
     /// Baseline: error-controlled implicit Euler on the compliant contact
     /// ODE ([`super::implicit_euler`]).
     ImplicitEuler(ImplicitEulerParams),
+    /// MuJoCo's own fixed step (Euler with implicit joint damping, or RK4)
+    /// on a model with MuJoCo's semantics ([`super::mujoco`]), for
+    /// sim-to-sim comparisons and policies meant for MuJoCo.
+    MuJoCo(super::MuJoCoStep),
 }
 
 impl Mode {
@@ -183,7 +187,9 @@ impl Mode {
         match self {
             Mode::Fixed { .. } => 0.0,
             Mode::ErrorControlled(p) => p.skin,
-            Mode::Tamsi(_) | Mode::Exponential(_) | Mode::RungeKutta(_) | Mode::ImplicitEuler(_) => 0.0,
+            Mode::Tamsi(_) | Mode::Exponential(_) | Mode::RungeKutta(_) | Mode::ImplicitEuler(_) | Mode::MuJoCo(_) => {
+                0.0
+            }
         }
     }
 
@@ -194,7 +200,7 @@ impl Mode {
         matches!(self, Mode::Fixed { .. } | Mode::ErrorControlled(_))
     }
 
-    /// A short name of the integrator ("fixed", "cenic", "tamsi", "exponential", "rk45", "implicit_euler").
+    /// A short name of the integrator ("fixed", "cenic", "tamsi", "exponential", "rk45", "implicit_euler", "mujoco").
     pub fn name(&self) -> &'static str {
         match self {
             Mode::Fixed { .. } => "fixed",
@@ -203,6 +209,7 @@ impl Mode {
             Mode::Exponential(_) => "exponential",
             Mode::RungeKutta(_) => "rk45",
             Mode::ImplicitEuler(_) => "implicit_euler",
+            Mode::MuJoCo(_) => "mujoco",
         }
     }
 
@@ -215,6 +222,7 @@ impl Mode {
             Mode::Exponential(p) => p.dt,
             Mode::RungeKutta(p) => p.first_step(model),
             Mode::ImplicitEuler(p) => p.first_step(model),
+            Mode::MuJoCo(p) => p.dt,
         }
     }
 }
@@ -283,7 +291,7 @@ impl Default for WorldStats {
 }
 
 impl WorldStats {
-    fn add_solve(&mut self, s: &SolveStats) {
+    pub(crate) fn add_solve(&mut self, s: &SolveStats) {
         self.solves += 1;
         self.newton_iterations += s.iterations as u64;
         self.line_search_iterations += s.line_search_iterations as u64;
@@ -465,7 +473,11 @@ impl<T: Real> World<T> {
                     }
                 }
                 Mode::ErrorControlled(p) => self.cenic_step(p, remaining)?,
-                Mode::Tamsi(_) | Mode::Exponential(_) | Mode::RungeKutta(_) | Mode::ImplicitEuler(_) => {
+                Mode::Tamsi(_)
+                | Mode::Exponential(_)
+                | Mode::RungeKutta(_)
+                | Mode::ImplicitEuler(_)
+                | Mode::MuJoCo(_) => {
                     self.sim.contacts.skin = mode.contact_skin();
                     let (h, err) =
                         self.baselines.step(&mut self.sim, mode, &mut self.h_next, remaining, &mut self.stats)?;

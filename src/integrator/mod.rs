@@ -19,6 +19,7 @@ pub mod compliant;
 pub mod exponential;
 pub mod implicit_euler;
 pub mod linalg;
+pub mod mujoco;
 pub mod rk;
 pub mod tamsi;
 mod tape;
@@ -26,6 +27,7 @@ mod tape;
 pub use cenic::{CenicParams, GRADIENT_VELOCITY_TIME_SCALE, Mode, STICK_BAND, StepRecord, World, WorldStats};
 pub use exponential::ExponentialParams;
 pub use implicit_euler::ImplicitEulerParams;
+pub use mujoco::MuJoCoStep;
 pub use rk::RkParams;
 pub use tamsi::TamsiParams;
 pub use tape::{ContactKey, Tape, TapeSolve};
@@ -72,6 +74,13 @@ pub enum StepError {
          semantics (use fixed steps or error control, or load the model with <option semantics=\"physical\">)"
     )]
     MuJoCoSemantics(&'static str),
+    /// [`Mode::MuJoCo`] was asked to step a model with cenic's physical
+    /// semantics: MuJoCo's integrators step MuJoCo's constraints.
+    #[error(
+        "MuJoCo's integrators (Mode::MuJoCo) step MuJoCo's soft constraints, but this model has cenic's physical \
+         semantics (use fixed steps or error control, or load it with <option semantics=\"mujoco\">)"
+    )]
+    PhysicalSemantics,
 }
 
 impl StepError {
@@ -376,11 +385,12 @@ pub(crate) struct Baselines<T> {
     tamsi: Option<Box<tamsi::Tamsi<T>>>,
     exponential: Option<Box<exponential::Exponential<T>>>,
     implicit_euler: Option<Box<implicit_euler::ImplicitEuler<T>>>,
+    mujoco: Option<Box<mujoco::MuJoCoIntegrator<T>>>,
 }
 
 impl<T> Default for Baselines<T> {
     fn default() -> Self {
-        Self { rk: None, tamsi: None, exponential: None, implicit_euler: None }
+        Self { rk: None, tamsi: None, exponential: None, implicit_euler: None, mujoco: None }
     }
 }
 
@@ -404,6 +414,10 @@ impl<T: Real> Baselines<T> {
         stats: &mut WorldStats,
     ) -> Result<(f64, f64), StepError> {
         let (nq, nv, na) = (sim.model.nq, sim.model.nv, sim.model.na);
+        if let Mode::MuJoCo(p) = mode {
+            let w = self.mujoco.get_or_insert_with(|| Box::new(mujoco::MuJoCoIntegrator::new(nq, nv, na)));
+            return Ok((w.step(sim, p, remaining, stats)?, 0.0));
+        }
         if sim.model.options.semantics == crate::model::Semantics::MuJoCo {
             return Err(StepError::MuJoCoSemantics(mode.name()));
         }
@@ -430,6 +444,7 @@ impl<T: Real> Baselines<T> {
                 w.step(sim, p, h_next, remaining, stats)
             }
             Mode::Fixed { .. } | Mode::ErrorControlled(_) => unreachable!("Lagged ICF modes step in World"),
+            Mode::MuJoCo(_) => unreachable!("stepped above"),
         }
     }
 }

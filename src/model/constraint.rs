@@ -36,6 +36,9 @@ pub struct Flags {
     pub refsafe: bool,
     /// Sensor evaluation (`sensor`).
     pub sensor: bool,
+    /// MuJoCo's Euler step integrates joint damping implicitly (`eulerdamp`;
+    /// [`crate::integrator::Mode::MuJoCo`] only).
+    pub eulerdamp: bool,
 }
 
 impl Default for Flags {
@@ -54,6 +57,7 @@ impl Default for Flags {
             filterparent: true,
             refsafe: true,
             sensor: true,
+            eulerdamp: true,
         }
     }
 }

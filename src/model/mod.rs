@@ -127,6 +127,34 @@ impl GeomKind {
     }
 }
 
+/// MuJoCo's integrator of a model (`<option integrator>`), which
+/// [`crate::integrator::Mode::MuJoCo`] reproduces (cenic's own modes, fixed
+/// steps and error control, do not depend on it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Integrator {
+    /// Semi-implicit Euler with implicit joint damping (MuJoCo's default).
+    #[default]
+    Euler,
+    /// The classic fourth-order Runge–Kutta method.
+    Rk4,
+    /// MuJoCo's implicit integrator (stepped as [`Integrator::Euler`]).
+    Implicit,
+    /// MuJoCo's implicitfast integrator (stepped as [`Integrator::Euler`]).
+    ImplicitFast,
+}
+
+impl Integrator {
+    /// The name as written in MJCF.
+    pub fn name(self) -> &'static str {
+        match self {
+            Integrator::Euler => "Euler",
+            Integrator::Rk4 => "RK4",
+            Integrator::Implicit => "implicit",
+            Integrator::ImplicitFast => "implicitfast",
+        }
+    }
+}
+
 /// How a model's contacts, limits, equality constraints and dry friction
 /// respond (the guide's chapter on MuJoCo models explains both).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -318,6 +346,9 @@ pub struct Options {
     /// friction rows' impedance to the normal's (1 by default; larger
     /// values make friction harder).
     pub impratio: f64,
+    /// MuJoCo's integrator (`<option integrator>`), for
+    /// [`crate::integrator::Mode::MuJoCo`].
+    pub integrator: Integrator,
     /// Density of the surrounding medium (kg/m³) for fluid forces.
     pub density: f64,
     /// Dynamic viscosity of the medium (Pa·s) for fluid forces.
@@ -336,6 +367,7 @@ impl Default for Options {
             flags: Flags::default(),
             semantics: Semantics::Physical,
             impratio: 1.0,
+            integrator: Integrator::Euler,
             density: 0.0,
             viscosity: 0.0,
             wind: [0.0; 3],

@@ -33,6 +33,11 @@ pub enum Physics {
     FixedStep(f64),
     /// CENIC error control; each environment step is one control interval.
     Cenic(CenicParams),
+    /// MuJoCo's own integrator and step (the model's `<option integrator>`
+    /// and `timestep`, `frame_skip` steps per environment step), so that an
+    /// environment steps as gymnasium + MuJoCo does it
+    /// ([`Mode::MuJoCo`]; models with MuJoCo's semantics, CPU only).
+    MuJoCo,
 }
 
 impl Physics {
@@ -47,6 +52,10 @@ impl Physics {
             Physics::Fixed => Mode::Fixed { dt: model.options.timestep },
             Physics::FixedStep(dt) => Mode::Fixed { dt: *dt },
             Physics::Cenic(p) => Mode::ErrorControlled(p.clone()),
+            Physics::MuJoCo => Mode::MuJoCo(crate::integrator::MuJoCoStep {
+                dt: model.options.timestep,
+                integrator: model.options.integrator,
+            }),
         }
     }
 }

@@ -583,6 +583,12 @@ impl<'c, 'a> Loader<'c, 'a> {
             }
             self.b.options.impratio = r;
         }
+        match el.keyword("integrator", &["Euler", "RK4", "implicit", "implicitfast"])? {
+            Some("RK4") => self.b.options.integrator = crate::model::Integrator::Rk4,
+            Some("implicit") => self.b.options.integrator = crate::model::Integrator::Implicit,
+            Some("implicitfast") => self.b.options.integrator = crate::model::Integrator::ImplicitFast,
+            _ => {}
+        }
         if el.keyword("cone", &["pyramidal", "elliptic"])? == Some("elliptic") {
             self.b.warn(
                 "option cone=\"elliptic\": cenic's MuJoCo semantics use the pyramidal cone (4 edges per contact)",
@@ -645,6 +651,7 @@ impl<'c, 'a> Loader<'c, 'a> {
                 "filterparent" => f.filterparent = on,
                 "refsafe" => f.refsafe = on,
                 "sensor" => f.sensor = on,
+                "eulerdamp" => f.eulerdamp = on,
                 "override" if on => {
                     return Err(self.ctx.err_attr(
                         &at,

@@ -262,10 +262,10 @@ pub(super) const OPTION: Schema = Schema {
         "semantics",
         "impratio",
         "cone",
+        "integrator",
     ],
     // Solver settings first (`OPTION_SOLVER`), then the rest.
     ignored: &[
-        "integrator",
         "iterations",
         "solver",
         "tolerance",
@@ -291,7 +291,7 @@ pub(super) const OPTION: Schema = Schema {
 };
 /// MuJoCo solver settings that have no counterpart in cenic (noted in a
 /// warning when present): the first entries of [`OPTION`]'s ignored list.
-pub(super) const OPTION_SOLVER: &[&str] = OPTION.ignored.split_at(12).0;
+pub(super) const OPTION_SOLVER: &[&str] = OPTION.ignored.split_at(11).0;
 pub(super) const BODY: Schema = Schema {
     supported: &["name", "pos", "childclass", "mocap", "gravcomp", "quat", "axisangle", "euler", "xyaxes", "zaxis"],
     ignored: &["user", "sleep"],
@@ -517,6 +517,7 @@ pub(super) const FLAG: Schema = Schema {
         "override",
         "refsafe",
         "sensor",
+        "eulerdamp",
     ],
     ignored: &[
         "warmstart",
@@ -529,7 +530,6 @@ pub(super) const FLAG: Schema = Schema {
         "nativeccd",
         "multiccd",
         "island",
-        "eulerdamp",
         "autoreset",
         "sleep",
     ],
