@@ -31,7 +31,9 @@
 //!
 //! Options: `--envs N` (16), `--horizon T` steps per environment per
 //! iteration (128), `--epochs E` (10), `--minibatch M` (256), `--lr` (3e-4),
-//! `--seed S` (1), `--physics fixed|cenic:ACCURACY` (cenic:1e-2),
+//! `--seed S` (1), `--physics fixed|mujoco|cenic:ACCURACY` (cenic:1e-2; `mujoco`: MuJoCo's own
+//! integrator and step, [`cenic::rl::Physics::MuJoCo`]), `--semantics mujoco|physical` (the
+//! model file's own: MuJoCo's for gymnasium's models),
 //! `--minutes M` wall-clock budget (30), `--max-steps N` environment steps,
 //! `--target R` stop when the mean return of the last 10 episodes reaches R,
 //! `--out DIR` (target/ppo), `--episodes K` for `--eval` (10).
@@ -52,6 +54,7 @@ use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::activation::tanh;
 use burn::tensor::{Device, Tensor, TensorData};
 use cenic::batch::CpuBatch;
+use cenic::model::{Model, Semantics};
 use cenic::rl::{Autoreset, EnvConfig, Physics, VecEnv, tasks};
 use common::arg;
 use plotters::prelude::*;
@@ -60,6 +63,7 @@ use rand::{RngExt, SeedableRng};
 use rand_distr::StandardNormal;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 fn arg_or<T: std::str::FromStr>(name: &str, default: T) -> T {
@@ -180,14 +184,16 @@ struct Settings {
     out: PathBuf,
 }
 
-/// The physics named `p` (`fixed` or `cenic:ACCURACY`).
+/// The physics named `p` (`fixed`, `mujoco` or `cenic:ACCURACY`).
 fn physics_of(p: &str) -> Physics {
     if p == "fixed" {
         Physics::Fixed
+    } else if p == "mujoco" {
+        Physics::MuJoCo
     } else if let Some(a) = p.strip_prefix("cenic:") {
         Physics::cenic(a.parse().expect("--physics cenic:ACCURACY"))
     } else {
-        panic!("--physics fixed|cenic:ACCURACY, got {p}")
+        panic!("--physics fixed|mujoco|cenic:ACCURACY, got {p}")
     }
 }
 
@@ -196,6 +202,17 @@ fn physics_arg(default: &str) -> String {
     let p = arg("--physics").unwrap_or_else(|| default.into());
     physics_of(&p);
     p
+}
+
+/// `--semantics mujoco|physical`: load the task's model under these
+/// constraint semantics instead of the file's own (MuJoCo's for gymnasium's
+/// models); `physical` trains on cenic's compliant contact law.
+fn semantics_arg() -> Option<Semantics> {
+    arg("--semantics").map(|s| match s.as_str() {
+        "mujoco" => Semantics::MuJoCo,
+        "physical" => Semantics::Physical,
+        _ => panic!("--semantics mujoco|physical, got {s}"),
+    })
 }
 
 fn models_dir() -> PathBuf {
@@ -207,11 +224,21 @@ fn models_dir() -> PathBuf {
         .join("models/gymnasium")
 }
 
-fn make_env(task: &str, n: usize, physics: &Physics, autoreset: Autoreset) -> VecEnv<CpuBatch<f64>> {
-    let (model, task) = tasks::make(task, &models_dir()).unwrap_or_else(|e| {
+fn make_env(name: &str, n: usize, physics: &Physics, autoreset: Autoreset) -> VecEnv<CpuBatch<f64>> {
+    let (mut model, task) = tasks::make(name, &models_dir()).unwrap_or_else(|e| {
         eprintln!("{e}");
         std::process::exit(2)
     });
+    if let Some(sem) = semantics_arg() {
+        // The same file under the other constraint semantics (the task reads
+        // body and joint indices only, which do not depend on it).
+        let kind = tasks::Kind::parse(name).expect("task");
+        let path = models_dir().join(kind.model_file());
+        model = Arc::new(Model::from_mjcf_file_as(&path, sem).unwrap_or_else(|e| {
+            eprintln!("{e}");
+            std::process::exit(2)
+        }));
+    }
     let batch = CpuBatch::<f64>::new(model.clone(), n, physics.mode(&model));
     VecEnv::new(batch, task, EnvConfig { autoreset, ..Default::default() }).expect("environment")
 }
