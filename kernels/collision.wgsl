@@ -265,6 +265,7 @@ fn narrow_phase_epa(@builtin(global_invocation_id) gid: vec3u, @builtin(num_work
 }
 
 /// A narrow-phase pass over height-field pairs (hfield_contact: GJK/EPA prism by prism).
+/// Reads: as narrow_phase, and the fields' elevations (mesh_vertices); writes: as narrow_phase, and collision_scratch (EPA polytopes).
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn narrow_phase_hfield(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     narrow_phase_item(thread_index(gid, nwg), PAIRS_HFIELD);
