@@ -4,7 +4,7 @@ mod cli_sysid;
 
 use cenic::Model;
 use cenic::batch::{Batch, CpuBatch, WorldStatus};
-use cenic::gpu::{GpuBatch, GpuBatchOptions, GpuContext};
+use cenic::gpu::{GpuBatch, GpuBatchOptions, GpuContext, GpuOptions};
 use cenic::integrator::{CenicParams, Mode, WorldStats};
 use cenic::output::{TRAJECTORY_HEADER, TrajectoryWriter};
 use clap::{Parser, Subcommand};
@@ -22,10 +22,19 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Print a summary of a model (bodies, joints, geoms, actuators, nq, nv, total mass).
+    /// Print a summary of a model (bodies, joints, geoms, actuators, nq, nv, total mass),
+    /// or with --adapters the GPU adapters and the one this process would use.
     Info {
         /// MJCF file; the built-in cube toss when omitted.
         model: Option<PathBuf>,
+        /// List the GPU adapters in cenic's order (the `gpu:N` numbering), what
+        /// CUDA_VISIBLE_DEVICES and LOCAL_RANK make visible, and the adapter
+        /// `--device` (default `gpu`) selects in this process.
+        #[arg(long, conflicts_with = "model")]
+        adapters: bool,
+        /// With --adapters: the request to resolve (`gpu`, `gpu:N`, `gpu:NAME`).
+        #[arg(long, default_value = "gpu", requires = "adapters")]
+        device: String,
     },
     /// Simulate a model (the built-in cube toss when no file is given).
     Run(RunArgs),
@@ -74,9 +83,13 @@ struct RunArgs {
     #[arg(long, conflicts_with = "gpu")]
     f32: bool,
     /// Simulate on the GPU (f32; any wgpu adapter, e.g. Mesa's lavapipe).
-    /// WGPU_BACKEND, WGPU_ADAPTER_NAME and WGPU_POWER_PREF choose the adapter.
+    /// LOCAL_RANK, CUDA_VISIBLE_DEVICES, WGPU_BACKEND, WGPU_ADAPTER_NAME and
+    /// WGPU_POWER_PREF choose the adapter (`cenic info --adapters`).
     #[arg(long)]
     gpu: bool,
+    /// With --gpu: the adapter, `gpu:N` (visible GPU N) or `gpu:NAME` (part of its name).
+    #[arg(long, default_value = "gpu", requires = "gpu")]
+    device: String,
     /// GPU: contacts kept per world (default: 8 per geom on a moving body);
     /// more are counted as overflow and reported.
     #[arg(long, requires = "gpu")]
@@ -93,7 +106,8 @@ fn load(path: &Option<PathBuf>) -> Result<Model, String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Info { model } => load(&model).map(|m| print!("{}", m.summary())),
+        Command::Info { adapters: true, device, .. } => print_adapters(&device),
+        Command::Info { model, .. } => load(&model).map(|m| print!("{}", m.summary())),
         Command::Run(args) => run(args),
         Command::Sysid(cmd) => cli_sysid::run(cmd),
     };
@@ -104,6 +118,39 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `cenic info --adapters`: the adapter list, each adapter's `gpu:N` name in
+/// this process, and the adapter `device` selects.
+fn print_adapters(device: &str) -> Result<(), String> {
+    let options = GpuOptions::for_device(device).map_err(|e| e.to_string())?;
+    let (list, chosen) = cenic::gpu::list_adapters(&options).map_err(|e| e.to_string())?;
+    let sel = &options.selection;
+    let show = |v: &Option<String>| v.as_ref().map_or("unset".to_string(), |s| format!("'{s}'"));
+    println!(
+        "CUDA_VISIBLE_DEVICES {}, LOCAL_RANK {}, WGPU_ADAPTER_NAME {}",
+        show(&sel.visible_devices),
+        show(&sel.local_rank),
+        show(&sel.adapter_name)
+    );
+    let visible = sel.visible(&list).map_err(|e| e.to_string())?;
+    if list.is_empty() {
+        println!("no adapter (wgpu lists none for backends {:?})", options.backends);
+    }
+    for (i, a) in list.iter().enumerate() {
+        let name = match visible.iter().position(|&v| v == i) {
+            Some(k) => format!("gpu:{k}"),
+            None => "(by name)".into(),
+        };
+        let bus = if a.pci_bus_id.is_empty() { "no bus id".to_string() } else { format!("bus {}", a.pci_bus_id) };
+        let mark = if chosen.as_ref().is_ok_and(|&c| c == i) { "  <- selected" } else { "" };
+        println!("{name:>10}  {} ({:?}, {:?}, {bus}, driver {}){mark}", a.name, a.device_type, a.backend, a.driver);
+    }
+    match chosen {
+        Ok(i) => println!("device '{device}' selects {}", list[i].name),
+        Err(e) => println!("device '{device}' selects nothing: {e}"),
+    }
+    Ok(())
 }
 
 /// `Ok` when `x` is finite and positive, else an error naming the flag.
@@ -168,7 +215,7 @@ fn run(args: RunArgs) -> Result<(), String> {
     }
     let (mut batch, precision): (Box<dyn Batch>, String) = if args.gpu {
         // A missing adapter is a clear error; the CPU path does not need one.
-        let ctx = Arc::new(GpuContext::new().map_err(|e| e.to_string())?);
+        let ctx = Arc::new(GpuContext::for_device(&args.device).map_err(|e| e.to_string())?);
         println!("GPU adapter: {}", ctx.describe());
         let options = GpuBatchOptions { contact_capacity: args.contact_capacity, ..Default::default() };
         let b = GpuBatch::with_options(ctx.clone(), model.clone(), args.worlds, mode.clone(), options)

@@ -409,7 +409,8 @@ fn bad_arguments_are_errors() {
 /// on any machine (this needs no GPU).
 #[test]
 fn missing_adapter_is_a_clear_error() {
-    let opts = GpuOptions { adapter_name: Some("no-such-adapter-3f9a".into()), ..GpuOptions::from_env() };
+    let mut opts = GpuOptions::from_env();
+    opts.selection.adapter_name = Some("no-such-adapter-3f9a".into());
     match GpuContext::with_options(opts) {
         Err(e @ GpuError::NoAdapter(_)) => {
             let msg = e.to_string();

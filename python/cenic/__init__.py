@@ -14,6 +14,10 @@
   sampling, their hybrid, and the closed loop (``MpcTask.run``);
   ``MpcTask.custom(model, cost, ...)`` with an :class:`MpcCost` for your own.
 
+GPU selection: ``device="gpu"`` (the adapter this process picks: under
+torchrun its ``LOCAL_RANK``, under ``CUDA_VISIBLE_DEVICES`` the first
+visible GPU), ``"gpu:N"`` or ``"gpu:NAME"``; :func:`adapters` lists them.
+
 Errors are raised as :class:`CenicError` subclasses (:class:`ModelError`,
 :class:`SimulationError`, :class:`GpuError`) or ``ValueError`` /
 ``TypeError`` / ``IndexError`` for bad arguments, with the Rust message.
@@ -31,6 +35,7 @@ from ._cenic import (
     Rollout,
     SimulationError,
     __version__,
+    adapters,
     gpu_available,
     mpc_task_names,
     rollout_jacobians,
@@ -62,6 +67,7 @@ __all__ = [
     "SimulationError",
     "VectorEnv",
     "__version__",
+    "adapters",
     "gpu_available",
     "make",
     "make_vec",

@@ -23,8 +23,15 @@ pub(crate) enum Backend {
 }
 
 impl Backend {
-    /// From the Python arguments `device` ("cpu" | "gpu") and `precision` ("f64" | "f32" | None).
+    /// From the Python arguments `device` ("cpu" | "gpu" | "gpu:N" |
+    /// "gpu:NAME") and `precision` ("f64" | "f32" | None).
     pub fn parse(device: &str, precision: Option<&str>) -> PyResult<Self> {
+        let device = if device.starts_with("gpu:") {
+            cenic::gpu::AdapterRequest::parse(device).map_err(|e| PyValueError::new_err(e.to_string()))?;
+            "gpu"
+        } else {
+            device
+        };
         match (device, precision) {
             ("cpu", None | Some("f64")) => Ok(Backend::CpuF64),
             ("cpu", Some("f32")) => Ok(Backend::CpuF32),
@@ -35,7 +42,9 @@ impl Backend {
             ("cpu" | "gpu", Some(p)) => {
                 Err(PyValueError::new_err(format!("precision must be 'f64' or 'f32', got '{p}'")))
             }
-            (d, _) => Err(PyValueError::new_err(format!("device must be 'cpu' or 'gpu', got '{d}'"))),
+            (d, _) => Err(PyValueError::new_err(format!(
+                "device must be 'cpu', 'gpu', 'gpu:N' (an adapter index) or 'gpu:NAME' (part of an adapter's name), got '{d}'"
+            ))),
         }
     }
 
@@ -108,9 +117,10 @@ pub(crate) fn mode(
     }
 }
 
-/// A GPU context, or a `GpuError` saying why there is none.
-pub(crate) fn gpu_context() -> PyResult<Arc<GpuContext>> {
-    GpuContext::new().map(Arc::new).map_err(gpu_err)
+/// The GPU context of `device` (`gpu`, `gpu:N`, `gpu:NAME`; see
+/// `cenic::gpu::adapters`), or a `GpuError` saying why there is none.
+pub(crate) fn gpu_context(device: &str) -> PyResult<Arc<GpuContext>> {
+    GpuContext::for_device(device).map(Arc::new).map_err(gpu_err)
 }
 
 /// Per-world parameters as a dict of (n,) arrays (mass_scale, stiffness,
@@ -244,7 +254,10 @@ struct Inner {
 /// in m and rad); ``dt=H`` with fixed Lagged-ICF steps of H seconds
 /// (accuracy 1e-3 when neither is given). ``device="gpu"`` runs every world
 /// on the GPU (f32 wgpu kernels; ``GpuError`` when no adapter exists or the
-/// model uses a feature the GPU path lacks); ``precision="f32"`` runs the
+/// model uses a feature the GPU path lacks): ``"gpu"`` picks the adapter by
+/// the environment (``LOCAL_RANK``, ``CUDA_VISIBLE_DEVICES``; see
+/// :func:`cenic.adapters`), ``"gpu:N"`` visible GPU N, ``"gpu:NAME"`` the
+/// first adapter whose name contains NAME; ``precision="f32"`` runs the
 /// CPU path in single precision.
 ///
 /// Arrays are world first: ``qpos`` (num_worlds, nq), ``qvel``
@@ -318,7 +331,7 @@ impl Batch {
         let backend = Backend::parse(device, precision)?;
         let mode = mode(accuracy, dt, max_step, min_step, velocity_time_scale, accept_accuracy_misses)?;
         let m = model.inner.clone();
-        let batch = make_batch(py, &m, num_worlds, &mode, backend, contact_capacity)?;
+        let batch = make_batch(py, &m, num_worlds, &mode, (backend, device), contact_capacity)?;
         let mode_text = match &mode {
             Mode::Fixed { dt } => format!("dt={dt}"),
             Mode::ErrorControlled(p) => format!("accuracy={}", p.accuracy),
@@ -644,13 +657,13 @@ impl Batch {
     }
 }
 
-/// Builds a batch on `backend` (the GPU context is created here).
+/// Builds a batch on `backend` (the GPU context of `device` is created here).
 pub(crate) fn make_batch(
     py: Python<'_>,
     model: &Arc<cenic::Model>,
     n: usize,
     mode: &Mode,
-    backend: Backend,
+    (backend, device): (Backend, &str),
     contact_capacity: Option<usize>,
 ) -> PyResult<DynBatch> {
     if backend != Backend::Gpu {
@@ -682,22 +695,23 @@ pub(crate) fn make_batch(
             }
             Box::new(b)
         }
-        Backend::Gpu => Box::new(make_gpu_batch(py, model, n, mode, contact_capacity)?),
+        Backend::Gpu => Box::new(make_gpu_batch(py, device, model, n, mode, contact_capacity)?),
     };
     b.reset();
     Ok(b)
 }
 
-/// A GPU batch (GIL released while the kernels compile).
+/// A GPU batch on the adapter of `device` (GIL released while the kernels compile).
 pub(crate) fn make_gpu_batch(
     py: Python<'_>,
+    device: &str,
     model: &Arc<cenic::Model>,
     n: usize,
     mode: &Mode,
     contact_capacity: Option<usize>,
 ) -> PyResult<GpuBatch> {
     py.detach(|| {
-        let ctx = gpu_context()?;
+        let ctx = gpu_context(device)?;
         let options = GpuBatchOptions { contact_capacity, ..Default::default() };
         GpuBatch::with_options(ctx, model.clone(), n, mode.clone(), options).map_err(gpu_err)
     })

@@ -184,7 +184,7 @@ impl VecEnv {
                 Box::new(cenic::rl::VecEnv::new(b, builtin.clone(), config).map_err(rl_err)?)
             }
             Backend::Gpu => {
-                let b = make_gpu_batch(py, &model, num_envs, &mode, None)?;
+                let b = make_gpu_batch(py, device, &model, num_envs, &mode, None)?;
                 Box::new(cenic::gpu::rl::device_env(b, builtin.clone(), config.clone()).map_err(rl_err)?)
             }
         };

@@ -149,12 +149,49 @@ fn _cenic(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(diff::rollout_jacobians, m)?)?;
     m.add_function(wrap_pyfunction!(env::task_names, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_available, m)?)?;
+    m.add_function(wrap_pyfunction!(adapters, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
 
-/// The name of the GPU adapter cenic would use, or None when there is none.
+/// The GPU adapter ``device`` (``"gpu"``, ``"gpu:N"``, ``"gpu:NAME"``)
+/// selects in this process, described in one line, or None when there is none.
 #[pyfunction]
-fn gpu_available(py: Python<'_>) -> Option<String> {
-    py.detach(|| cenic::gpu::GpuContext::new().ok().map(|c| c.describe()))
+#[pyo3(signature = (device="gpu"))]
+fn gpu_available(py: Python<'_>, device: &str) -> Option<String> {
+    py.detach(|| cenic::gpu::GpuContext::for_device(device).ok().map(|c| c.describe()))
+}
+
+/// This machine's GPU adapters in cenic's order, as a list of dicts:
+/// ``name``, ``device_type``, ``backend``, ``pci_bus_id``, ``driver``,
+/// ``device`` (the ``"gpu:N"`` that names it in this process, after
+/// ``CUDA_VISIBLE_DEVICES``; None when only its name reaches it) and
+/// ``selected`` (whether ``device`` selects it here, under ``LOCAL_RANK``,
+/// ``CUDA_VISIBLE_DEVICES`` and ``WGPU_ADAPTER_NAME``). The rule is that of
+/// ``cenic info --adapters`` (Rust docs: ``cenic::gpu::adapters``).
+#[pyfunction]
+#[pyo3(signature = (device="gpu"))]
+fn adapters<'py>(py: Python<'py>, device: &str) -> PyResult<Vec<Bound<'py, pyo3::types::PyDict>>> {
+    let options = cenic::gpu::GpuOptions::for_device(device).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let (list, chosen, visible) = py
+        .detach(|| -> Result<_, cenic::gpu::GpuError> {
+            let (list, chosen) = cenic::gpu::list_adapters(&options)?;
+            let visible = options.selection.visible(&list)?;
+            Ok((list, chosen.ok(), visible))
+        })
+        .map_err(gpu_err)?;
+    list.iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let d = pyo3::types::PyDict::new(py);
+            d.set_item("name", &a.name)?;
+            d.set_item("device_type", format!("{:?}", a.device_type))?;
+            d.set_item("backend", format!("{:?}", a.backend))?;
+            d.set_item("pci_bus_id", &a.pci_bus_id)?;
+            d.set_item("driver", &a.driver)?;
+            d.set_item("device", visible.iter().position(|&v| v == i).map(|k| format!("gpu:{k}")))?;
+            d.set_item("selected", chosen == Some(i))?;
+            Ok(d)
+        })
+        .collect()
 }

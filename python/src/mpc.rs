@@ -271,9 +271,9 @@ impl MpcTask {
             "ilqr-cfd" => Box::new(Ilqr::new(p, IlqrOptions { cfd, ..t.ilqr.clone() })),
             "ilqr" => Box::new(Ilqr::new(p, IlqrOptions { cfd: None, ..t.ilqr.clone() })),
             "sampling" => Box::new(PredictiveSampling::new(p, sampling).map_err(mpc_err)?),
-            "sampling-gpu" => Box::new(PredictiveSampling::on_gpu(p, sampling, gpu_context()?).map_err(mpc_err)?),
+            "sampling-gpu" => Box::new(PredictiveSampling::on_gpu(p, sampling, gpu_context("gpu")?).map_err(mpc_err)?),
             "hybrid" => Box::new(Hybrid::new(p, hybrid()).map_err(mpc_err)?),
-            "hybrid-gpu" => Box::new(Hybrid::on_gpu(p, hybrid(), gpu_context()?).map_err(mpc_err)?),
+            "hybrid-gpu" => Box::new(Hybrid::on_gpu(p, hybrid(), gpu_context("gpu")?).map_err(mpc_err)?),
             _ => return Err(PyValueError::new_err(format!("unknown planner '{kind}' (known: {})", KINDS.join(", ")))),
         };
         Ok(Planner { inner: Mutex::new(inner), budget: t.budget })

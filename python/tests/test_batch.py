@@ -100,7 +100,7 @@ def test_bad_input_raises_clear_errors(cube, gym_models):
         b.set_params(mass_scale=0.0)
     with pytest.raises(ValueError, match="give accuracy= .* or dt="):
         cenic.Batch(cube, 1, accuracy=1e-3, dt=1e-3)
-    with pytest.raises(ValueError, match="device must be 'cpu' or 'gpu'"):
+    with pytest.raises(ValueError, match="device must be 'cpu', 'gpu', 'gpu:N'"):
         cenic.Batch(cube, 1, device="tpu")
     with pytest.raises(ValueError, match="not available on the GPU"):
         cenic.Batch(cube, 1, device="gpu", precision="f64")

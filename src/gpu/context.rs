@@ -3,6 +3,7 @@
 //! compiled modules and pipelines shared by everything built on it. Device
 //! layer: knows no stage (a module comes composed from its caller).
 
+use super::adapters::{AdapterDesc, AdapterRequest, Choice, Selection, adapter_order, choose_adapter};
 use super::compose::{Module, StageInfo, reflect_module};
 use super::error::GpuError;
 use std::collections::HashMap;
@@ -102,15 +103,24 @@ impl std::fmt::Debug for GpuContext {
 }
 
 impl GpuContext {
-    /// Opens the GPU chosen the way wgpu's tools do ([`GpuOptions::from_env`]):
-    /// `WGPU_BACKEND` (e.g. `vulkan`, `metal`, `dx12`) restricts the
-    /// backends, `WGPU_ADAPTER_NAME` picks the first adapter whose name
-    /// contains it (case-insensitive), otherwise `WGPU_POWER_PREF` (`high`,
-    /// `low`, `none`; default high) guides the choice. Returns
-    /// [`GpuError::NoAdapter`] when nothing matches and [`GpuError::Limits`]
-    /// when the adapter is too small.
+    /// Opens the GPU chosen by the environment ([`GpuOptions::from_env`],
+    /// the rule of [`super::adapters`]): `WGPU_BACKEND` (e.g. `vulkan`,
+    /// `metal`, `dx12`) restricts the backends, `WGPU_ADAPTER_NAME` picks
+    /// the first adapter whose name contains it (case-insensitive),
+    /// `LOCAL_RANK` (torchrun) and `CUDA_VISIBLE_DEVICES` pick this
+    /// process's GPU, otherwise `WGPU_POWER_PREF` (`high`, `low`, `none`;
+    /// default high) guides wgpu's choice. Returns [`GpuError::NoAdapter`]
+    /// when nothing matches, [`GpuError::Selection`] for a malformed
+    /// setting and [`GpuError::Limits`] when the adapter is too small.
     pub fn new() -> Result<Self, GpuError> {
         Self::with_options(GpuOptions::from_env())
+    }
+
+    /// Opens the adapter `device` names: `gpu` (as [`Self::new`]), `gpu:N`
+    /// (visible GPU N) or `gpu:NAME` (the first adapter whose name contains
+    /// NAME); see [`super::adapters`].
+    pub fn for_device(device: &str) -> Result<Self, GpuError> {
+        Self::with_options(GpuOptions::for_device(device)?)
     }
 
     /// Opens the GPU chosen by `options`.
@@ -119,18 +129,7 @@ impl GpuContext {
     }
 
     async fn new_async(options: GpuOptions) -> Result<Self, GpuError> {
-        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
-        desc.backends = options.backends;
-        let backends = desc.backends & wgpu::Instance::enabled_backend_features();
-        if backends.is_empty() {
-            return Err(GpuError::NoAdapter(format!(
-                "none of the requested backends {:?} is built into cenic for this platform (built: {:?})",
-                options.backends,
-                wgpu::Instance::enabled_backend_features()
-            )));
-        }
-        desc.backends = backends;
-        let instance = wgpu::Instance::new(desc);
+        let (instance, backends) = make_instance(&options)?;
         let adapter = select_adapter(&instance, &options, backends).await?;
         let info = adapter.get_info();
         let available = adapter.limits();
@@ -334,55 +333,105 @@ impl GpuContext {
     }
 }
 
-/// How to choose the adapter.
+/// How to choose the adapter (the rule: [`super::adapters`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct GpuOptions {
     /// Backends to consider (wgpu's `WGPU_BACKEND`; default: all built in).
     pub backends: wgpu::Backends,
-    /// Take the first adapter whose name contains this, case-insensitive (`WGPU_ADAPTER_NAME`).
-    pub adapter_name: Option<String>,
-    /// Otherwise prefer by power (`WGPU_POWER_PREF`; default high performance).
+    /// The request (`gpu`, `gpu:N`, `gpu:NAME`) and the variables the rule
+    /// reads (`WGPU_ADAPTER_NAME`, `CUDA_VISIBLE_DEVICES`, `LOCAL_RANK`).
+    pub selection: Selection,
+    /// When nothing else chooses, prefer by power (`WGPU_POWER_PREF`; default high performance).
     pub power_preference: wgpu::PowerPreference,
 }
 
 impl GpuOptions {
-    /// Options from wgpu's environment variables `WGPU_BACKEND`,
-    /// `WGPU_ADAPTER_NAME` and `WGPU_POWER_PREF`.
+    /// Options from the environment: wgpu's `WGPU_BACKEND`,
+    /// `WGPU_ADAPTER_NAME` and `WGPU_POWER_PREF`, and `CUDA_VISIBLE_DEVICES`
+    /// and `LOCAL_RANK` (request `gpu`).
     pub fn from_env() -> Self {
         Self {
             backends: wgpu::Backends::from_env().unwrap_or(wgpu::Backends::all()),
-            adapter_name: std::env::var("WGPU_ADAPTER_NAME").ok().filter(|s| !s.is_empty()),
+            selection: Selection::from_env(AdapterRequest::Auto),
             power_preference: wgpu::PowerPreference::from_env().unwrap_or(wgpu::PowerPreference::HighPerformance),
         }
     }
+
+    /// [`Self::from_env`] with the request `device` (`gpu`, `gpu:N`, `gpu:NAME`).
+    pub fn for_device(device: &str) -> Result<Self, GpuError> {
+        let mut o = Self::from_env();
+        o.selection.request = AdapterRequest::parse(device)?;
+        Ok(o)
+    }
 }
 
-/// Picks the adapter named by `WGPU_ADAPTER_NAME`, or the one wgpu prefers
-/// (under `WGPU_POWER_PREF`). Unlike `wgpu::util::initialize_adapter_from_env`,
-/// a name that matches nothing is an error listing the adapters, not a panic.
+/// Enumerates the adapters of `backends` and puts them in list order
+/// ([`adapter_order`]).
+async fn enumerate(instance: &wgpu::Instance, backends: wgpu::Backends) -> Vec<(AdapterDesc, wgpu::Adapter)> {
+    let adapters = instance.enumerate_adapters(backends).await;
+    let descs: Vec<AdapterDesc> = adapters.iter().map(|a| AdapterDesc::from_info(&a.get_info())).collect();
+    let order = adapter_order(&descs);
+    let mut slots: Vec<Option<(AdapterDesc, wgpu::Adapter)>> = descs.into_iter().zip(adapters).map(Some).collect();
+    order.into_iter().filter_map(|i| slots[i].take()).collect()
+}
+
+/// An instance over the requested backends that this build has.
+fn make_instance(options: &GpuOptions) -> Result<(wgpu::Instance, wgpu::Backends), GpuError> {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+    let backends = options.backends & wgpu::Instance::enabled_backend_features();
+    if backends.is_empty() {
+        return Err(GpuError::NoAdapter(format!(
+            "none of the requested backends {:?} is built into cenic for this platform (built: {:?})",
+            options.backends,
+            wgpu::Instance::enabled_backend_features()
+        )));
+    }
+    desc.backends = backends;
+    Ok((wgpu::Instance::new(desc), backends))
+}
+
+/// Picks the adapter by [`choose_adapter`]; when nothing chooses, the one
+/// wgpu prefers under the power preference. Unlike
+/// `wgpu::util::initialize_adapter_from_env`, a name that matches nothing
+/// is an error listing the adapters, not a panic.
 async fn select_adapter(
     instance: &wgpu::Instance,
     options: &GpuOptions,
     backends: wgpu::Backends,
 ) -> Result<wgpu::Adapter, GpuError> {
-    if let Some(wanted) = &options.adapter_name {
-        let wanted_lc = wanted.to_lowercase();
-        let adapters = instance.enumerate_adapters(backends).await;
-        let names: Vec<String> = adapters.iter().map(|a| a.get_info().name).collect();
-        return adapters.into_iter().find(|a| a.get_info().name.to_lowercase().contains(&wanted_lc)).ok_or_else(|| {
-            GpuError::NoAdapter(format!("WGPU_ADAPTER_NAME='{wanted}' matches none of the adapters {names:?}"))
-        });
+    let mut listed = enumerate(instance, backends).await;
+    let descs: Vec<AdapterDesc> = listed.iter().map(|(d, _)| d.clone()).collect();
+    match choose_adapter(&descs, &options.selection)? {
+        Choice::Listed(i) => Ok(listed.swap_remove(i).1),
+        Choice::Preferred => instance
+            .request_adapter(&wgpu::RequestAdapterOptions {
+                power_preference: options.power_preference,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| GpuError::NoAdapter(format!("wgpu found no adapter for backends {backends:?} ({e})"))),
     }
-    match instance
-        .request_adapter(&wgpu::RequestAdapterOptions {
-            power_preference: options.power_preference,
-            ..Default::default()
-        })
-        .await
-    {
-        Ok(a) => Ok(a),
-        Err(e) => Err(GpuError::NoAdapter(format!("wgpu found no adapter for backends {backends:?} ({e})"))),
-    }
+}
+
+/// This machine's adapter list ([`super::adapters`]) under `options`'
+/// backends, and the position in it that `options` selects (or why none).
+pub fn list_adapters(options: &GpuOptions) -> Result<(Vec<AdapterDesc>, Result<usize, GpuError>), GpuError> {
+    pollster::block_on(async {
+        let (instance, backends) = make_instance(options)?;
+        let listed = enumerate(&instance, backends).await;
+        let descs: Vec<AdapterDesc> = listed.iter().map(|(d, _)| d.clone()).collect();
+        let chosen = match choose_adapter(&descs, &options.selection) {
+            Ok(Choice::Listed(i)) => Ok(i),
+            Ok(Choice::Preferred) => select_adapter(&instance, options, backends).await.and_then(|a| {
+                let d = AdapterDesc::from_info(&a.get_info());
+                descs.iter().position(|x| *x == d).ok_or_else(|| {
+                    GpuError::NoAdapter(format!("wgpu preferred '{}', which its own list does not hold", d.name))
+                })
+            }),
+            Err(e) => Err(e),
+        };
+        Ok((descs, chosen))
+    })
 }
 
 /// Records one compute pass with `f` and submits it (without waiting).

@@ -8,9 +8,15 @@ pub enum GpuError {
     #[error(
         "no GPU adapter: {0}. On Linux without a GPU, install Mesa's software Vulkan driver \
          (Debian/Ubuntu: `apt-get install mesa-vulkan-drivers`, which provides lavapipe); \
-         WGPU_BACKEND, WGPU_ADAPTER_NAME and WGPU_POWER_PREF select among several adapters"
+         `cenic info --adapters` lists the adapters; device 'gpu:N' or 'gpu:NAME', CUDA_VISIBLE_DEVICES, LOCAL_RANK, \
+         WGPU_BACKEND, WGPU_ADAPTER_NAME and WGPU_POWER_PREF select among them"
     )]
     NoAdapter(String),
+    /// A device request or a selection variable that cannot be followed
+    /// (malformed, or an index beyond the visible GPUs); see
+    /// [`super::adapters`].
+    #[error("GPU adapter selection: {0}")]
+    Selection(String),
     /// The adapter cannot provide a limit the kernels need.
     #[error("GPU adapter '{adapter}' too limited: {limit} is {available}, need {required}")]
     Limits {

@@ -8,7 +8,7 @@
 //!
 //! | layer | files | what |
 //! |---|---|---|
-//! | device | [`error`], [`compose`], [`context`], [`buffers`], [`kernel`] | errors; [`KernelFile`] / [`Module`] composition and naga reflection; the wgpu device with its module and pipeline cache; storage and uniform buffers, readback; [`Kernel`], one entry point bound by name |
+//! | device | [`error`], [`adapters`], [`compose`], [`context`], [`buffers`], [`kernel`] | errors; the adapter list and the selection rule (`gpu:N`, `CUDA_VISIBLE_DEVICES`, `LOCAL_RANK`); [`KernelFile`] / [`Module`] composition and naga reflection; the wgpu device with its module and pipeline cache; storage and uniform buffers, readback; [`Kernel`], one entry point bound by name |
 //! | data | [`names`], [`fields`], [`contact`], [`model`], [`data`] | names the kernels see ([`names::KernelName`]: trial stages, geom and pair kinds); the per-world [`Field`]s and their [`Layout`]; the packed model; `kernels/data.wgsl`, the binding table every kernel file is composed after |
 //! | stages | [`kinematics`], [`rnea`], [`integrate`], [`dynamics`], [`collision`], [`icf`], [`cenic`], [`sensors`] | one wrapper per stage: its kernel files (static WGSL in `kernels/`, generated constants and dispatch tables), its buffers and its kernels |
 //! | batch | [`batch`] (`contacts`, `host`, `schedule`, `profile`, `view`, `pipeline`, `gpu_batch`) | [`GpuBatch`]: the device side of a batch ([`batch::Pipeline`]: the stages' buffers and kernels, the iteration schedule), what the host knows of the worlds, and the [`crate::batch::Batch`] interface |
@@ -77,6 +77,7 @@ macro_rules! struct_layout {
 }
 
 // Device layer.
+pub mod adapters;
 pub mod buffers;
 pub mod compose;
 pub mod context;
@@ -102,12 +103,13 @@ pub mod batch;
 pub mod rl;
 pub mod shaders;
 
+pub use adapters::{AdapterDesc, AdapterRequest, Choice, Selection};
 pub use batch::{CollisionBackend, CollisionLaunch, GpuBatch, GpuBatchOptions, LaunchTime};
 pub use buffers::{BufferSource, Readback, StorageBuffer};
 pub use cenic::Fusion;
 pub use collision::GpuCollision;
 pub use compose::{KernelFile, Module};
-pub use context::{GpuContext, GpuCounters, GpuOptions};
+pub use context::{GpuContext, GpuCounters, GpuOptions, list_adapters};
 pub use dynamics::{GpuDynamics, Stage};
 pub use error::GpuError;
 pub use fields::{Field, GpuData, Items, Layout};
@@ -123,7 +125,7 @@ pub use wgpu;
 /// one after: `tests/gpu_layers.rs` parses every `use super::…` /
 /// `crate::gpu::…` path of `src/gpu` against this list.
 pub const LAYERS: &[(&str, &[&str])] = &[
-    ("device", &["error", "compose", "context", "buffers", "kernel"]),
+    ("device", &["error", "adapters", "compose", "context", "buffers", "kernel"]),
     ("data", &["names", "fields", "contact", "model", "data"]),
     ("stages", &["kinematics", "rnea", "integrate", "dynamics", "collision", "icf", "cenic", "sensors"]),
     (
