@@ -17,6 +17,8 @@
 GPU selection: ``device="gpu"`` (the adapter this process picks: under
 torchrun its ``LOCAL_RANK``, under ``CUDA_VISIBLE_DEVICES`` the first
 visible GPU), ``"gpu:N"`` or ``"gpu:NAME"``; :func:`adapters` lists them.
+:mod:`cenic.ray` (``pip install cenic[ray]``) runs environments and
+evaluations on a Ray cluster.
 
 Errors are raised as :class:`CenicError` subclasses (:class:`ModelError`,
 :class:`SimulationError`, :class:`GpuError`) or ``ValueError`` /

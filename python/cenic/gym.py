@@ -40,12 +40,25 @@ def _spaces(native: _cenic.VecEnv) -> tuple[spaces.Box, spaces.Box]:
 def _seeded_reset(env: Any, base: type, seed: Any, options: dict[str, Any] | None) -> np.ndarray:
     """Resets the native environment of ``env`` (an Env or VectorEnv, whose
     gymnasium class ``base`` keeps ``np_random``) and returns the
-    observations. The Rust streams get ``seed``; on the first unseeded
-    reset a draw from ``np_random`` (gymnasium: unseeded means random);
-    afterwards they continue."""
+    observations. The Rust streams get ``seed`` (an int, or for a
+    VectorEnv one int per environment); on the first unseeded reset a draw
+    from ``np_random`` (gymnasium: unseeded means random); afterwards they
+    continue."""
     if options:
         raise ValueError(f"cenic environments take no reset options, got {sorted(options)}")
-    if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0):
+
+    def bad(x: Any) -> bool:
+        return isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)) or x < 0
+
+    if base is gymnasium.vector.VectorEnv and isinstance(seed, (list, tuple, np.ndarray)):
+        seeds = list(seed)
+        if len(seeds) != env.num_envs or any(bad(x) for x in seeds):
+            raise ValueError(f"seed: expected {env.num_envs} non-negative ints, got {seed!r}")
+        base.reset(env, seed=int(seeds[0]))
+        obs = env.native.reset([int(x) for x in seeds])
+        env._seeded = True
+        return obs
+    if seed is not None and bad(seed):
         raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
     base.reset(env, seed=seed)
     if seed is not None:
@@ -78,17 +91,23 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     ``dt`` (physics, see the module docs), ``device`` (``"cpu"`` |
     ``"gpu"``), ``precision`` (``"f64"`` | ``"f32"``, CPU), ``frame_skip``,
     ``max_episode_steps``, ``autoreset_mode`` (``AutoresetMode.NEXT_STEP``,
-    gymnasium's default, or ``SAME_STEP``; also as strings) and
+    gymnasium's default, or ``SAME_STEP``; also as strings),
     ``models_dir`` (the folder of the gymnasium MJCF models; default
-    ``$CENIC_SHARED/models/gymnasium``).
+    ``$CENIC_SHARED/models/gymnasium``) and ``first_env`` (this
+    environment's index offset in a larger vector environment split over
+    processes, e.g. by :class:`cenic.ray.RayVecEnv`: environment i draws
+    the random stream of environment ``first_env + i`` of the whole).
+    ``device`` is ``"cpu"``, ``"gpu"`` (the adapter the environment picks:
+    ``LOCAL_RANK``, ``CUDA_VISIBLE_DEVICES``, see :func:`cenic.adapters`),
+    ``"gpu:N"`` or ``"gpu:NAME"``.
 
     ``step`` returns observations (num_envs, obs_dim) float32, rewards
     float64, terminations and truncations bool, and infos holding each
     reward term (e.g. ``reward_forward``) with its ``_name`` mask, as
     gymnasium's vector environments do. Truncation also marks an episode
     whose world the simulator failed: a step in which that happens carries
-    ``infos["simulator_failures"]``, the count so far (the last reason is
-    in ``native.failures()``). With ``SAME_STEP`` the final observations of ended
+    ``infos["simulator_failures"]``, the count so far in every entry (the
+    last reason is in ``native.failures()``). With ``SAME_STEP`` the final observations of ended
     episodes are in ``infos["final_obs"]`` (object array) with
     ``infos["_final_obs"]``, and their terms in ``infos["final_info"]``.
     Every returned array is new (one copy out of Rust per step).
@@ -107,6 +126,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         max_episode_steps: int | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         models_dir: str | None = None,
+        first_env: int = 0,
     ) -> None:
         mode = _autoreset_mode(autoreset_mode)
         if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
@@ -122,6 +142,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             max_episode_steps=max_episode_steps,
             autoreset="next_step" if mode == AutoresetMode.NEXT_STEP else "same_step",
             models_dir=models_dir,
+            first_env=first_env,
         )
         self.num_envs = num_envs
         self.autoreset_mode = mode
@@ -152,7 +173,9 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Resets every environment; environment i draws its initial state
         from its own stream of ``seed`` (an int; later resets continue the
-        streams). ``options`` is not supported beyond an empty dict."""
+        streams), or with one seed per environment (a list), what
+        ``cenic.make(task).reset(seed=seed[i])`` draws. ``options`` is not
+        supported beyond an empty dict."""
         obs = _seeded_reset(self, gymnasium.vector.VectorEnv, seed, options)
         self._ended[:] = False
         return obs, {}
@@ -171,7 +194,10 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             infos["_" + name] = valid.copy()
         failures, _ = native.failures()
         if failures != self._failures:
-            infos["simulator_failures"] = failures
+            # Vector-info form (one entry per environment, with its mask), as
+            # gymnasium's DictInfoToList and RLlib's env runners expect.
+            infos["simulator_failures"] = np.full(self.num_envs, failures, dtype=np.int64)
+            infos["_simulator_failures"] = np.ones(self.num_envs, dtype=bool)
             self._failures = failures
         ended = terminated | truncated
         if self.autoreset_mode == AutoresetMode.SAME_STEP and ended.any():

@@ -26,6 +26,7 @@ pub(crate) fn rl_err(e: RlError) -> PyErr {
 /// What the Python layer needs from a `cenic::rl::VecEnv<B>` of any backend.
 trait AnyEnv: Send {
     fn reset(&mut self, seed: Option<u64>) -> Result<&[f32], RlError>;
+    fn reset_with_seeds(&mut self, seeds: &[u64]) -> Result<&[f32], RlError>;
     fn step(&mut self, actions: &[f32]) -> Result<Step<'_>, RlError>;
     fn obs(&self) -> &[f32];
     fn reward_terms(&self) -> &[f32];
@@ -42,6 +43,9 @@ trait AnyEnv: Send {
 impl<B: cenic::batch::Batch + Send + 'static> AnyEnv for cenic::rl::VecEnv<B> {
     fn reset(&mut self, seed: Option<u64>) -> Result<&[f32], RlError> {
         cenic::rl::VecEnv::reset(self, seed)
+    }
+    fn reset_with_seeds(&mut self, seeds: &[u64]) -> Result<&[f32], RlError> {
+        cenic::rl::VecEnv::reset_with_seeds(self, seeds)
     }
     fn step(&mut self, actions: &[f32]) -> Result<Step<'_>, RlError> {
         cenic::rl::VecEnv::step(self, actions)
@@ -138,7 +142,8 @@ impl VecEnv {
 impl VecEnv {
     #[new]
     #[pyo3(signature = (task, num_envs, *, accuracy=None, dt=None, device="cpu", precision=None,
-                        frame_skip=None, max_episode_steps=None, autoreset="next_step", models_dir=None))]
+                        frame_skip=None, max_episode_steps=None, autoreset="next_step", models_dir=None,
+                        first_env=0))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -152,6 +157,7 @@ impl VecEnv {
         max_episode_steps: Option<usize>,
         autoreset: &str,
         models_dir: Option<PathBuf>,
+        first_env: usize,
     ) -> PyResult<Self> {
         if num_envs == 0 {
             return Err(PyValueError::new_err("num_envs must be at least 1"));
@@ -172,7 +178,7 @@ impl VecEnv {
         let dir = find_models_dir(models_dir)?;
         let model = Arc::new(tasks::load_model(kind, &dir).map_err(rl_err)?);
         let builtin = Arc::new(Builtin::new(kind, &model).map_err(rl_err)?);
-        let config = EnvConfig { frame_skip, max_episode_steps, autoreset };
+        let config = EnvConfig { frame_skip, max_episode_steps, autoreset, first_env };
         let mode = physics.mode(&model);
         let env: Box<dyn AnyEnv> = match backend {
             Backend::CpuF64 => {
@@ -275,12 +281,46 @@ impl VecEnv {
         &self.physics
     }
 
-    /// Resets every environment; with a seed, environment i draws from
-    /// its own stream of ``seed`` (later resets continue the streams).
-    /// Returns the observations (num_envs, obs_dim) float32 (a new array).
+    /// Resets every environment; with a seed (an int), environment i
+    /// draws from its own stream of ``seed`` and its index ``first_env + i``;
+    /// with one seed per environment (a sequence of ints), environment i
+    /// draws what a one-environment VecEnv reset with ``seed[i]`` draws.
+    /// Later resets continue the streams. Returns the observations
+    /// (num_envs, obs_dim) float32 (a new array).
     #[pyo3(signature = (seed=None))]
-    fn reset<'py>(&self, py: Python<'py>, seed: Option<u64>) -> PyResult<Np<'py, f32>> {
-        let obs = py.detach(|| -> PyResult<Vec<f32>> { Ok(self.lock()?.reset(seed).map_err(rl_err)?.to_vec()) })?;
+    fn reset<'py>(&self, py: Python<'py>, seed: Option<&Bound<'py, PyAny>>) -> PyResult<Np<'py, f32>> {
+        let seeds: Option<Result<u64, Vec<u64>>> = match seed {
+            None => None,
+            Some(s) if s.is_none() => None,
+            Some(s) => match s.extract::<u64>() {
+                Ok(one) => Some(Ok(one)),
+                Err(_) => {
+                    let list: Vec<u64> = s.extract().map_err(|_| {
+                        PyValueError::new_err(format!(
+                            "seed must be a non-negative int, a sequence of {} of them, or None",
+                            self.n
+                        ))
+                    })?;
+                    if list.len() != self.n {
+                        return Err(PyValueError::new_err(format!(
+                            "seed: {} seeds for {} environments",
+                            list.len(),
+                            self.n
+                        )));
+                    }
+                    Some(Err(list))
+                }
+            },
+        };
+        let obs = py.detach(|| -> PyResult<Vec<f32>> {
+            let mut g = self.lock()?;
+            let obs = match &seeds {
+                None => g.reset(None),
+                Some(Ok(one)) => g.reset(Some(*one)),
+                Some(Err(list)) => g.reset_with_seeds(list),
+            };
+            Ok(obs.map_err(rl_err)?.to_vec())
+        })?;
         Ok(to_numpy(py, obs, &[self.n, self.obs_dim]))
     }
 

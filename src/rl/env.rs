@@ -69,6 +69,12 @@ pub struct EnvConfig {
     pub max_episode_steps: Option<usize>,
     /// Autoreset mode.
     pub autoreset: Autoreset,
+    /// Index of this environment's first environment in a larger one split
+    /// across processes (default 0): environment i draws from
+    /// [`EnvRng::new(seed, first_env + i)`](EnvRng::new), so that the shard
+    /// of environments [a, b) with `first_env = a` draws what environments
+    /// a..b of the whole draw, and the shards together reproduce it bit for bit.
+    pub first_env: usize,
 }
 
 /// What an evaluation is for.
@@ -365,6 +371,7 @@ impl<B: Batch> VecEnv<B> {
         let ctrl_range =
             model.actuators.iter().map(|a| a.ctrl_range.unwrap_or([f64::NEG_INFINITY, f64::INFINITY])).collect();
         let nt = spec.reward_terms.len();
+        let first_env = config.first_env;
         Ok(Self {
             batch,
             task,
@@ -373,7 +380,7 @@ impl<B: Batch> VecEnv<B> {
             dt,
             max_steps,
             ctrl_range,
-            rngs: (0..n).map(|i| EnvRng::new(0, i)).collect(),
+            rngs: (0..n).map(|i| EnvRng::new(0, first_env + i)).collect(),
             elapsed: vec![0; n],
             pending: vec![false; n],
             ctrl: vec![0.0; n * nu],
@@ -487,14 +494,39 @@ impl<B: Batch> VecEnv<B> {
     }
 
     /// Resets every environment. With a seed, environment i draws from
-    /// [`EnvRng::new(seed, i)`](EnvRng::new) from now on; without, the
-    /// streams continue (seed 0 if never seeded). Returns the observations.
+    /// [`EnvRng::new(seed, first_env + i)`](EnvRng::new) from now on
+    /// ([`EnvConfig::first_env`]); without, the streams continue (seed 0 if
+    /// never seeded). Returns the observations.
     pub fn reset(&mut self, seed: Option<u64>) -> Result<&[f32], RlError> {
         if let Some(seed) = seed {
+            let first = self.config.first_env;
             for (i, r) in self.rngs.iter_mut().enumerate() {
-                *r = EnvRng::new(seed, i);
+                *r = EnvRng::new(seed, first + i);
             }
         }
+        self.reset_all()
+    }
+
+    /// Resets every environment, environment i drawing from
+    /// [`EnvRng::new(seeds[i], 0)`](EnvRng::new) from now on: the stream of
+    /// a one-environment [`VecEnv`] reset with that seed, whatever the
+    /// environment's index (gymnasium's per-environment seeds; seeded
+    /// evaluation episodes that do not depend on how they are packed).
+    pub fn reset_with_seeds(&mut self, seeds: &[u64]) -> Result<&[f32], RlError> {
+        if seeds.len() != self.num_envs() {
+            return Err(RlError::Config(format!(
+                "reset_with_seeds: {} seeds for {} environments",
+                seeds.len(),
+                self.num_envs()
+            )));
+        }
+        for (r, &s) in self.rngs.iter_mut().zip(seeds) {
+            *r = EnvRng::new(s, 0);
+        }
+        self.reset_all()
+    }
+
+    fn reset_all(&mut self) -> Result<&[f32], RlError> {
         self.mask.fill(true);
         self.reset_masked(true)?;
         self.truncated.fill(false);

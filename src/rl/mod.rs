@@ -31,8 +31,10 @@
 //!   [`WorldStatus`](crate::batch::WorldStatus) is not Ok; counted in
 //!   [`VecEnv::failures`]).
 //! - **Seeds**: `reset(Some(seed))` gives environment i its own stream
-//!   [`EnvRng::new(seed, i)`](EnvRng::new); later resets continue the
-//!   streams. The same seed and actions give the same rollout on the same
+//!   [`EnvRng::new(seed, first_env + i)`](EnvRng::new) (`first_env`: 0,
+//!   or the offset of a shard of a larger environment, [`EnvConfig::first_env`]);
+//!   [`VecEnv::reset_with_seeds`] one seed per environment; later resets
+//!   continue the streams. The same seed and actions give the same rollout on the same
 //!   backend (bit for bit). The draws are not numpy's: same distributions,
 //!   not the same numbers as gymnasium.
 //! - **Actions** are clipped to each actuator's `ctrlrange` before use
