@@ -1,7 +1,5 @@
 //! The `cenic` command line: inspect and run models.
 
-mod cli_sysid;
-
 use cenic::Model;
 use cenic::batch::{Batch, CpuBatch, WorldStatus};
 use cenic::gpu::{GpuBatch, GpuBatchOptions, GpuContext, GpuOptions};
@@ -40,7 +38,7 @@ enum Command {
     Run(RunArgs),
     /// System identification of a tossed box from recorded tosses.
     #[command(subcommand)]
-    Sysid(cli_sysid::SysidCommand),
+    Sysid(cenic::sysid::cli::SysidCommand),
 }
 
 #[derive(clap::Args)]
@@ -109,7 +107,8 @@ fn main() -> ExitCode {
         Command::Info { adapters: true, device, .. } => print_adapters(&device),
         Command::Info { model, .. } => load(&model).map(|m| print!("{}", m.summary())),
         Command::Run(args) => run(args),
-        Command::Sysid(cmd) => cli_sysid::run(cmd),
+        Command::Sysid(cmd) if cmd.ray_address().is_some() => ray_fit(),
+        Command::Sysid(cmd) => cenic::sysid::cli::run(cmd, None),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -117,6 +116,22 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `cenic sysid fit --ray ADDRESS ...`: the Python package runs the same
+/// command with its Ray gradient source (`python -m cenic.ray sysid fit ...`,
+/// the interpreter from $CENIC_PYTHON, else python3).
+fn ray_fit() -> Result<(), String> {
+    let python = std::env::var("CENIC_PYTHON").unwrap_or_else(|_| "python3".into());
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let status = std::process::Command::new(&python).args(["-m", "cenic.ray"]).args(&argv).status().map_err(|e| {
+        format!("--ray runs the fit through Python, but '{python}' did not start ({e}); set CENIC_PYTHON")
+    })?;
+    match status.code() {
+        Some(0) => Ok(()),
+        // python -m cenic.ray printed its error already (a missing package included).
+        _ => Err(format!("the Ray fit through '{python} -m cenic.ray' failed ({status})")),
     }
 }
 

@@ -671,3 +671,86 @@ fn level_removes_the_resting_tilt_and_keeps_relative_angles() {
     let e = edge.level().unwrap_err().to_string();
     assert!(e.contains("dir/toss_005.csv") && e.contains("cannot level") && e.contains("sample 6"), "{e}");
 }
+
+/// A gradient source of several shards, each built from the fit's
+/// [`sysid::ShardSpec`] JSON (as remote workers build theirs), answering
+/// contiguous shares of every batch.
+struct Sharded {
+    shards: Vec<sysid::Shard>,
+    calls: usize,
+}
+
+impl sysid::GradientSource for Sharded {
+    fn gradients(
+        &mut self,
+        phi: &[f64],
+        segments: &[sysid::Segment],
+    ) -> Result<sysid::SegmentGradients, sysid::SysidError> {
+        self.calls += 1;
+        let k = self.shards.len();
+        let share = segments.len().div_ceil(k);
+        let mut out = sysid::SegmentGradients::default();
+        for (j, (shard, part)) in self.shards.iter_mut().zip(segments.chunks(share)).enumerate() {
+            let g = shard.gradients(phi, part)?;
+            out.loss.extend(g.loss);
+            out.gradient.extend(g.gradient);
+            out.solves.extend(g.solves);
+            out.failures.extend(g.failures.into_iter().map(|(i, m)| (i + j * share, m)));
+        }
+        Ok(out)
+    }
+}
+
+/// The distributed fit's arithmetic: per-segment gradients do not depend on
+/// which segments share a shard, a shard rebuilt from its JSON spec
+/// computes what the fit's own does, and a fit over three such shards
+/// equals the local fit bit for bit.
+#[test]
+fn sharded_fit_equals_the_local_fit() {
+    let tosses = sysid::load_dir(&fixture_dir().join("tosses"), 3).unwrap();
+    let (train, val) = (&tosses[..3], &tosses[3..4]);
+    let cube = CubeModel::new(cenic::scenes::cube_toss()).unwrap().with_corner_radius(0.003).unwrap();
+    let init = CubeParams { side: 0.09, ..cube.nominal };
+    let fit = vec![FitParam::Side, FitParam::CornerRadius, FitParam::Dissipation];
+    let cfg = FitConfig {
+        epochs: 1,
+        batch: 5,
+        horizons: vec![4],
+        eval_stride: 8,
+        overlay_tosses: 1,
+        ..FitConfig::new(&cube, fit, init)
+    };
+    let spec = sysid::ShardSpec::new(None, Some(0.003), train, &cfg);
+    let json = spec.to_json().unwrap();
+    let back = sysid::ShardSpec::from_json(&json).unwrap();
+    assert_eq!(back, spec, "the spec survives JSON exactly");
+    let e = sysid::ShardSpec::from_json("{\"tosses\": 3}").unwrap_err().to_string();
+    assert!(e.contains("tosses is not a list"), "{e}");
+
+    // Per-segment answers: a batch computed whole, and as two shares.
+    let mut whole = sysid::Shard::new(&back).unwrap();
+    let segs = sysid::segments(train, cfg.segment, cfg.stride);
+    let batch = &segs[..6];
+    let param = Parametrization::new(cfg.fit.clone(), cfg.init, &cube).unwrap();
+    let phi = param.to_phi(&CubeParams { dissipation: 1.5 * cube.nominal.dissipation, ..cfg.init });
+    let all = sysid::GradientSource::gradients(&mut whole, &phi, batch).unwrap();
+    assert!(all.failures.is_empty() && all.loss.iter().all(|l| l.is_finite() && *l > 0.0));
+    assert!(all.gradient.iter().any(|g| g.abs() > 0.0));
+    let a = sysid::GradientSource::gradients(&mut whole, &phi, &batch[..2]).unwrap();
+    let b = sysid::GradientSource::gradients(&mut whole, &phi, &batch[2..]).unwrap();
+    assert_eq!([a.loss, b.loss].concat(), all.loss);
+    assert_eq!([a.gradient, b.gradient].concat(), all.gradient);
+    // A segment outside the shard's tosses is an error naming it.
+    let bad = sysid::Segment { toss: 7, start: 1, samples: 5 };
+    let e = sysid::GradientSource::gradients(&mut whole, &phi, &[bad]).unwrap_err().to_string();
+    assert!(e.contains("segment 0") && e.contains("toss 7"), "{e}");
+
+    let local = sysid::fit(&cube, train, val, &cfg).unwrap();
+    let shards = (0..3).map(|_| sysid::Shard::new(&sysid::ShardSpec::from_json(&json).unwrap()).unwrap()).collect();
+    let mut source = Sharded { shards, calls: 0 };
+    let dist = sysid::fit_with(&cube, train, val, &cfg, Some(&mut source)).unwrap();
+    assert_eq!(source.calls, segs.len().div_ceil(cfg.batch));
+    assert_ne!(local.fitted, local.initial);
+    assert_eq!(dist.fitted, local.fitted);
+    assert_eq!(dist.epochs[1].train_loss, local.epochs[1].train_loss);
+}

@@ -13,12 +13,14 @@
   interval Jacobians with and without contacts from distance, predictive
   sampling, their hybrid, and the closed loop (``MpcTask.run``);
   ``MpcTask.custom(model, cost, ...)`` with an :class:`MpcCost` for your own.
+- :func:`sysid_fit` — ``cenic sysid fit`` (system identification of a
+  tossed box) as a function returning its report.
 
 GPU selection: ``device="gpu"`` (the adapter this process picks: under
 torchrun its ``LOCAL_RANK``, under ``CUDA_VISIBLE_DEVICES`` the first
 visible GPU), ``"gpu:N"`` or ``"gpu:NAME"``; :func:`adapters` lists them.
-:mod:`cenic.ray` (``pip install cenic[ray]``) runs environments and
-evaluations on a Ray cluster.
+:mod:`cenic.ray` (``pip install cenic[ray]``) runs environments,
+evaluations and system identification on a Ray cluster.
 
 Errors are raised as :class:`CenicError` subclasses (:class:`ModelError`,
 :class:`SimulationError`, :class:`GpuError`) or ``ValueError`` /
@@ -44,6 +46,7 @@ from ._cenic import (
     task_names,
 )
 from .gym import Env, VectorEnv, make, make_vec, register_tasks
+from .sysid import sysid_fit
 
 register_tasks()
 
@@ -77,5 +80,6 @@ __all__ = [
     "register_tasks",
     "rollout_jacobians",
     "simulate",
+    "sysid_fit",
     "task_names",
 ]

@@ -21,6 +21,7 @@ mod diff;
 mod env;
 mod model;
 mod mpc;
+mod sysid;
 
 pyo3::create_exception!(cenic, CenicError, pyo3::exceptions::PyException, "Base class of cenic's errors.");
 pyo3::create_exception!(
@@ -145,6 +146,8 @@ fn _cenic(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<mpc::MpcTask>()?;
     m.add_class::<mpc::Planner>()?;
     m.add_class::<mpc::MpcCost>()?;
+    m.add_class::<sysid::SysidShard>()?;
+    m.add_function(wrap_pyfunction!(sysid::sysid_cli, m)?)?;
     m.add_function(wrap_pyfunction!(mpc::mpc_task_names, m)?)?;
     m.add_function(wrap_pyfunction!(diff::rollout_jacobians, m)?)?;
     m.add_function(wrap_pyfunction!(env::task_names, m)?)?;

@@ -32,7 +32,7 @@ pub struct Pose {
 }
 
 /// One recorded toss: poses at a uniform sampling interval.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Toss {
     /// The file it was read from.
     pub path: PathBuf,

@@ -4,14 +4,14 @@
 use super::SysidError;
 use super::data::{Segment, Toss, segments};
 use super::params::{CubeModel, CubeParams, FitParam, Parametrization, interior_start};
-use super::predict::{Evaluation, Loss, NX, Predictor, evaluate, finite_or_null, rollout_for, segment_loss};
-use crate::diff::{Cfd, DiffError, DiffRollout, FrictionLoad, Linearization};
+use super::predict::{Evaluation, Loss, NX, Predictor, evaluate, finite_or_null, segment_loss};
+use super::shard::{GradientSource, Shard, training_rollout};
+use crate::diff::{Cfd, DiffError};
 use crate::integrator::{CenicParams, Mode};
 use burn::optim::{AdamConfig, Optimizer};
 use burn::tensor::{DType, Device, Tensor, TensorData};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
-use rayon::prelude::*;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -160,90 +160,27 @@ pub struct FitResult {
     pub total_seconds: f64,
 }
 
-/// A segment whose rollout failed, with the error.
-type SegmentFailure = (Segment, DiffError);
-
-/// Value and gradient of a mini-batch loss.
-struct BatchGradient {
-    loss: f64,
-    gradient: Vec<f64>,
-    /// ICF solves of the batch's rollouts.
-    solves: usize,
-}
-
-/// The mini-batch objective: segments, their tosses and the differentiable rollout.
-struct Objective<'a> {
-    tosses: &'a [Toss],
-    param: &'a Parametrization,
-    rollout: DiffRollout,
-    loss: Loss,
-    device: Device,
-}
-
-impl Objective<'_> {
-    /// Mean loss of `batch` at coordinates `phi` and its gradient, and the
-    /// segments whose rollout failed (left out).
-    /// `None` when every rollout failed.
-    fn loss_and_gradient(&self, phi: &[f64], batch: &[Segment]) -> (Option<BatchGradient>, Vec<SegmentFailure>) {
-        let theta = self.param.multipliers(&self.param.from_phi(phi));
-        let results: Vec<Result<Linearization, DiffError>> = batch
-            .par_iter()
-            .map(|s| {
-                let toss = &self.tosses[s.toss];
-                rollout_for(&self.rollout, toss).linearize(&toss.state(s.start), &[], &theta, s.steps())
-            })
-            .collect();
-        let mut lins = Vec::with_capacity(batch.len());
-        let mut kept = Vec::with_capacity(batch.len());
-        let mut failed = vec![];
-        for (s, r) in batch.iter().zip(results) {
-            match r {
-                Ok(l) => {
-                    lins.push(l);
-                    kept.push(*s);
-                }
-                Err(e) => failed.push((*s, e)),
-            }
-        }
-        if lins.is_empty() {
-            return (None, failed);
-        }
-        let nw = lins.len();
-        let solves = lins.iter().map(|l| l.stats.solves).sum();
-        let steps = kept[0].steps();
-        let opts = (&self.device, DType::F64);
-        let mut x0 = Vec::with_capacity(nw * NX);
-        let mut pos = Vec::with_capacity(nw * steps * 3);
-        let mut quat = Vec::with_capacity(nw * steps * 4);
-        for (s, l) in kept.iter().zip(&lins) {
-            x0.extend_from_slice(&l.trajectory[..NX]);
-            for j in 1..s.samples {
-                let p = &self.tosses[s.toss].poses[s.start + j];
-                pos.extend_from_slice(&p.pos);
-                quat.extend_from_slice(&p.quat);
-            }
-        }
-        let x0 = Tensor::<2>::from_data(TensorData::new(x0, [nw, NX]), opts);
-        let pos = Tensor::<3>::from_data(TensorData::new(pos, [nw, steps, 3]), opts);
-        let quat = Tensor::<3>::from_data(TensorData::new(quat, [nw, steps, 4]), opts);
-        let phi_t = Tensor::<2>::from_data(TensorData::new(phi.to_vec(), [1, phi.len()]), opts).require_grad();
-        let theta_t = self.param.multipliers_tensor(phi_t.clone()).repeat_dim(0, nw);
-        let traj = DiffRollout::surrogate(&lins, x0, None, Some(theta_t));
-        let p: Tensor<3> = traj.clone().slice([0..nw, 1..steps + 1, 0..3]);
-        let q: Tensor<3> = traj.slice([0..nw, 1..steps + 1, 3..7]);
-        let dp2 = (p - pos).powi_scalar(2).sum_dim(2);
-        let dot = (q * quat).sum_dim(2);
-        let loss = self.loss.tensor(dp2, dot).mean();
-        let value = loss.to_data().iter::<f64>().next().unwrap_or(f64::NAN);
-        let grads = loss.backward();
-        let g: Vec<f64> = phi_t.grad(&grads).map_or(vec![0.0; phi.len()], |g| g.to_data().iter::<f64>().collect());
-        (Some(BatchGradient { loss: value, gradient: g, solves }), failed)
-    }
-}
+/// A segment whose rollout failed, with the message.
+type SegmentFailure = (Segment, String);
 
 /// Fits `cfg.fit` of `cube` to the `train` tosses, validating on `val`
 /// (see the [module docs](super)).
 pub fn fit(cube: &CubeModel, train: &[Toss], val: &[Toss], cfg: &FitConfig) -> Result<FitResult, SysidError> {
+    fit_with(cube, train, val, cfg, None)
+}
+
+/// [`fit`], the mini-batch gradients coming from `source` (e.g. shards on
+/// other machines, built from a [`super::ShardSpec`] of this fit) instead
+/// of a local [`Shard`]. Each Adam step sums the per-segment losses and
+/// gradients in the batch's order, whichever the source: the same source
+/// answers give the same fit, bit for bit.
+pub fn fit_with(
+    cube: &CubeModel,
+    train: &[Toss],
+    val: &[Toss],
+    cfg: &FitConfig,
+    source: Option<&mut dyn GradientSource>,
+) -> Result<FitResult, SysidError> {
     let start = Instant::now();
     if cfg.segment < 2 || cfg.stride == 0 || cfg.batch == 0 {
         return Err(SysidError::Input(format!(
@@ -271,28 +208,28 @@ pub fn fit(cube: &CubeModel, train: &[Toss], val: &[Toss], cfg: &FitConfig) -> R
         )));
     }
     let param = Parametrization::new(cfg.fit.clone(), cfg.init, cube)?;
-    let model = Arc::new(cube.model.clone());
-    // The exact derivative of the fitted map (as when issue 17's fits were
-    // measured), not DiffRollout's straight-through default.
-    let rollout = DiffRollout::new(model.clone(), cfg.mode.clone(), 1.0)
-        .with_params(param.rollout_params.clone())
-        .with_cfd(cfg.cfd)
-        .with_friction_load(FrictionLoad::Lagged);
-    let objective = Objective {
-        tosses: train,
-        param: &param,
-        rollout: rollout.clone(),
-        loss: cfg.loss,
-        device: Device::flex().autodiff(),
+    // The exact derivative of the fitted map, not DiffRollout's
+    // straight-through default.
+    let rollout = training_rollout(cube, &param, &cfg.mode, cfg.cfd);
+    let mut local;
+    let source: &mut dyn GradientSource = match source {
+        Some(s) => s,
+        None => {
+            local = Shard::from_parts(cube, train.to_vec(), param.clone(), &cfg.mode, cfg.cfd, cfg.loss);
+            &mut local
+        }
     };
     let predictor = |p: &CubeParams| Predictor { rollout: rollout.clone(), theta: param.multipliers(p) };
     let failure_text =
         |tosses: &[Toss], f: &SegmentFailure| format!("{} from sample {}: {}", tosses[f.0.toss].name(), f.0.start, f.1);
+    let text_failures =
+        |fails: Vec<(Segment, DiffError)>| fails.into_iter().map(|(s, e)| (s, e.to_string())).collect::<Vec<_>>();
 
     let mut phi = param.to_phi(&cfg.init);
     let initial = param.from_phi(&phi);
     let (train0, ftrain0) = segment_loss(&predictor(&initial), train, &train_segs, &cfg.loss);
     let (val0, fval0) = segment_loss(&predictor(&initial), val, &val_segs, &cfg.loss);
+    let (ftrain0, fval0) = (text_failures(ftrain0), text_failures(fval0));
     let first = ftrain0.first().map(|f| failure_text(train, f)).or_else(|| fval0.first().map(|f| failure_text(val, f)));
     let mut epochs = vec![EpochRecord {
         epoch: 0,
@@ -318,7 +255,9 @@ pub fn fit(cube: &CubeModel, train: &[Toss], val: &[Toss], cfg: &FitConfig) -> R
     {
         bar.set_style(style);
     }
-    let opts = (&objective.device, DType::F64);
+    let device = Device::flex().autodiff();
+    let opts = (&device, DType::F64);
+    let nphi = phi.len();
     let mut step = 0;
     for epoch in 1..=cfg.epochs {
         train_segs.shuffle(&mut rng);
@@ -329,18 +268,34 @@ pub fn fit(cube: &CubeModel, train: &[Toss], val: &[Toss], cfg: &FitConfig) -> R
             let c = 0.5 * (1.0 + (std::f64::consts::PI * step as f64 / total.max(1) as f64).cos());
             lr = cfg.lr_final + (cfg.lr - cfg.lr_final) * c;
             step += 1;
-            let (result, fails) = objective.loss_and_gradient(&phi, batch);
-            failed += fails.len();
+            let answer = source.gradients(&phi, batch)?;
+            answer.check(batch.len(), nphi)?;
+            failed += answer.failures.len();
             if first.is_none() {
-                first = fails.first().map(|f| failure_text(train, f));
+                first = answer.failures.first().map(|(i, msg)| failure_text(train, &(batch[*i], msg.clone())));
             }
-            let Some(BatchGradient { loss, gradient: g, solves: batch_solves }) = result else {
+            let mut ok = vec![true; batch.len()];
+            for (i, _) in &answer.failures {
+                ok[*i] = false;
+            }
+            let kept = ok.iter().filter(|&&k| k).count();
+            if kept == 0 {
                 bar.inc(1);
                 continue;
-            };
-            solves += batch_solves;
-            sum += loss * (batch.len() - fails.len()) as f64;
-            n += batch.len() - fails.len();
+            }
+            // Means over the kept segments, summed in the batch's order.
+            let (mut loss, mut g) = (0.0, vec![0.0; nphi]);
+            for i in (0..batch.len()).filter(|&i| ok[i]) {
+                loss += answer.loss[i];
+                for (gj, x) in g.iter_mut().zip(&answer.gradient[i * nphi..(i + 1) * nphi]) {
+                    *gj += x;
+                }
+                solves += answer.solves[i];
+            }
+            loss /= kept as f64;
+            g.iter_mut().for_each(|x| *x /= kept as f64);
+            sum += loss * kept as f64;
+            n += kept;
             let x = Tensor::<2>::from_data(TensorData::new(phi.clone(), [1, phi.len()]), opts);
             let g = Tensor::<2>::from_data(TensorData::new(g, [1, phi.len()]), opts);
             let (next, s) = adam.step(lr, x, g, state);
@@ -357,6 +312,7 @@ pub fn fit(cube: &CubeModel, train: &[Toss], val: &[Toss], cfg: &FitConfig) -> R
         }
         let params = param.from_phi(&phi);
         let (val_loss, fval) = segment_loss(&predictor(&params), val, &val_segs, &cfg.loss);
+        let fval = text_failures(fval);
         if first.is_none() {
             first = fval.first().map(|f| failure_text(val, f));
         }

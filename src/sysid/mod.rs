@@ -37,6 +37,14 @@
 //! segment whose simulation fails is left out of its batch and counted in
 //! the report.
 //!
+//! # Distributed fits
+//! Each segment's loss and gradient is computed on its own ([`Shard`]) and
+//! the Adam step sums them in the batch's order, so the segments of a step
+//! can be computed anywhere: [`fit_with`] takes a [`GradientSource`], and
+//! a [`ShardSpec`] (JSON) carries what a remote shard needs. The Python
+//! package's `cenic.ray.RayGradients` spreads them over Ray actors (`cenic
+//! sysid fit --ray ADDRESS`); the result equals the local fit.
+//!
 //! # Evaluation
 //! [`evaluate`]: mean position (mm) and orientation (degrees) errors of
 //! N-step predictions over all segments, for several N, and of whole tosses
@@ -59,23 +67,28 @@
 //! # Ok::<(), cenic::sysid::SysidError>(())
 //! ```
 
+pub mod cli;
 mod data;
 mod fit;
 mod params;
 pub mod plot;
 mod predict;
+mod shard;
 
 pub use data::{
     INTERVAL_TOLERANCE, LEVEL_MAX_TILT_DEG, Pose, QUAT_NORM_TOLERANCE, REQUIRED_COLUMNS, Segment, Toss, load_dir,
     load_toss, parse_range, parse_toss, segments, select,
 };
-pub use fit::{ADAM_BETA_1, ADAM_BETA_2, ADAM_EPSILON, EpochRecord, FitConfig, FitResult, Overlay, fit, params_json};
+pub use fit::{
+    ADAM_BETA_1, ADAM_BETA_2, ADAM_EPSILON, EpochRecord, FitConfig, FitResult, Overlay, fit, fit_with, params_json,
+};
 pub use params::{
     CubeModel, CubeParams, FitParam, MAX_INITIAL_FRICTION_RATIO, Parametrization, interior_start, random_start,
 };
 pub use predict::{
     Evaluation, Failure, HorizonErrors, Loss, NX, Predictor, evaluate, pose_error, rollout_for, segment_loss,
 };
+pub use shard::{GradientSource, SegmentGradients, Shard, ShardSpec};
 
 use std::path::{Path, PathBuf};
 

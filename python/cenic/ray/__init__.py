@@ -6,6 +6,9 @@
   :func:`cenic.make_vec` of the same total size (bit for bit on the CPU).
 - :func:`evaluate` — per-episode returns of a policy over many seeded,
   domain-randomized episodes, spread over Ray tasks.
+- :func:`sysid_fit` — ``cenic sysid fit`` with the toss segments of every
+  Adam step sharded over Ray actors (``cenic sysid fit --ray ADDRESS`` on
+  the command line); the result equals the local fit.
 - RLlib: the registered ``cenic/<task>`` ids are RLlib env-runner
   environments as they are (``vector_entry_point``, next-step autoreset);
   see :data:`RLLIB_EXAMPLE`.
@@ -25,7 +28,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from .. import CenicError
+from .. import CenicError, _cenic
 from ..gym import VectorEnv, _autoreset_mode
 
 try:
@@ -36,10 +39,12 @@ except ImportError as e:  # pragma: no cover - exercised only without ray
 
 __all__ = [
     "RLLIB_EXAMPLE",
+    "RayGradients",
     "RayVecEnv",
     "WorkerDiedError",
     "evaluate",
     "split",
+    "sysid_fit",
 ]
 
 #: An RLlib configuration that trains PPO on ``cenic/Ant-v5``: every env
@@ -471,3 +476,144 @@ def evaluate(
     if return_lengths:
         return returns, np.concatenate([p[1] for p in parts])
     return returns
+
+
+# --------------------------------------------------------------------------
+# System identification
+
+
+class _SysidWorker:
+    """A Ray actor holding one shard evaluator of a distributed sys-id fit."""
+
+    def __init__(self, spec: str, threads: int) -> None:
+        os.environ.setdefault("RAYON_NUM_THREADS", str(threads))
+        self.shard = _cenic.SysidShard(spec)
+
+    def gradients(self, phi: np.ndarray, segments: np.ndarray) -> tuple[Any, ...]:
+        return self.shard.gradients(phi, segments)
+
+
+_SysidActor = ray.remote(_SysidWorker)
+
+
+class RayGradients:
+    """The gradient source of a distributed fit: ``num_workers`` Ray actors,
+    each holding the training tosses and the differentiable rollout
+    (``setup``); a call splits the Adam step's segments into contiguous
+    shares, one per worker, and joins the per-segment losses and gradients
+    in order (the fit sums them in Rust exactly as the local fit does). A
+    worker that dies is re-created and its share recomputed once."""
+
+    def __init__(
+        self, address: str | None = None, num_workers: int = 2, resources_per_worker: dict[str, Any] | None = None
+    ) -> None:
+        if num_workers < 1:
+            raise ValueError(f"num_workers must be at least 1, got {num_workers}")
+        self.address = address
+        self.num_workers = num_workers
+        self.resources = dict(resources_per_worker or {"num_cpus": 1})
+        self.workers: list[Any] = []
+        self._spec_ref: Any = None
+        # Bytes of phi and segments sent, and of results received, over the fit.
+        self.bytes_sent = 0
+        self.bytes_received = 0
+
+    def _start(self) -> Any:
+        return _SysidActor.options(**self.resources).remote(self._spec_ref, _threads_from_resources(self.resources))
+
+    def setup(self, spec: str) -> None:
+        """Connects to Ray (``ray.init(address)`` unless initialized; the
+        address ``"default"`` is Ray's default) and starts the workers with
+        the shard description (JSON written by the Rust fit)."""
+        if not ray.is_initialized():
+            ray.init(address=None if self.address in (None, "default") else self.address)
+        self._spec_ref = ray.put(spec)
+        self.workers = [self._start() for _ in range(self.num_workers)]
+
+    def __call__(self, phi: np.ndarray, segments: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
+        shares = [s for s in np.array_split(segments, min(self.num_workers, len(segments))) if len(s)]
+        refs = [self.workers[k].gradients.remote(phi, s) for k, s in enumerate(shares)]
+        parts = []
+        for k, ref in enumerate(refs):
+            try:
+                parts.append(ray.get(ref))
+            except RayActorError:
+                self.workers[k] = self._start()
+                parts.append(ray.get(self.workers[k].gradients.remote(phi, shares[k])))
+        self.bytes_sent += sum(phi.nbytes + s.nbytes for s in shares)
+        self.bytes_received += sum(p[0].nbytes + p[1].nbytes + p[2].nbytes for p in parts)
+        offsets = np.cumsum([0] + [len(s) for s in shares])
+        failures = [(int(offsets[k] + i), msg) for k, p in enumerate(parts) for i, msg in p[3]]
+        return (
+            np.concatenate([p[0] for p in parts]),
+            np.concatenate([p[1] for p in parts]),
+            np.concatenate([p[2] for p in parts]),
+            failures,
+        )
+
+    def close(self) -> None:
+        for w in self.workers:
+            try:
+                ray.kill(w)
+            except Exception:
+                pass
+        self.workers = []
+
+
+class _Sources:
+    """Builds the :class:`RayGradients` of a fit (the ``ray`` callable of
+    ``_cenic.sysid_cli``) and closes them afterwards."""
+
+    def __init__(self, resources_per_worker: dict[str, Any] | None) -> None:
+        self.resources = resources_per_worker
+        self.made: list[RayGradients] = []
+
+    def __call__(self, address: str, workers: int, spec: str) -> RayGradients:
+        g = RayGradients(address, workers, self.resources)
+        self.made.append(g)
+        g.setup(spec)
+        return g
+
+    def close(self) -> None:
+        for g in self.made:
+            g.close()
+
+
+def sysid_fit(
+    data: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    address: str | None = None,
+    num_workers: int = 2,
+    resources_per_worker: dict[str, Any] | None = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """``cenic sysid fit --data DATA --out OUT --ray ADDRESS`` from Python:
+    :func:`cenic.sysid_fit` with each Adam step's segments computed by
+    ``num_workers`` Ray actors (:class:`RayGradients`); returns the report.
+    ``address`` goes to ``ray.init`` when Ray is not initialized in this
+    process yet (None: Ray's default, a running cluster or a new local
+    one). The fitted values equal the local fit's."""
+    from ..sysid import sysid_fit as fit
+
+    sources = _Sources(resources_per_worker)
+    try:
+        return fit(data, out, _ray=sources, ray=address or "default", ray_workers=num_workers, **options)
+    finally:
+        sources.close()
+
+
+def _cli(argv: list[str]) -> int:
+    """``python -m cenic.ray sysid fit ...``, what ``cenic sysid fit --ray`` runs."""
+    if argv[:1] != ["sysid"]:
+        print("usage: python -m cenic.ray sysid fit --ray ADDRESS [cenic sysid fit flags]")
+        return 2
+    sources = _Sources(None)
+    try:
+        _cenic.sysid_cli(argv[1:], sources)
+    except CenicError as e:
+        print(f"error: {e}", flush=True)
+        return 1
+    finally:
+        sources.close()
+    return 0

@@ -1,13 +1,22 @@
-//! `cenic sysid fit` and `cenic sysid eval`: the command-line face of [`cenic::sysid`].
+//! `cenic sysid fit` and `cenic sysid eval`: the command-line face of
+//! [`crate::sysid`], in the library so that the Python package runs the same
+//! command ([`run_args`], with a gradient source on a Ray cluster for
+//! `--ray`).
 
-use cenic::Model;
-use cenic::diff::Cfd;
-use cenic::integrator::{CenicParams, Mode};
-use cenic::sysid::{self, CubeModel, FitConfig, FitParam, Predictor};
-use clap::{Args, Subcommand};
+use crate::Model;
+use crate::diff::Cfd;
+use crate::integrator::{CenicParams, Mode};
+use crate::sysid::{self, CubeModel, FitConfig, FitParam, GradientSource, Predictor, ShardSpec};
+use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// Builds the gradient source of `--ray ADDRESS --ray-workers N` from the
+/// address, the number of workers and the shard spec's JSON
+/// ([`ShardSpec::to_json`]).
+pub type RaySource<'a> = &'a mut dyn FnMut(&str, usize, &str) -> Result<Box<dyn GradientSource + Send>, String>;
+
+/// The `cenic sysid` subcommands.
 #[derive(Subcommand)]
 pub enum SysidCommand {
     /// Fit a tossed box's parameters to recorded tosses; writes OUT/fitted.xml,
@@ -19,6 +28,7 @@ pub enum SysidCommand {
 
 /// Integration settings shared by fit and eval.
 #[derive(Args)]
+#[allow(missing_docs)]
 pub struct SimArgs {
     /// CENIC accuracy (m, rad).
     #[arg(long, default_value_t = 1e-4, conflicts_with = "dt", allow_hyphen_values = true)]
@@ -51,6 +61,7 @@ impl SimArgs {
     }
 }
 
+/// The flags of `cenic sysid fit`.
 #[derive(Args)]
 pub struct FitArgs {
     /// Directory of toss CSVs (t,px,py,pz,qw,qx,qy,qz[,...]).
@@ -156,8 +167,19 @@ pub struct FitArgs {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Shard each Adam step's segments over a Ray cluster: an address as `ray.init`
+    /// takes it (`auto`, `HOST:PORT`, `ray://HOST:PORT`), `local` to start a cluster
+    /// here, or `default` for Ray's own discovery. Runs the fit through the Python
+    /// package (`python -m cenic.ray`, with $CENIC_PYTHON or python3; `pip install
+    /// cenic[ray]`); the result equals the local fit.
+    #[arg(long, value_name = "ADDRESS")]
+    ray: Option<String>,
+    /// With --ray: the number of worker actors (one CPU each).
+    #[arg(long, default_value_t = 2, requires = "ray")]
+    ray_workers: usize,
 }
 
+/// The flags of `cenic sysid eval`.
 #[derive(Args)]
 pub struct EvalArgs {
     /// MJCF model (one free body), e.g. a fitted.xml.
@@ -190,11 +212,37 @@ fn positive(flag: &str, x: f64) -> Result<f64, String> {
     if x > 0.0 && x.is_finite() { Ok(x) } else { Err(format!("{flag} must be a positive finite number, got {x}")) }
 }
 
-pub fn run(cmd: SysidCommand) -> Result<(), String> {
+impl SysidCommand {
+    /// The `--ray` address of a fit, if given.
+    pub fn ray_address(&self) -> Option<&str> {
+        match self {
+            SysidCommand::Fit(a) => a.ray.as_deref(),
+            SysidCommand::Eval(_) => None,
+        }
+    }
+}
+
+/// Runs a `cenic sysid` subcommand; `ray` builds the gradient source of a
+/// fit with `--ray` (an error when it is needed and `None`).
+pub fn run(cmd: SysidCommand, ray: Option<RaySource<'_>>) -> Result<(), String> {
     match cmd {
-        SysidCommand::Fit(a) => fit(*a),
+        SysidCommand::Fit(a) => fit(*a, ray),
         SysidCommand::Eval(a) => eval(a),
     }
+}
+
+#[derive(Parser)]
+#[command(name = "cenic sysid", no_binary_name = true)]
+struct SysidCli {
+    #[command(subcommand)]
+    command: SysidCommand,
+}
+
+/// Parses `argv` (what follows `cenic sysid`, e.g. `["fit", "--data", …]`)
+/// and runs it as [`run`] does.
+pub fn run_args(argv: &[String], ray: Option<RaySource<'_>>) -> Result<(), String> {
+    let cli = SysidCli::try_parse_from(argv).map_err(|e| e.render().to_string())?;
+    run(cli.command, ray)
 }
 
 fn load_tosses(dir: &std::path::Path, level: bool) -> Result<Vec<sysid::Toss>, String> {
@@ -207,11 +255,11 @@ fn load_tosses(dir: &std::path::Path, level: bool) -> Result<Vec<sysid::Toss>, S
     Ok(tosses)
 }
 
-fn fit(a: FitArgs) -> Result<(), String> {
+fn fit(a: FitArgs, ray: Option<RaySource<'_>>) -> Result<(), String> {
     let started = std::time::Instant::now();
     let model = match &a.model {
         Some(p) => Model::from_mjcf_file(p).map_err(|e| e.to_string())?,
-        None => cenic::scenes::cube_toss(),
+        None => crate::scenes::cube_toss(),
     };
     let mut cube = CubeModel::new(model).map_err(|e| e.to_string())?;
     if let Some(r) = a.corner_radius {
@@ -307,7 +355,28 @@ fn fit(a: FitArgs) -> Result<(), String> {
         a.fit
     );
     println!("initial: {}", init.summary());
-    let result = sysid::fit(&cube, &train, &val, &cfg).map_err(|e| e.to_string())?;
+    let mut remote = match (&a.ray, ray) {
+        (None, _) => None,
+        (Some(address), Some(make)) => {
+            if a.ray_workers == 0 {
+                return Err("--ray-workers must be at least 1".into());
+            }
+            let text = match &a.model {
+                Some(p) => Some(std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?),
+                None => None,
+            };
+            let spec = ShardSpec::new(text, a.corner_radius, &train, &cfg).to_json().map_err(|e| e.to_string())?;
+            println!("sharding each Adam step over {} Ray workers ({address})", a.ray_workers);
+            Some(make(address, a.ray_workers, &spec).map_err(|e| format!("--ray {address}: {e}"))?)
+        }
+        (Some(_), None) => {
+            return Err("--ray needs the Python package: run `python -m cenic.ray sysid fit ...` \
+                        (the cenic command does this itself)"
+                .into());
+        }
+    };
+    let source = remote.as_mut().map(|r| r.as_mut() as &mut dyn GradientSource);
+    let result = sysid::fit_with(&cube, &train, &val, &cfg, source).map_err(|e| e.to_string())?;
     let settings = serde_json::json!({
         "data": a.data.display().to_string(),
         "model": a.model.as_ref().map(|p| p.display().to_string()),
@@ -326,6 +395,7 @@ fn fit(a: FitArgs) -> Result<(), String> {
         "level": a.level,
         "adam": { "beta_1": sysid::ADAM_BETA_1, "beta_2": sysid::ADAM_BETA_2, "epsilon": sysid::ADAM_EPSILON },
         "threads": rayon::current_num_threads(),
+        "ray": a.ray, "ray_workers": a.ray.as_ref().map(|_| a.ray_workers),
     });
     sysid::write_outputs(&a.out, &cube, &result, settings).map_err(|e| e.to_string())?;
     let failed: usize = result.epochs.iter().map(|e| e.failed_train + e.failed_val).sum();
