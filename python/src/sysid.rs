@@ -84,6 +84,10 @@ impl SysidShard {
     }
 }
 
+/// What a Python gradient source returns: per-segment losses, gradients
+/// and solve counts (arrays), and the failed segments (index, message).
+type SourceOutput<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>, Vec<(usize, String)>);
+
 /// A gradient source in Python: a callable ``(phi, segments) -> (loss,
 /// gradient, solves, failures)`` with :meth:`SysidShard.gradients`'
 /// signature (e.g. ``cenic.ray.RayGradients``).
@@ -100,8 +104,7 @@ impl GradientSource for PyGradients {
                 segments.iter().flat_map(|s| [s.toss as i64, s.start as i64, s.samples as i64]).collect();
             let segs = to_numpy(py, rows, &[segments.len(), 3]);
             let out = self.source.bind(py).call1((phi, segs))?;
-            let (loss, grad, solves, failures): (Bound<PyAny>, Bound<PyAny>, Bound<PyAny>, Vec<(usize, String)>) =
-                out.extract()?;
+            let (loss, grad, solves, failures): SourceOutput = out.extract()?;
             let m = segments.len();
             let loss = ArrayIn::<f64>::new(&loss, "loss")?;
             loss.expect_shape(&[&[m]])?;
