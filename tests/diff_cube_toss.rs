@@ -44,14 +44,22 @@ fn norm(v: impl Iterator<Item = f64>) -> f64 {
 ///   default 10 ms). Norm-wise errors against FD of a 1e-9 run: 3–15% at
 ///   accuracy 1e-6, 0.4–1.1% at 1e-7, 0.1–0.6% at 1e-8; with τ_v = 10 ms,
 ///   up to 1.3% remained at 3e-8.
-/// - The finite-difference reference runs CENIC at 1e-8 (τ_v = 0.1 s). The
+/// - Since Newton's test is relative to each step's own momentum scale (no
+///   floor of 1 √kg·m/s), the resting and sliding phases solve tighter and
+///   the adaptive step sequence differs: at 1e-8 the derivative of the map
+///   on the new sequence is 2.0 % from FD on x (0.22 % before), with the FD
+///   estimates themselves unchanged to 2e-4, i.e. the derivative with the
+///   sequence held fixed still depends on where the steps fall at the
+///   impacts at this accuracy. At 3e-9 both agree to 0.12 % (x) and 0.66 %
+///   (orientation), so the test runs there.
+/// - The finite-difference reference runs CENIC at 3e-9 (τ_v = 0.1 s). The
 ///   step sequence changes with the inputs, so the function is smooth only
 ///   up to jumps of the order of the accuracy; with steps δ = 1e-4 the FD
 ///   estimates scatter by several % (jitter/δ), with δ = 1e-3 curvature
 ///   biases some entries by up to 7% (the toss is nearly chaotic in spin).
 ///   δ = 6e-4 (relative to max(|x|, 1)) with Richardson extrapolation over
 ///   δ and δ/2 removes the δ² term while staying well above the jitter;
-///   it agrees with FD of a 1e-9 run to 0.5%.
+///   at 1e-8 it agreed with FD of a 1e-9 run to 0.5%.
 #[test]
 fn cube_toss_gradients_match_finite_differences_within_one_percent() {
     let model = Arc::new(scenes::cube_toss());
@@ -59,7 +67,7 @@ fn cube_toss_gradients_match_finite_differences_within_one_percent() {
     let (dt, n) = (0.05, 20);
     let x0 = toss_state();
     let th = [1.0; 3];
-    let r = DiffRollout::new(model.clone(), cenic(1e-8), dt)
+    let r = DiffRollout::new(model.clone(), cenic(3e-9), dt)
         .with_params(params.clone())
         .with_friction_load(FrictionLoad::Lagged);
     let nx = r.nx();
@@ -78,7 +86,7 @@ fn cube_toss_gradients_match_finite_differences_within_one_percent() {
     let mut z = x0.clone();
     z.extend_from_slice(&th);
     let reference =
-        DiffRollout::new(model, cenic(1e-8), dt).with_params(params).with_friction_load(FrictionLoad::Lagged);
+        DiffRollout::new(model, cenic(3e-9), dt).with_params(params).with_friction_load(FrictionLoad::Lagged);
     let opts = GradCheckOptions { rel_step: 6e-4, richardson: true, ..Default::default() };
     // Finite differences of all outputs at once, inputs in parallel.
     let fd: Vec<Vec<f64>> = inputs

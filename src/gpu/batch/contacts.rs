@@ -84,7 +84,7 @@ pub(super) enum Collision {
     /// world) when the model has no GJK/EPA pair, else its passes.
     Gpu(Box<GpuCollision>, Option<Kernel>),
     /// The CPU collision on the geom poses read back.
-    Host(Mutex<HostCollision>),
+    Host(Box<Mutex<HostCollision>>),
 }
 
 impl Collision {
@@ -134,7 +134,7 @@ impl Collision {
                 Collision::Gpu(Box::new(c), per_world)
             }
             CollisionBackend::Host => {
-                Collision::Host(Mutex::new(HostCollision::with_layout(ctx, model, nworld, ncon, layout)?))
+                Collision::Host(Box::new(Mutex::new(HostCollision::with_layout(ctx, model, nworld, ncon, layout)?)))
             }
         })
     }

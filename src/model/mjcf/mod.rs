@@ -155,9 +155,12 @@
 //! Accepted and ignored (no effect on the simulation): `size`, `visual`,
 //! `statistic`, `custom`, asset `texture`/`material`/`skin`, `camera`,
 //! `light`, and rendering or bookkeeping attributes (`rgba`, `material`,
-//! `group`, `user`, sensor `noise`, …). MuJoCo solver settings (`option
-//! integrator`, `iterations`, `solver`, `tolerance`, …) are accepted with
-//! a warning: cenic always uses its own integrator and contact solver;
+//! `group`, `user`, sensor `noise`, …). MuJoCo solver settings (`iterations`,
+//! `solver`, `tolerance`, …) are accepted with a warning: cenic always uses
+//! its own contact solver. `option integrator` and the `eulerdamp` flag set
+//! [`Options::integrator`](crate::model::Options) for MuJoCo's own step
+//! ([`Mode::MuJoCo`](crate::integrator::Mode)); `implicit` and `implicitfast`
+//! warn (that step takes them as Euler with implicit joint damping);
 //! `cone="elliptic"` warns (the pyramidal cone is used). Settings cenic
 //! does not model give a warning in [`Model::warnings`]: stiffness on ball
 //! and free joints, geom `priority` and `gap` under the physical
@@ -585,8 +588,17 @@ impl<'c, 'a> Loader<'c, 'a> {
         }
         match el.keyword("integrator", &["Euler", "RK4", "implicit", "implicitfast"])? {
             Some("RK4") => self.b.options.integrator = crate::model::Integrator::Rk4,
-            Some("implicit") => self.b.options.integrator = crate::model::Integrator::Implicit,
-            Some("implicitfast") => self.b.options.integrator = crate::model::Integrator::ImplicitFast,
+            Some(k @ ("implicit" | "implicitfast")) => {
+                self.b.options.integrator = if k == "implicit" {
+                    crate::model::Integrator::Implicit
+                } else {
+                    crate::model::Integrator::ImplicitFast
+                };
+                self.b.warn(format!(
+                    "option integrator=\"{k}\": MuJoCo's step in cenic (Mode::MuJoCo) takes it as Euler with implicit \
+                     joint damping (other velocity derivatives explicit); cenic's own modes are implicit in every force"
+                ));
+            }
             _ => {}
         }
         if el.keyword("cone", &["pyramidal", "elliptic"])? == Some("elliptic") {
@@ -598,7 +610,7 @@ impl<'c, 'a> Loader<'c, 'a> {
             xml::OPTION_SOLVER.iter().filter_map(|a| node.attribute(*a).map(|v| format!("{a}=\"{v}\""))).collect();
         if !solver.is_empty() {
             self.b.warn(format!(
-                "option {} ignored: cenic always uses its own error-controlled integrator and convex contact solver",
+                "option {} ignored: cenic always uses its own convex contact solver (Newton on the step's convex problem)",
                 solver.join(" ")
             ));
         }

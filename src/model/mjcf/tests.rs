@@ -329,9 +329,14 @@ fn unmodelled_settings_warn() {
         // Simulated now, no warning: fluid density, joint friction loss, sensors.
         assert_eq!((m.options.density, m.joints[0].frictionloss, m.nsensordata), (1.2, 0.1, 1));
         let all = m.warnings.join("\n");
-        for w in ["integrator=\"implicitfast\" ignored", "joint 'b': stiffness on a ball joint", "'g' (condim 6)"]
-            .iter()
-            .chain(extra)
+        assert_eq!(m.options.integrator, crate::model::Integrator::ImplicitFast);
+        for w in [
+            "integrator=\"implicitfast\": MuJoCo's step in cenic",
+            "joint 'b': stiffness on a ball joint",
+            "'g' (condim 6)",
+        ]
+        .iter()
+        .chain(extra)
         {
             assert!(all.contains(w), "{semantics}: missing warning {w:?} in:\n{all}");
         }
