@@ -7,7 +7,8 @@ Reads the actor exported by `cargo run --release --example ppo -- --task T --exp
 and the observation statistics), builds gymnasium's own environment for its task (`gymnasium.make`, MuJoCo's
 physics, the v5 defaults including the time limit), and runs `--episodes` episodes with the deterministic mean
 action (clipped to the action space, as cenic's environment clips it), seeds 1000, 1001, ... as `ppo --eval`
-uses. Prints the mean and standard deviation of the returns, and a JSON line with the figures.
+uses. `--substeps K` integrates each environment step with K times as many MuJoCo steps of 1/K the size.
+Prints the mean and standard deviation of the returns, and a JSON line with the figures.
 Written and run with gymnasium 1.x and the `mujoco` Python package 4.0.0.
 """
 
@@ -40,11 +41,18 @@ def main():
     ap.add_argument("actor")
     ap.add_argument("--episodes", type=int, default=10)
     ap.add_argument("--seed", type=int, default=1000)
+    ap.add_argument("--substeps", type=int, default=1,
+                    help="MuJoCo steps per model timestep: the model's timestep divided by this and frame_skip "
+                         "multiplied by it (the same environment step, integrated more finely)")
     a = ap.parse_args()
     actor = json.load(open(a.actor))
     task = actor["task"]
     act = policy(actor)
     env = gym.make(task)
+    if a.substeps > 1:
+        frame_skip = env.unwrapped.frame_skip * a.substeps
+        env = gym.make(task, frame_skip=frame_skip)
+        env.unwrapped.model.opt.timestep /= a.substeps
     returns, lengths = [], []
     for e in range(a.episodes):
         obs, _ = env.reset(seed=a.seed + e)
@@ -57,7 +65,8 @@ def main():
             done = term or trunc
         returns.append(total)
         lengths.append(n)
-    print(f"{task} in gymnasium + MuJoCo: mean return over {a.episodes} episodes {np.mean(returns):.2f} "
+    label = "" if a.substeps == 1 else f" (timestep / {a.substeps})"
+    print(f"{task} in gymnasium + MuJoCo{label}: mean return over {a.episodes} episodes {np.mean(returns):.2f} "
           f"(std {np.std(returns):.2f}; lengths {lengths})")
     print(json.dumps({"task": task, "returns": returns, "mean": float(np.mean(returns))}))
 
