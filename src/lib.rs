@@ -9,7 +9,8 @@
 //! Pipeline (one file per stage; the same names in `kernels/` for the GPU):
 //! [`model`] → [`dynamics`] (kinematics, mass matrix, bias forces) →
 //! [`collision`] → [`icf`] (builder, cost, Newton solver) → [`integrator`]
-//! (fixed-step Lagged ICF and CENIC error control) → [`batch`] (many worlds).
+//! (fixed-step Lagged ICF and CENIC error control) → [`batch`] (many worlds);
+//! [`render`] draws the worlds (offscreen, wgpu).
 //!
 //! ```
 //! use cenic::integrator::{CenicParams, Mode, World};
@@ -38,6 +39,7 @@ pub mod math;
 pub mod model;
 pub mod mpc;
 pub mod output;
+pub mod render;
 pub mod rl;
 pub mod scenes;
 pub mod sysid;

@@ -33,7 +33,9 @@ fn every_kernel_file_is_a_stage() {
         if path.extension().is_some_and(|e| e == "wgsl") {
             let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
             let text = std::fs::read_to_string(&path).unwrap();
-            if let Some(lib) = shaders::LIBRARIES.iter().find(|f| f.name == stem) {
+            if let Some(raster) = shaders::RASTER.iter().find(|f| f.name == stem) {
+                assert_eq!(text, raster.source, "kernels/{stem}.wgsl");
+            } else if let Some(lib) = shaders::LIBRARIES.iter().find(|f| f.name == stem) {
                 assert_eq!(text, lib.source, "kernels/{stem}.wgsl");
                 assert!(
                     modules.iter().any(|m| m.files().iter().any(|f| f.name == stem)),
@@ -181,4 +183,25 @@ fn stage_structs_match_host_layout() {
             assert_eq!(m.offset as usize, offset, "offset of {name}.{field}");
         }
     }
+}
+
+/// The rasterizer's vertex and fragment stages validate on their own, and
+/// the host's structs have their WGSL layouts.
+#[test]
+fn raster_files_validate() {
+    for file in shaders::RASTER {
+        let module = validate(&format!("{}.wgsl", file.name), file.source);
+        let stages: Vec<_> = module.entry_points.iter().map(|e| e.stage).collect();
+        assert!(stages.contains(&naga::ShaderStage::Vertex), "{} has no vertex stage", file.name);
+        assert!(stages.contains(&naga::ShaderStage::Fragment), "{} has no fragment stage", file.name);
+        let structs: HashMap<String, &TypeInner> =
+            module.types.iter().filter_map(|(_, t)| Some((t.name.clone()?, &t.inner))).collect();
+        let Some(TypeInner::Struct { span, .. }) = structs.get("View") else { panic!("no WGSL struct View") };
+        assert_eq!(*span as usize, size_of::<cenic::render::GpuView>(), "size of View");
+    }
+    let module = validate("render_gather.wgsl (composed)", &shaders::compose(&cenic::render::GATHER));
+    let structs: HashMap<String, &TypeInner> =
+        module.types.iter().filter_map(|(_, t)| Some((t.name.clone()?, &t.inner))).collect();
+    let Some(TypeInner::Struct { span, .. }) = structs.get("RenderRig") else { panic!("no WGSL struct RenderRig") };
+    assert_eq!(*span as usize, size_of::<cenic::render::GpuRig>(), "size of RenderRig");
 }

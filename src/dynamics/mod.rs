@@ -24,5 +24,5 @@ pub use integrate::{integrate_act, integrate_q, normalize_quaternions, q_differe
 pub use jacobian::{point_jacobian, point_velocity};
 pub use kinematics::{kinematics, velocities};
 pub use rnea::{bias_forces, energy, mass_matrix, passive_forces};
-pub use sensor::{ContactForce, SensorInput, actuator_force, sensors};
+pub use sensor::{ContactForce, SensorInput, actuator_force, sensors, subtree_com};
 pub use transmission::transmissions;

@@ -236,8 +236,8 @@ fn object_body(model: &Model, o: FrameObject) -> usize {
     }
 }
 
-/// Centre of mass of the subtree rooted at `root` (its own position when massless).
-fn subtree_com<T: Real>(model: &Model, data: &Data<T>, root: usize) -> Vec3<T> {
+/// Centre of mass of the subtree rooted at `root` (m; its own centre of mass when massless).
+pub fn subtree_com<T: Real>(model: &Model, data: &Data<T>, root: usize) -> Vec3<T> {
     let (mut m, mut c) = (T::zero(), Vec3::zero());
     for (b, body) in model.bodies.iter().enumerate() {
         // Parents precede children: b is in the subtree when an ancestor is `root`.

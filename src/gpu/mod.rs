@@ -15,6 +15,13 @@
 //! | tasks | [`rl`] | RL tasks evaluated on a batch's state |
 //! | table | [`shaders`] | every stage with its modules and buffers, bottom to top (for checks and tools) |
 //!
+//! Above these layers and outside `src/gpu`: the renderer
+//! ([`crate::render`]) uses the device layer for its render pipeline and
+//! binds a batch's state ([`GpuBatch::with_state_sources`]) for its gather
+//! kernel, as [`rl`] does; no file here uses it, except the table, which
+//! lists its kernel files (`render_gather.wgsl` among the stages,
+//! `render.wgsl` in [`shaders::RASTER`]) for the checks.
+//!
 //! | Rust wrapper | kernel file | CPU twin |
 //! |---|---|---|
 //! | [`kinematics`] | `kernels/kinematics.wgsl` | `src/dynamics/kinematics.rs` |

@@ -36,7 +36,7 @@ pub struct StageEntry {
 
 /// Every stage, bottom to top: the multibody stages, the collision, the
 /// contact problem and its solve, the CENIC trial, then what reads a
-/// batch's state (sensors, RL tasks). The model and per-world data every
+/// batch's state (sensors, RL tasks, the renderer's gather kernel). The model and per-world data every
 /// stage binds come first.
 pub fn stages() -> Vec<StageEntry> {
     let m = Module::new;
@@ -106,6 +106,12 @@ pub fn stages() -> Vec<StageEntry> {
             modules: vec![m(&rl::FILE)],
             buffers: &rl::BUFFER_NAMES,
         },
+        StageEntry {
+            wrapper: "render (gather)",
+            cpu_twin: "src/render/mod.rs (Renderer::render_qpos)",
+            modules: vec![m(&crate::render::GATHER)],
+            buffers: &crate::render::BUFFER_NAMES,
+        },
     ]
 }
 
@@ -121,7 +127,12 @@ pub const STAGES: &[&KernelFile] = &[
     &cenic::FILE,
     &sensors::FILE,
     &rl::FILE,
+    &crate::render::GATHER,
 ];
+
+/// Render-pipeline files (vertex and fragment stages, standalone, not
+/// composed with the binding table): the rasterizer of [`crate::render`].
+pub const RASTER: &[&KernelFile] = &[&crate::render::RASTER];
 
 /// Every library file (WGSL functions composed in front of, or after, the
 /// stage files that need them; no entry points of their own). `common`

@@ -155,6 +155,8 @@ pub struct GeomSpec {
     pub mass: Option<f64>,
     /// Density (kg/m³) used for body inertia when `mass` is not set.
     pub density: f64,
+    /// How the geom is drawn (no effect on the simulation).
+    pub visual: GeomVisual,
 }
 
 impl GeomSpec {
@@ -176,6 +178,7 @@ impl GeomSpec {
             margin: 0.0,
             mass: None,
             density: 1000.0,
+            visual: GeomVisual::default(),
         }
     }
 }
@@ -268,6 +271,9 @@ pub struct ModelBuilder {
     pub inertia_from_geom: InertiaFromGeom,
     /// When set, all masses and inertias are scaled so the total mass equals this (kg).
     pub total_mass: Option<f64>,
+    /// Materials, cameras and statistic ([`Model::visual`]); geoms refer to
+    /// the materials by index, cameras to bodies.
+    pub visual: Visual,
     bodies: Vec<BodySpec>,
     joints: Vec<JointSpec>,
     geoms: Vec<GeomSpec>,
@@ -295,6 +301,7 @@ impl ModelBuilder {
             options: Options::default(),
             inertia_from_geom: InertiaFromGeom::Auto,
             total_mass: None,
+            visual: Visual::default(),
             bodies: vec![BodySpec {
                 name: "world".into(),
                 parent: WORLD,
@@ -483,6 +490,7 @@ impl ModelBuilder {
             options,
             inertia_from_geom,
             total_mass,
+            visual,
             bodies: bspecs,
             joints: jspecs,
             geoms: gspecs,
@@ -501,6 +509,7 @@ impl ModelBuilder {
         } = self;
 
         validate_options(&options)?;
+        validate_visual(&visual, bspecs.len(), &gspecs)?;
         check_unique_names(bspecs.iter().map(|b| b.name.as_str()), Entity::Body)?;
         check_unique_names(jspecs.iter().map(|j| j.name.as_str()), Entity::Joint)?;
         check_unique_names(gspecs.iter().map(|g| g.name.as_str()), Entity::Geom)?;
@@ -757,6 +766,7 @@ impl ModelBuilder {
                 conaffinity: g.conaffinity,
                 margin: g.margin,
                 rbound,
+                visual: g.visual,
             });
         }
 
@@ -1211,6 +1221,7 @@ impl ModelBuilder {
             nsensordata,
             qpos0,
             warnings,
+            visual,
         };
         compile_at_qpos0(&mut model, &especs, &dampratios)?;
         Ok(model)
@@ -1546,4 +1557,38 @@ mod tests {
         assert!(err.contains("triangle inequality"), "{err}");
         assert!(Inertial::from_full(1.0, [0.0; 3], [1.0, 1.0, 1.0, 2.0, 0.0, 0.0]).is_err());
     }
+}
+
+/// Camera bodies, material indices, colours and fields of view in range.
+fn validate_visual(visual: &Visual, nbody: usize, geoms: &[GeomSpec]) -> Result<(), ModelError> {
+    for (i, c) in visual.cameras.iter().enumerate() {
+        let e = |m: String| ModelError::invalid(Entity::Camera(i), &c.name, m);
+        if c.body >= nbody {
+            return Err(e(format!("body index {} out of range ({nbody} bodies)", c.body)));
+        }
+        if !(c.fovy > 0.0 && c.fovy < 180.0) {
+            return Err(e(format!("fovy must be in (0, 180) degrees, got {}", c.fovy)));
+        }
+    }
+    for (i, g) in geoms.iter().enumerate() {
+        let e = |m: String| ModelError::invalid(Entity::Geom(i), &g.name, m);
+        if let Some(m) = g.visual.material
+            && m >= visual.materials.len()
+        {
+            return Err(e(format!("visual material index {m} out of range ({} materials)", visual.materials.len())));
+        }
+        if let Some(c) = g.visual.rgba
+            && c.iter().any(|x| !(0.0..=1.0).contains(x))
+        {
+            return Err(e(format!("rgba components must be in [0, 1], got {c:?}")));
+        }
+    }
+    if !(visual.fovy > 0.0 && visual.fovy < 180.0) {
+        return Err(ModelError::invalid(
+            Entity::Model,
+            "",
+            format!("the free camera's fovy must be in (0, 180) degrees, got {}", visual.fovy),
+        ));
+    }
+    Ok(())
 }

@@ -27,6 +27,8 @@ pub enum Entity {
     Sensor(usize),
     /// A keyframe.
     Keyframe(usize),
+    /// A camera.
+    Camera(usize),
 }
 
 impl fmt::Display for Entity {
@@ -44,6 +46,7 @@ impl fmt::Display for Entity {
             Entity::Pair(i) => write!(f, "contact pair #{i}"),
             Entity::Sensor(i) => write!(f, "sensor #{i}"),
             Entity::Keyframe(i) => write!(f, "keyframe #{i}"),
+            Entity::Camera(i) => write!(f, "camera #{i}"),
         }
     }
 }

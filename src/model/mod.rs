@@ -21,6 +21,7 @@ pub mod mjcf;
 mod sensor;
 pub mod soft;
 mod summary;
+pub mod visual;
 
 pub use builder::{BodySpec, EqualitySpec, GeomSpec, Inertial, JointSpec, ModelBuilder, TendonSpec, WORLD};
 pub use constraint::{ContactPair, Equality, EqualityKind, Flags, SpatialElement, Tendon, TendonPath};
@@ -28,6 +29,7 @@ pub use error::{Entity, ModelError};
 pub use hfield::HeightField;
 pub use mesh::ConvexMesh;
 pub use sensor::{FrameObject, Sensor, SensorKind};
+pub use visual::{CameraMode, GeomVisual, ModelCamera, Visual};
 
 /// Joint types, with MuJoCo's coordinate conventions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -523,6 +525,8 @@ pub struct Geom {
     /// Radius of a sphere about the geom origin that bounds the shape (m);
     /// infinite for planes.
     pub rbound: f64,
+    /// How the geom is drawn (no effect on the simulation).
+    pub visual: GeomVisual,
 }
 
 /// A named frame on a body (for sensors, targets, tendons, tests).
@@ -716,6 +720,8 @@ pub struct Model {
     pub qpos0: Vec<f64>,
     /// Warnings collected while loading (unsupported but harmless settings).
     pub warnings: Vec<String>,
+    /// Colours, materials and cameras ([`crate::render`]; no effect on the simulation).
+    pub visual: Visual,
 }
 
 impl Model {

@@ -37,6 +37,7 @@
 
 use super::mujoco::{TreeComs, cfrc_ext, cinert, cvel, mass_center, qfrc_actuator};
 use super::{EnvRng, EnvState, Needs, RlError, Task, TaskSpec};
+use crate::math::Real;
 use crate::model::{JointKind, Model};
 use std::path::Path;
 use std::sync::Arc;
@@ -269,6 +270,67 @@ impl Builtin {
             needs,
         };
         Ok(Self { kind, params: Params::v5(kind), body_a, body_b, body_c, site, spec })
+    }
+}
+
+/// gymnasium's `default_camera_config` of a v5 task, the settings it
+/// applies to its free camera (`trackbodyid`, which a free camera
+/// ignores, left out): distance (m), look-at point (m), azimuth and
+/// elevation (degrees), each when the task sets it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CameraConfig {
+    /// Distance from the eye to the look-at point (m).
+    pub distance: Option<f64>,
+    /// Look-at point (m).
+    pub lookat: Option<[f64; 3]>,
+    /// Azimuth (degrees).
+    pub azimuth: Option<f64>,
+    /// Elevation (degrees).
+    pub elevation: Option<f64>,
+}
+
+impl Kind {
+    /// The task's `default_camera_config` as gymnasium's `*_v5.py` passes
+    /// it (Inverted Double Pendulum and Reacher set none that a free camera uses).
+    pub fn camera_config(self) -> CameraConfig {
+        let d = |x: f64| CameraConfig { distance: Some(x), ..Default::default() };
+        match self {
+            Kind::Ant | Kind::HalfCheetah | Kind::Pusher => d(4.0),
+            Kind::Humanoid => CameraConfig { lookat: Some([0.0, 0.0, 2.0]), elevation: Some(-20.0), ..d(4.0) },
+            Kind::InvertedPendulum => d(2.04),
+            Kind::InvertedDoublePendulum | Kind::Reacher => CameraConfig::default(),
+        }
+    }
+
+    /// The camera gymnasium renders the task with, placed at the state
+    /// whose kinematics `data` holds (gymnasium places it at the first
+    /// render): a free camera looking at the median of the geom positions
+    /// (per axis), the model's extent away ([`Model::statistic`] at qpos0),
+    /// azimuth 90 and elevation −45 degrees, each overridden by
+    /// [`Self::camera_config`].
+    pub fn default_camera<T: Real>(self, model: &Model, data: &crate::dynamics::Data<T>) -> crate::render::FreeCamera {
+        let mut lookat = [0.0; 3];
+        for (i, l) in lookat.iter_mut().enumerate() {
+            let mut v: Vec<f64> = data.geom_xpos.iter().map(|p| p.to_array()[i].f64()).collect();
+            v.sort_by(f64::total_cmp);
+            let n = v.len();
+            *l = match n {
+                0 => 0.0,
+                _ if n % 2 == 1 => v[n / 2],
+                _ => 0.5 * (v[n / 2 - 1] + v[n / 2]),
+            };
+        }
+        let mut d0 = crate::dynamics::Data::<f64>::new(model);
+        d0.q.copy_from_slice(&model.qpos0);
+        crate::dynamics::kinematics(model, &mut d0);
+        let (_, extent) = model.statistic(&d0);
+        let c = self.camera_config();
+        crate::render::FreeCamera {
+            lookat: c.lookat.unwrap_or(lookat),
+            distance: c.distance.unwrap_or(extent),
+            azimuth: c.azimuth.unwrap_or(90.0),
+            elevation: c.elevation.unwrap_or(-45.0),
+        }
     }
 }
 

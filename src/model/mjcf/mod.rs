@@ -67,8 +67,7 @@
 //!   `inertia="convex"`; identical for convex meshes). cenic keeps mesh
 //!   vertices in the frame they were written in, whereas MuJoCo re-centres
 //!   a mesh at its centroid: the body's mass properties are the same, the
-//!   geom's `pos`/`quat` differ. Visual assets (`texture` including
-//!   skyboxes, `material`, `skin`) are read and ignored.
+//!   geom's `pos`/`quat` differ.
 //! - `asset/hfield` (the `hfield` module): `nrow`/`ncol` with `elevation`
 //!   (or zeros), or a PNG or MuJoCo binary `file`; `size` (radius x,
 //!   radius y, elevation z, base z; m). Elevations are normalised to [0, 1]
@@ -152,10 +151,19 @@
 //! The baseline integrators (TAMSI, exponential, Runge–Kutta, implicit
 //! Euler) model only the physical laws and refuse MuJoCo's.
 //!
-//! Accepted and ignored (no effect on the simulation): `size`, `visual`,
-//! `statistic`, `custom`, asset `texture`/`material`/`skin`, `camera`,
-//! `light`, and rendering or bookkeeping attributes (`rgba`, `material`,
-//! `group`, `user`, sensor `noise`, …). MuJoCo solver settings (`iterations`,
+//! What things look like ([`crate::model::Visual`], for [`crate::render`];
+//! no effect on the simulation): geom `rgba`, `material` and `group`;
+//! asset `material` (`rgba`, `texture`, `texrepeat`) and `texture`
+//! (`builtin` checker, flat, gradient, `rgb1`, `rgb2`; a texture `file`
+//! is not read: its material draws in the material's colour); `camera` in
+//! bodies and frames (`mode` fixed, `track`, `trackcom`, pose, `fovy`;
+//! intrinsics, orthographic and target modes are refused); `visual global
+//! fovy` (the free camera's); `statistic extent` and `center`. Default
+//! classes of cameras and materials are not applied.
+//!
+//! Accepted and ignored (no effect on the simulation): `size`, `custom`,
+//! the rest of `visual` and `statistic`, asset `skin`, `light`, and
+//! bookkeeping attributes (`user`, sensor `noise`, …). MuJoCo solver settings (`iterations`,
 //! `solver`, `tolerance`, …) are accepted with a warning: cenic always uses
 //! its own contact solver. `option integrator` and the `eulerdamp` flag set
 //! [`Options::integrator`](crate::model::Options) for MuJoCo's own step
@@ -256,6 +264,7 @@ mod tree;
 mod xml;
 
 use super::builder::InertiaFromGeom;
+use super::visual::{Pattern, Texture, VisualMaterial};
 use super::{Entity, Keyframe, Model, ModelBuilder, ModelError, Semantics};
 #[allow(unused_imports)] // referenced by the module docs
 use super::{Flags, Material};
@@ -340,6 +349,7 @@ struct Sources<'a> {
     pair: Vec<Node<'a, 'a>>,
     sensor: Vec<Node<'a, 'a>>,
     key: Vec<Node<'a, 'a>>,
+    camera: Vec<Node<'a, 'a>>,
     option: Option<Node<'a, 'a>>,
     compiler: Option<Node<'a, 'a>>,
 }
@@ -376,7 +386,7 @@ pub(super) const GEOM_TYPES: &str =
     "cenic collides planes, height fields, spheres, capsules, boxes, cylinders, ellipsoids and convex meshes";
 
 /// Top-level sections that are accepted and ignored entirely.
-const IGNORED_SECTIONS: &[&str] = &["size", "visual", "statistic", "custom"];
+const IGNORED_SECTIONS: &[&str] = &["size", "custom"];
 
 fn load(text: &str, file: &str, dir: &Path, semantics: Option<Semantics>) -> Result<Model, ModelError> {
     let (text, map) = include::expand(text, file, dir)?;
@@ -394,7 +404,7 @@ fn load(text: &str, file: &str, dir: &Path, semantics: Option<Semantics>) -> Res
         let t = tag(child);
         match t {
             "compiler" | "option" | "default" | "asset" | "worldbody" | "tendon" | "actuator" | "keyframe"
-            | "sensor" | "contact" | "equality" => sections.push((t, child)),
+            | "sensor" | "contact" | "equality" | "visual" | "statistic" => sections.push((t, child)),
             _ if IGNORED_SECTIONS.contains(&t) => {}
             "extension" => {
                 return Err(ctx.err_node(
@@ -448,8 +458,15 @@ fn load(text: &str, file: &str, dir: &Path, semantics: Option<Semantics>) -> Res
     if let Some(s) = semantics {
         l.semantics = Some((s, None));
     }
+    l.visual_assets(&of("asset"))?;
     for node in of("asset") {
         l.asset(node)?;
+    }
+    for node in of("visual") {
+        l.visual(node)?;
+    }
+    for node in of("statistic") {
+        l.statistic(node)?;
     }
     let worlds = of("worldbody");
     l.src.body.push(worlds.first().copied().unwrap_or(root));
@@ -675,6 +692,104 @@ impl<'c, 'a> Loader<'c, 'a> {
         }
         if !self.b.options.flags.gravity {
             self.b.options.gravity = [0.0; 3];
+        }
+        Ok(())
+    }
+
+    /// The textures, then the materials, of every `<asset>` (a material
+    /// may name a texture written after it).
+    fn visual_assets(&mut self, assets: &[Node<'a, 'a>]) -> Result<(), ModelError> {
+        let mut textures: Vec<(&'a str, Texture)> = vec![];
+        for child in assets.iter().flat_map(|a| elements(*a)).filter(|c| tag(*c) == "texture") {
+            check_attrs(self.ctx, child, &xml::TEXTURE, false)?;
+            let el = Elem::plain(self.ctx, child);
+            let rgb = |name: &str, default: [f64; 3]| -> Result<[f32; 3], ModelError> {
+                let c = el.arr::<3>(name)?.unwrap_or(default);
+                if c.iter().any(|x| !(0.0..=1.0).contains(x)) {
+                    return Err(
+                        el.err_attr(&el.attr(name).unwrap(), format!("colour components must be in [0, 1], got {c:?}"))
+                    );
+                }
+                Ok(c.map(|x| x as f32))
+            };
+            let pattern = match el.keyword("builtin", &["none", "flat", "checker", "gradient"])? {
+                Some("checker") => Pattern::Checker,
+                _ => Pattern::Flat,
+            };
+            let texture = Texture { pattern, rgb1: rgb("rgb1", [0.8; 3])?, rgb2: rgb("rgb2", [0.5; 3])? };
+            // Texture files are not read: a file texture draws as its material's colour.
+            let texture = if el.attr("file").is_some() {
+                Texture { pattern: Pattern::Flat, rgb1: [1.0; 3], ..texture }
+            } else {
+                texture
+            };
+            if let Some(name) = el.str("name") {
+                textures.push((name, texture));
+            }
+        }
+        for child in assets.iter().flat_map(|a| elements(*a)).filter(|c| tag(*c) == "material") {
+            check_attrs(self.ctx, child, &xml::MATERIAL, false)?;
+            let el = Elem::plain(self.ctx, child);
+            let Some(name) = el.str("name") else { return Err(el.err("a material needs a 'name'")) };
+            let rgba = match el.arr::<4>("rgba")? {
+                None => [1.0; 4],
+                Some(c) if c.iter().all(|x| (0.0..=1.0).contains(x)) => c.map(|x| x as f32),
+                Some(c) => {
+                    return Err(
+                        el.err_attr(&el.attr("rgba").unwrap(), format!("rgba components must be in [0, 1], got {c:?}"))
+                    );
+                }
+            };
+            let texture = match el.attr("texture") {
+                None => None,
+                Some(a) => match textures.iter().find(|(n, _)| *n == a.value) {
+                    Some((_, t)) => Some(*t),
+                    None => return Err(el.err_attr(&a, format!("unknown texture \"{}\"", a.value))),
+                },
+            };
+            let texrepeat = el.arr::<2>("texrepeat")?.unwrap_or([1.0; 2]).map(|x| x as f32);
+            self.b.visual.materials.push(VisualMaterial { name: name.to_string(), rgba, texture, texrepeat });
+        }
+        Ok(())
+    }
+
+    /// `<visual>`: the free camera's field of view (`global fovy`); the
+    /// rest (quality, headlight, map, scale, rgba) configures MuJoCo's viewer.
+    fn visual(&mut self, node: Node<'a, 'a>) -> Result<(), ModelError> {
+        check_attrs(self.ctx, node, &Schema { supported: &[], ignored: &[] }, false)?;
+        for child in elements(node) {
+            match tag(child) {
+                "global" => {
+                    let el = Elem::plain(self.ctx, child);
+                    if let Some(f) = el.real("fovy")? {
+                        if !(f > 0.0 && f < 180.0) {
+                            return Err(el.err_attr(
+                                &el.attr("fovy").unwrap(),
+                                format!("fovy must be in (0, 180) degrees, got {f}"),
+                            ));
+                        }
+                        self.b.visual.fovy = f;
+                    }
+                }
+                "quality" | "headlight" | "map" | "scale" | "rgba" => {}
+                t => return Err(self.ctx.err_node(child, format!("unknown element <{t}> in <visual>"))),
+            }
+        }
+        Ok(())
+    }
+
+    /// `<statistic>`: `extent` and `center` override the computed ones (cameras).
+    fn statistic(&mut self, node: Node<'a, 'a>) -> Result<(), ModelError> {
+        check_attrs(self.ctx, node, &xml::STATISTIC, false)?;
+        let el = Elem::plain(self.ctx, node);
+        if let Some(e) = el.real("extent")? {
+            if !(e > 0.0 && e.is_finite()) {
+                return Err(el.err_attr(&el.attr("extent").unwrap(), format!("extent must be > 0, got {e}")));
+            }
+            self.b.visual.extent = Some(e);
+        }
+        if let Some(c) = el.arr::<3>("center")? {
+            self.b.visual.center = Some(c);
         }
         Ok(())
     }
@@ -907,6 +1022,7 @@ fn map_error<'a>(ctx: &Ctx<'a>, src: &Sources<'a>, e: ModelError) -> ModelError 
         Entity::Pair(i) => pick(&src.pair, i),
         Entity::Sensor(i) => pick(&src.sensor, i),
         Entity::Keyframe(i) => pick(&src.key, i),
+        Entity::Camera(i) => pick(&src.camera, i),
         Entity::Model if name == "option" => src.option,
         Entity::Model if message.contains("settotalmass") => src.compiler,
         Entity::Model => None,

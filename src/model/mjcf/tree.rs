@@ -1,5 +1,5 @@
 //! The kinematic tree: `worldbody`, `body`, `frame`, `inertial`, `joint`,
-//! `freejoint`, `geom`, `site` (`replicate` is expanded into frames before,
+//! `freejoint`, `geom`, `site`, `camera` (`replicate` is expanded into frames before,
 //! by the `replicate` module).
 //!
 //! Bodies are added depth first and each body's joints, geoms and sites
@@ -12,7 +12,10 @@ use super::defaults::DKind;
 use super::frames;
 use super::xml::{self, Elem, check_attrs, elements, own_attr, tag};
 use crate::model::soft::Softness;
-use crate::model::{BodySpec, GeomKind, GeomSpec, Inertial, JointKind, JointSpec, Material, ModelError, Site, WORLD};
+use crate::model::{
+    BodySpec, CameraMode, GeomKind, GeomSpec, GeomVisual, Inertial, JointKind, JointSpec, Material, ModelCamera,
+    ModelError, Site, WORLD,
+};
 use roxmltree::Node;
 
 const IDENTITY: [f64; 4] = [1.0, 0.0, 0.0, 0.0];
@@ -111,7 +114,8 @@ impl<'c, 'a> Loader<'c, 'a> {
                     ));
                 }
                 "inertial" if body != WORLD => {} // read with its body
-                "camera" | "light" => {}
+                "camera" => self.camera(c, body, frame)?,
+                "light" => {}
                 "frame" => {
                     check_attrs(self.ctx, c, &xml::FRAME, false)?;
                     let class = self.defaults.resolve(self.ctx, own_attr(c, "childclass"))?.unwrap_or(class);
@@ -438,6 +442,7 @@ impl<'c, 'a> Loader<'c, 'a> {
             soft: None,
         };
         let margin = contact.margin;
+        let visual = self.geom_visual(&el)?;
         self.contacts.push(contact);
         self.src.geom.push(node);
         self.b.add_geom(GeomSpec {
@@ -455,7 +460,45 @@ impl<'c, 'a> Loader<'c, 'a> {
             margin,
             mass,
             density,
+            visual,
         });
+        Ok(())
+    }
+
+    /// A `camera` (fixed, `track` or `trackcom`; perspective).
+    fn camera(&mut self, node: Node<'a, 'a>, body: usize, frame: Frame) -> Result<(), ModelError> {
+        check_attrs(self.ctx, node, &xml::CAMERA, false)?;
+        let el = Elem::plain(self.ctx, node);
+        for name in ["focal", "focalpixel", "principal", "principalpixel", "sensorsize"] {
+            if let Some(a) = el.attr(name) {
+                return Err(
+                    el.err_attr(&a, "camera intrinsics are not supported: cenic's cameras take 'fovy' (degrees)")
+                );
+            }
+        }
+        if el.bool("orthographic")? == Some(true) {
+            let a = el.attr("orthographic").unwrap();
+            return Err(el.err_attr(&a, "orthographic cameras are not supported (cenic renders perspective views)"));
+        }
+        let mode = match el.keyword("mode", &["fixed", "track", "trackcom", "targetbody", "targetbodycom"])? {
+            None | Some("fixed") => CameraMode::Fixed,
+            Some("track") => CameraMode::Track,
+            Some("trackcom") => CameraMode::TrackCom,
+            Some(m) => {
+                let a = el.attr("mode").unwrap();
+                return Err(el.err_attr(&a, format!("camera mode \"{m}\" is not supported (fixed, track, trackcom)")));
+            }
+        };
+        let pos = el.arr::<3>("pos")?.unwrap_or([0.0; 3]);
+        let quat = frames::orientation(&el, &self.compiler)?.unwrap_or(IDENTITY);
+        let (pos, quat) = frame.apply(pos, quat);
+        let fovy = el.real("fovy")?.unwrap_or(45.0);
+        if !(fovy > 0.0 && fovy < 180.0) {
+            return Err(el.err_attr(&el.attr("fovy").unwrap(), format!("fovy must be in (0, 180) degrees, got {fovy}")));
+        }
+        self.src.camera.push(node);
+        let name = el.str("name").unwrap_or("").to_string();
+        self.b.visual.cameras.push(ModelCamera { name, body, mode, pos, quat, fovy });
         Ok(())
     }
 
@@ -541,6 +584,30 @@ impl<'c, 'a> Loader<'c, 'a> {
             margin: el.nonneg("margin")?.unwrap_or(0.0),
             gap: el.nonneg("gap")?.unwrap_or(0.0),
         })
+    }
+
+    /// A geom's `rgba`, `material` (by name) and `group`.
+    fn geom_visual(&self, el: &Elem<'c, 'a>) -> Result<GeomVisual, ModelError> {
+        let rgba = match el.arr::<4>("rgba")? {
+            None => None,
+            Some(c) if c.iter().all(|x| (0.0..=1.0).contains(x)) => Some(c.map(|x| x as f32)),
+            Some(c) => {
+                return Err(
+                    el.err_attr(&el.attr("rgba").unwrap(), format!("rgba components must be in [0, 1], got {c:?}"))
+                );
+            }
+        };
+        let material = match el.attr("material") {
+            None => None,
+            Some(a) => match self.b.visual.materials.iter().position(|m| m.name == a.value) {
+                Some(i) => Some(i),
+                None => return Err(el.err_attr(&a, format!("unknown material \"{}\"", a.value))),
+            },
+        };
+        let group = el.int("group")?.unwrap_or(0);
+        let group = i32::try_from(group)
+            .map_err(|_| el.err_attr(&el.attr("group").unwrap(), format!("group {group} out of range")))?;
+        Ok(GeomVisual { rgba, material, group })
     }
 
     /// Size, position and orientation of a geom or site, from `size`, `pos`,

@@ -363,9 +363,62 @@ pub(super) const GEOM: Schema = Schema {
         "friction_dynamic",
         "fluidshape",
         "solmix",
+        "rgba",
+        "material",
+        "group",
     ],
-    ignored: &["group", "material", "rgba", "user", "fluidcoef"],
+    ignored: &["user", "fluidcoef"],
 };
+pub(super) const CAMERA: Schema = Schema {
+    supported: &[
+        "name",
+        "class",
+        "mode",
+        "pos",
+        "quat",
+        "axisangle",
+        "euler",
+        "xyaxes",
+        "zaxis",
+        "fovy",
+        "focal",
+        "focalpixel",
+        "principal",
+        "principalpixel",
+        "sensorsize",
+        "orthographic",
+    ],
+    ignored: &["target", "ipd", "resolution", "user", "output"],
+};
+pub(super) const TEXTURE: Schema = Schema {
+    supported: &["name", "type", "builtin", "rgb1", "rgb2", "file"],
+    ignored: &[
+        "content_type",
+        "gridsize",
+        "gridlayout",
+        "fileright",
+        "fileleft",
+        "fileup",
+        "filedown",
+        "filefront",
+        "fileback",
+        "mark",
+        "markrgb",
+        "random",
+        "width",
+        "height",
+        "hflip",
+        "vflip",
+        "nchannel",
+        "colorspace",
+    ],
+};
+pub(super) const MATERIAL: Schema = Schema {
+    supported: &["name", "class", "texture", "texrepeat", "rgba"],
+    ignored: &["texuniform", "emission", "specular", "shininess", "reflectance", "metallic", "roughness"],
+};
+pub(super) const STATISTIC: Schema =
+    Schema { supported: &["extent", "center"], ignored: &["meaninertia", "meanmass", "meansize"] };
 pub(super) const SITE: Schema = Schema {
     supported: &["name", "class", "type", "size", "fromto", "pos", "quat", "axisangle", "euler", "xyaxes", "zaxis"],
     ignored: &["group", "material", "rgba", "user"],
