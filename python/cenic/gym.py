@@ -13,10 +13,25 @@ Physics: by default fixed steps of the model's ``timestep``, ``frame_skip``
 per environment step, as gymnasium does; ``accuracy=`` uses CENIC error
 control over each environment step, ``dt=`` another fixed step (s).
 ``device="gpu"`` runs every world and the task on the GPU.
+
+Rendering (``render_mode``): ``"rgb_array"`` (height, width, 3) uint8 and
+``"depth_array"`` (height, width) float32 metres along the viewing axis
+(MuJoCo's metric depth; gymnasium's MuJoCo tasks return the raw depth
+buffer instead), one frame per environment from a vector environment, drawn
+by ``cenic::render`` (wgpu; Mesa's lavapipe where there is no GPU). The
+camera is gymnasium's v5 default for the task (placed at the first render
+from the first environment's state), a model camera (``camera_id`` /
+``camera_name``) or the task's free camera with ``default_camera_config``
+(``distance``, ``lookat``, ``azimuth``, ``elevation``); ``width`` and
+``height`` default to 480 as in gymnasium; ``render_fps`` is 1 / dt.
+``"human"`` shows the frames in a Tk window and needs a display (it is
+listed in ``metadata["render_modes"]`` only where ``DISPLAY`` or
+``WAYLAND_DISPLAY`` is set).
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import gymnasium
@@ -27,7 +42,7 @@ from gymnasium.vector.utils import batch_space
 
 from . import _cenic
 
-__all__ = ["Env", "VectorEnv", "make", "make_vec"]
+__all__ = ["RENDER_MODES", "Env", "VectorEnv", "make", "make_vec"]
 
 
 def _spaces(native: _cenic.VecEnv) -> tuple[spaces.Box, spaces.Box]:
@@ -70,6 +85,69 @@ def _seeded_reset(env: Any, base: type, seed: Any, options: dict[str, Any] | Non
     obs = env.native.reset(rust_seed)
     env._seeded = True
     return obs
+
+
+def _has_display() -> bool:
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+#: The render modes of cenic's environments on this machine.
+RENDER_MODES = ["rgb_array", "depth_array"] + (["human"] if _has_display() else [])
+
+
+def _render_setup(
+    native: _cenic.VecEnv,
+    render_mode: str | None,
+    width: int,
+    height: int,
+    camera_id: int | None,
+    camera_name: str | None,
+    default_camera_config: dict[str, Any] | None,
+) -> None:
+    """Checks ``render_mode`` and configures the native renderer."""
+    if render_mode is not None and render_mode not in ("rgb_array", "depth_array", "human"):
+        raise ValueError(f"render_mode must be None, 'rgb_array', 'depth_array' or 'human', got {render_mode!r}")
+    if render_mode == "human" and not _has_display():
+        raise RuntimeError(
+            "render_mode='human' needs a display, and neither DISPLAY nor WAYLAND_DISPLAY is set: "
+            "use render_mode='rgb_array' (e.g. with gymnasium.wrappers.RecordVideo) instead"
+        )
+    if camera_id is not None and camera_name is not None:
+        raise ValueError("give camera_id or camera_name, not both")
+    camera: Any = camera_id if camera_id is not None else camera_name
+    if camera is None and default_camera_config:
+        camera = dict(default_camera_config)
+    native.configure_render(width, height, camera)
+
+
+def _metadata(native: _cenic.VecEnv, **extra: Any) -> dict[str, Any]:
+    return {"render_modes": list(RENDER_MODES), "render_fps": int(np.round(1.0 / native.dt)), **extra}
+
+
+class _Window:
+    """A Tk window showing frames (render_mode="human")."""
+
+    def __init__(self, title: str) -> None:
+        try:
+            import tkinter
+        except ImportError as e:  # pragma: no cover - depends on the Python build
+            raise RuntimeError("render_mode='human' needs tkinter (Python's Tk bindings)") from e
+        self._tk = tkinter
+        self.root = tkinter.Tk()
+        self.root.title(title)
+        self.label = tkinter.Label(self.root)
+        self.label.pack()
+        self.image = None
+
+    def show(self, frame: np.ndarray) -> None:
+        h, w, _ = frame.shape
+        ppm = f"P6 {w} {h} 255\n".encode() + np.ascontiguousarray(frame, dtype=np.uint8).tobytes()
+        self.image = self._tk.PhotoImage(width=w, height=h, data=ppm, format="PPM")
+        self.label.configure(image=self.image)
+        self.root.update()
+
+    def close(self) -> None:
+        self.root.destroy()
 
 
 def _autoreset_mode(mode: AutoresetMode | str) -> AutoresetMode:
@@ -127,6 +205,12 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         models_dir: str | None = None,
         first_env: int = 0,
+        render_mode: str | None = None,
+        width: int = 480,
+        height: int = 480,
+        camera_id: int | None = None,
+        camera_name: str | None = None,
+        default_camera_config: dict[str, Any] | None = None,
     ) -> None:
         mode = _autoreset_mode(autoreset_mode)
         if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
@@ -146,8 +230,10 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         )
         self.num_envs = num_envs
         self.autoreset_mode = mode
-        self.metadata = {"autoreset_mode": mode, "render_modes": []}
-        self.render_mode = None
+        _render_setup(self._native, render_mode, width, height, camera_id, camera_name, default_camera_config)
+        self.metadata = _metadata(self._native, autoreset_mode=mode)
+        self.render_mode = render_mode
+        self._window: _Window | None = None
         self.single_observation_space, self.single_action_space = _spaces(self._native)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
@@ -216,7 +302,27 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self._ended = ended
         return obs, rewards, terminated, truncated, infos
 
+    def render(self) -> tuple[np.ndarray, ...] | None:
+        """One frame per environment, as gymnasium's vector environments
+        return them (a tuple, e.g. for ``gymnasium.wrappers.vector.RecordVideo``):
+        (height, width, 3) uint8 for ``rgb_array``, (height, width) float32
+        metres for ``depth_array``, views of one (num_envs, …) array (so
+        ``np.stack`` is cheap); ``human`` shows the environments side by side."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode (make the environment with render_mode=...)")
+            return None
+        if self.render_mode == "human":
+            frames = self.native.render("rgb_array")
+            if self._window is None:
+                self._window = _Window(f"cenic {self.native.task}")
+            self._window.show(np.concatenate(list(frames), axis=1))
+            return None
+        return tuple(self.native.render(self.render_mode))
+
     def close_extras(self, **kwargs: Any) -> None:
+        if self._window is not None:
+            self._window.close()
+            self._window = None
         self._native = None
 
     def __repr__(self) -> str:
@@ -226,17 +332,30 @@ class VectorEnv(gymnasium.vector.VectorEnv):
 class Env(gymnasium.Env):
     """One built-in task as a :class:`gymnasium.Env` (same keywords as
     :class:`VectorEnv`, without ``num_envs`` and ``autoreset_mode``;
-    ``render_mode`` must be None).
+    ``render_mode`` and the camera keywords as in the module docs).
     Episodes end with ``terminated`` (the task's rule) or ``truncated``
     (``max_episode_steps``, or the simulator failed the world); call
     ``reset`` then. ``info`` holds the reward terms as floats."""
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": list(RENDER_MODES)}
 
-    def __init__(self, task: str, *, render_mode: str | None = None, **kwargs: Any) -> None:
-        if render_mode is not None:
-            raise ValueError(f"cenic environments do not render (render_mode={render_mode!r})")
+    def __init__(
+        self,
+        task: str,
+        *,
+        render_mode: str | None = None,
+        width: int = 480,
+        height: int = 480,
+        camera_id: int | None = None,
+        camera_name: str | None = None,
+        default_camera_config: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         self._native = _cenic.VecEnv(task, 1, autoreset="next_step", **kwargs)
+        _render_setup(self._native, render_mode, width, height, camera_id, camera_name, default_camera_config)
+        self.metadata = _metadata(self._native)
+        self.render_mode = render_mode
+        self._window: _Window | None = None
         self.observation_space, self.action_space = _spaces(self._native)
         self._terms = list(self._native.reward_term_names)
         self._seeded = False
@@ -264,6 +383,25 @@ class Env(gymnasium.Env):
         terms = self._native.reward_terms()[0]
         info = {name: float(terms[k]) for k, name in enumerate(self._terms)}
         return obs[0], float(reward[0]), bool(terminated[0]), bool(truncated[0]), info
+
+    def render(self) -> np.ndarray | None:
+        """The frame of the current state: (height, width, 3) uint8 for
+        ``rgb_array``, (height, width) float32 metres for ``depth_array``;
+        ``human`` shows it in a window."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode (make the environment with render_mode=...)")
+            return None
+        if self.render_mode == "human":
+            if self._window is None:
+                self._window = _Window(f"cenic {self._native.task}")
+            self._window.show(self._native.render("rgb_array")[0])
+            return None
+        return self._native.render(self.render_mode)[0]
+
+    def close(self) -> None:
+        if self._window is not None:
+            self._window.close()
+            self._window = None
 
 
 def make_vec(task: str, num_envs: int, **kwargs: Any) -> VectorEnv:

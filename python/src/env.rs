@@ -3,6 +3,7 @@
 //! `cenic/gym.py` wrap it.
 
 use crate::batch::{Backend, ParamFields, make_gpu_batch, params_dict, positive, world_list};
+use crate::render::{RenderSetup, camera_spec};
 use crate::{ArrayIn, CenicError, ModelError, Np, lock, to_numpy};
 use cenic::batch::{CpuBatch, WorldParams};
 use cenic::integrator::Mode;
@@ -38,6 +39,8 @@ trait AnyEnv: Send {
     fn batch(&self) -> &dyn cenic::batch::Batch;
     fn reset_env_to(&mut self, env: usize, q: &[f64], v: &[f64]) -> Result<(), RlError>;
     fn set_params(&mut self, env: usize, p: WorldParams) -> Result<(), RlError>;
+    /// The batch when it runs on the device.
+    fn gpu_batch(&self) -> Option<&cenic::gpu::GpuBatch>;
 }
 
 impl<B: cenic::batch::Batch + Send + 'static> AnyEnv for cenic::rl::VecEnv<B> {
@@ -79,6 +82,9 @@ impl<B: cenic::batch::Batch + Send + 'static> AnyEnv for cenic::rl::VecEnv<B> {
     }
     fn set_params(&mut self, env: usize, p: WorldParams) -> Result<(), RlError> {
         Ok(self.batch_mut().set_params(env, p)?)
+    }
+    fn gpu_batch(&self) -> Option<&cenic::gpu::GpuBatch> {
+        (cenic::rl::VecEnv::<B>::batch(self) as &dyn std::any::Any).downcast_ref()
     }
 }
 
@@ -130,6 +136,9 @@ pub struct VecEnv {
     terms: Vec<&'static str>,
     backend: Backend,
     physics: String,
+    kind: Kind,
+    /// Frames (configure_render, render).
+    render: Mutex<Option<RenderSetup>>,
 }
 
 impl VecEnv {
@@ -216,6 +225,8 @@ impl VecEnv {
             terms: spec.reward_terms.clone(),
             backend,
             physics,
+            kind,
+            render: Mutex::new(None),
             model,
         })
     }
@@ -464,6 +475,37 @@ impl VecEnv {
         ]
         .into_iter()
         .collect())
+    }
+
+    /// Sets the frames ``render`` returns: ``width`` × ``height`` pixels,
+    /// seen from ``camera``: None (the task's default camera, as gymnasium's
+    /// v5 task places it at the first render, from the first environment's
+    /// state), a model camera's id or name, or a dict of free-camera
+    /// settings (``distance`` (m), ``lookat`` (m), ``azimuth``,
+    /// ``elevation`` (degrees)) over the task's default.
+    #[pyo3(signature = (width=480, height=480, camera=None))]
+    fn configure_render(&self, width: usize, height: usize, camera: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let spec = camera_spec(&self.model, self.kind, camera)?;
+        *lock(&self.render, "renderer")? = Some(RenderSetup::new(width, height, spec)?);
+        Ok(())
+    }
+
+    /// One frame per environment at the current state: ``"rgb_array"``
+    /// (num_envs, height, width, 3) uint8, or ``"depth_array"`` (num_envs,
+    /// height, width) float32, the distance along the viewing axis in
+    /// metres (MuJoCo's metric depth; gymnasium's ``depth_array`` returns
+    /// the raw depth buffer instead). Rendered by ``cenic::render`` (wgpu;
+    /// lavapipe on machines without a GPU); a GPU environment renders from
+    /// its device buffers.
+    #[pyo3(signature = (mode="rgb_array"))]
+    fn render(&self, py: Python<'_>, mode: &str) -> PyResult<Py<PyAny>> {
+        let mut setup = lock(&self.render, "renderer")?;
+        if setup.is_none() {
+            *setup = Some(RenderSetup::new(480, 480, camera_spec(&self.model, self.kind, None)?)?);
+        }
+        let g = self.lock()?;
+        let env: &dyn AnyEnv = g.as_ref();
+        setup.as_mut().expect("set above").render(py, self.kind, env.batch(), env.gpu_batch(), mode)
     }
 
     fn __repr__(&self) -> String {

@@ -21,6 +21,7 @@ mod diff;
 mod env;
 mod model;
 mod mpc;
+mod render;
 mod sysid;
 
 pyo3::create_exception!(cenic, CenicError, pyo3::exceptions::PyException, "Base class of cenic's errors.");
