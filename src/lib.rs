@@ -43,6 +43,7 @@ pub mod render;
 pub mod rl;
 pub mod scenes;
 pub mod sysid;
+pub mod view;
 pub mod zoo;
 
 pub use model::{Model, ModelBuilder, ModelError};

@@ -39,6 +39,45 @@ enum Command {
     /// System identification of a tossed box from recorded tosses.
     #[command(subcommand)]
     Sysid(cenic::sysid::cli::SysidCommand),
+    /// Write a self-contained HTML replay (three.js, no network needed) of
+    /// trajectories written by `cenic run --out`.
+    View(ViewArgs),
+}
+
+#[derive(clap::Args)]
+struct ViewArgs {
+    /// MJCF file the trajectories were simulated with; the built-in cube toss when omitted.
+    model: Option<PathBuf>,
+    /// Trajectory CSV (`cenic run --out`); repeat for several files. Each world of each file is one track.
+    #[arg(long = "traj", required = true)]
+    traj: Vec<PathBuf>,
+    /// The HTML file to write.
+    #[arg(long, default_value = "replay.html")]
+    out: PathBuf,
+    /// Show the worlds overlaid (the first opaque, the others translucent) instead of side by side.
+    #[arg(long)]
+    overlay: bool,
+    /// Page title (default: the model's name).
+    #[arg(long)]
+    title: Option<String>,
+}
+
+fn view(args: ViewArgs) -> Result<(), String> {
+    let model = load(&args.model)?;
+    let mut tracks = vec![];
+    for path in &args.traj {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let prefix = if args.traj.len() > 1 { format!("{} ", path.display()) } else { String::new() };
+        tracks.extend(
+            cenic::view::tracks_from_csv(&model, &text, &prefix).map_err(|e| format!("{}: {e}", path.display()))?,
+        );
+    }
+    let layout = if args.overlay { cenic::view::Layout::Overlay } else { cenic::view::Layout::SideBySide };
+    let title = args.title.unwrap_or_else(|| model.name.clone());
+    let html = cenic::view::replay_html(&model, &tracks, layout, &title)?;
+    std::fs::write(&args.out, html).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    println!("wrote {} ({} tracks)", args.out.display(), tracks.len());
+    Ok(())
 }
 
 #[derive(clap::Args)]
@@ -109,6 +148,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run(args),
         Command::Sysid(cmd) if cmd.ray_address().is_some() => ray_fit(),
         Command::Sysid(cmd) => cenic::sysid::cli::run(cmd, None),
+        Command::View(args) => view(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
