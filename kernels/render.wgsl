@@ -1,33 +1,24 @@
 // The rasterizer of src/render: every world's geoms into its tile of one
 // atlas, in one render pass per chunk of worlds.
 //
-// One draw: the model's triangle list (vertices in their geom frames,
-// src/render/geometry.rs) instanced once per world. The vertex stage places
-// a vertex with its world's geom pose (`render_pose`) and views it with its
-// world's camera (`render_view`), mapped into the world's tile of the
-// atlas; the fragment stage drops what falls outside the tile and writes
-// the colour, the depth along the viewing axis (m) and the geom index + 1
-// (0: background).
+// One draw per world, the model's triangle list (vertices in their geom
+// frames, src/render/geometry.rs) with the world as its instance index,
+// the viewport and scissor set to the world's tile (so the rasterizer clips
+// each world's triangles to its tile: a plane that reaches past the tile
+// costs no fragments elsewhere). The vertex stage places a vertex with its
+// world's geom pose (`render_pose`) and views it with its world's camera
+// (`render_view`); the fragment stage writes the colour, the depth along
+// the viewing axis (m) and the geom index + 1 (0: background).
 
 /// Settings of one chunk of worlds (src/render/mod.rs RenderParams).
 struct RenderParams {
     /// Geoms per world (stride of render_pose).
     ngeom: u32,
-    /// First world of this chunk (its instance index is the world).
-    first_world: u32,
-    /// Tiles per atlas row.
-    cols: u32,
-    _pad: u32,
-    /// Tile size (pixels).
-    tile: vec2f,
-    /// Atlas size (pixels).
-    atlas: vec2f,
     /// Near and far clipping distances (m).
     znear: f32,
     zfar: f32,
     /// Tile width / height.
     aspect: f32,
-    _pad1: f32,
 }
 
 /// A camera frame (src/render/camera.rs GpuView).
@@ -68,10 +59,8 @@ struct VertexOut {
     /// Distance along the viewing axis (m).
     @location(2) depth: f32,
     @location(3) @interpolate(flat) geom: u32,
-    /// Top-left corner of the world's tile (pixels).
-    @location(4) @interpolate(flat) tile: vec2f,
     /// Viewing direction (world).
-    @location(5) @interpolate(flat) view_dir: vec3f,
+    @location(4) @interpolate(flat) view_dir: vec3f,
 }
 
 @vertex
@@ -90,22 +79,13 @@ fn render_vertex(v: VertexIn, @builtin(instance_index) world: u32) -> VertexOut 
     let yc = dot(d, cam.up.xyz);
     let zc = -dot(d, cam.back.xyz);
     let f = cam.eye.w;
-    let k = world - p.first_world;
-    let tile = vec2f(f32(k % p.cols), f32(k / p.cols));
-    let sx = p.tile.x / p.atlas.x;
-    let sy = p.tile.y / p.atlas.y;
     var out: VertexOut;
-    out.clip = vec4f(
-        xc * f / p.aspect * sx + ((2.0 * tile.x + 1.0) * sx - 1.0) * zc,
-        yc * f * sy + (1.0 - (2.0 * tile.y + 1.0) * sy) * zc,
-        p.zfar * (zc - p.znear) / (p.zfar - p.znear),
-        zc,
-    );
+    // The viewport is the world's tile.
+    out.clip = vec4f(xc * f / p.aspect, yc * f, p.zfar * (zc - p.znear) / (p.zfar - p.znear), zc);
     out.normal = nw;
     out.local = v.pos.xy;
     out.depth = zc;
     out.geom = v.geom;
-    out.tile = tile * p.tile;
     out.view_dir = -cam.back.xyz;
     return out;
 }
@@ -118,10 +98,6 @@ struct FragmentOut {
 
 @fragment
 fn render_fragment(in: VertexOut) -> FragmentOut {
-    let px = in.clip.xy - in.tile;
-    if (px.x < 0.0 || px.y < 0.0 || px.x >= render_params.tile.x || px.y >= render_params.tile.y) {
-        discard;
-    }
     let look = render_look[in.geom];
     var base = look.rgba.rgb;
     if (look.rgb2.w > 0.0) {

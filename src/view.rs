@@ -31,7 +31,9 @@ const SCRIPT: &str = include_str!("../web/replay.js");
 /// How several tracks are shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Layout {
-    /// Each track in its own copy of the scene, in a row along x.
+    /// Each group of tracks ([`Track::group`]) in its own copy of the
+    /// scene, in a row along x; within a group the tracks are overlaid,
+    /// those after the group's first translucent.
     SideBySide,
     /// All tracks in one scene; tracks after the first are translucent.
     Overlay,
@@ -53,6 +55,9 @@ impl Layout {
 pub struct Track {
     /// Shown name.
     pub label: String,
+    /// Tracks with the same group are overlaid side by side with the other
+    /// groups (e.g. a recorded and a simulated toss); `None`: a group of its own.
+    pub group: Option<usize>,
     /// Sample times (s).
     pub times: Vec<f64>,
     /// (samples, nbody, 7) poses.
@@ -81,7 +86,7 @@ impl Track {
                 poses.extend([p.x, p.y, p.z, r.w, r.x, r.y, r.z]);
             }
         }
-        Ok(Self { label: label.to_string(), times: times.to_vec(), poses })
+        Ok(Self { label: label.to_string(), group: None, times: times.to_vec(), poses })
     }
 }
 
@@ -94,6 +99,10 @@ fn check_times(label: &str, times: &[f64]) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// One world's rows of a trajectory CSV so far: sample times, poses, the
+/// bodies seen in the last sample.
+type WorldRows = (Vec<f64>, Vec<f64>, Vec<usize>);
 
 /// The tracks of a trajectory CSV written by `cenic run --out` (header
 /// [`crate::output::TRAJECTORY_HEADER`]) for `model`: one per world, in
@@ -115,8 +124,8 @@ pub fn tracks_from_csv(model: &Model, text: &str, prefix: &str) -> Result<Vec<Tr
             None => model.body_id(label),
         }
     };
-    // world → (times, poses), samples in file order.
-    let mut worlds: BTreeMap<usize, (Vec<f64>, Vec<f64>, Vec<usize>)> = BTreeMap::new();
+    // world → (times, poses, bodies seen in the last sample), samples in file order.
+    let mut worlds: BTreeMap<usize, WorldRows> = BTreeMap::new();
     for (i, line) in lines {
         let n = i + 1;
         if line.trim().is_empty() {
@@ -159,7 +168,7 @@ pub fn tracks_from_csv(model: &Model, text: &str, prefix: &str) -> Result<Vec<Tr
         }
         let label = format!("{prefix}world {w}");
         check_times(&label, &times)?;
-        out.push(Track { label, times, poses });
+        out.push(Track { label, group: None, times, poses });
     }
     Ok(out)
 }
@@ -217,11 +226,19 @@ pub fn replay_html(model: &Model, tracks: &[Track], layout: Layout, title: &str)
     data["layout"] = json!(layout.name());
     data["title"] = json!(title);
     // Poses in single precision (enough for a picture, half the page).
+    // Groups numbered 0, 1, … in order of first appearance.
+    let mut groups: Vec<(bool, usize)> = vec![];
     data["tracks"] = tracks
         .iter()
-        .map(|t| {
+        .enumerate()
+        .map(|(k, t)| {
+            let key = t.group.map_or((false, k), |g| (true, g));
+            let group = groups.iter().position(|&g| g == key).unwrap_or_else(|| {
+                groups.push(key);
+                groups.len() - 1
+            });
             let poses: Vec<f32> = t.poses.iter().map(|&x| x as f32).collect();
-            json!({ "label": t.label, "times": t.times, "poses": poses })
+            json!({ "label": t.label, "group": group, "times": t.times, "poses": poses })
         })
         .collect();
     // JSON inside <script>: no "</" may end the element early.

@@ -3,8 +3,9 @@
 //! loads with every network request refused, says it is ready, shows the
 //! bodies where they project at the first sample, and moving the time
 //! slider (the page's `#t=` start, which sets the slider and sends its
-//! input event) moves them as the trajectory says. Screenshots are kept
-//! under target/test-artifacts/view/.
+//! input event) moves them as the trajectory says; `cenic sysid eval
+//! --video` writes each recorded toss with its prediction overlaid.
+//! Screenshots are kept under target/test-artifacts/view/.
 //!
 //! Skips when Chromium is absent, except under `CI=true` or with
 //! `CENIC_REQUIRE_BROWSER` set (`.ci/run` installs Chromium and sets it),
@@ -203,4 +204,63 @@ fn replay_page_loads_offline_and_follows_the_slider() {
     let o = bodies(&overlay);
     assert_eq!(o[0], o[1], "overlaid worlds at the same state");
     eprintln!("screenshots in {}", dir.display());
+}
+
+/// The data a replay page carries (the JSON in `<script id="cenic-data">`).
+fn page_data(html: &str) -> serde_json::Value {
+    let open = "<script id=\"cenic-data\" type=\"application/json\">";
+    let start = html.find(open).expect("the page's data") + open.len();
+    let end = start + html[start..].find("</script>").unwrap();
+    serde_json::from_str(&html[start..end].replace("<\\/", "</")).unwrap()
+}
+
+#[test]
+fn sysid_eval_video_overlays_each_recorded_toss_with_its_prediction() {
+    let dir = artifacts();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sysid");
+    let page = dir.join("sysid_replay.html");
+    let out = Command::new(env!("CARGO_BIN_EXE_cenic"))
+        .args(["sysid", "eval", "--accuracy", "1e-5", "--model"])
+        .arg(fixtures.join("cube_true.xml"))
+        .arg("--data")
+        .arg(fixtures.join("tosses"))
+        .args(["--video-tosses", "2", "--video"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let data = page_data(&std::fs::read_to_string(&page).unwrap());
+    let tracks = data["tracks"].as_array().unwrap();
+    // Two tosses side by side, each the recording and the prediction overlaid.
+    let groups: Vec<u64> = tracks.iter().map(|t| t["group"].as_u64().unwrap()).collect();
+    assert_eq!(groups, [0, 0, 1, 1]);
+    let tosses = cenic::sysid::load_dir(&fixtures.join("tosses"), 3).unwrap();
+    let nb = data["nbody"].as_u64().unwrap() as usize;
+    for (k, toss) in tosses.iter().take(2).enumerate() {
+        let pose = |t: &serde_json::Value, s: usize, i: usize| t["poses"][s * nb * 7 + 7 + i].as_f64().unwrap();
+        let (rec, sim) = (&tracks[2 * k], &tracks[2 * k + 1]);
+        assert!(
+            rec["label"].as_str().unwrap().ends_with("recorded")
+                && sim["label"].as_str().unwrap().ends_with("simulated")
+        );
+        let n = toss.len();
+        assert_eq!(rec["times"].as_array().unwrap().len(), n);
+        // The recording is the file's poses (single precision on the page); the prediction starts there and
+        // (the true model of these synthetic tosses) stays within a centimetre to the end.
+        for s in [0, n / 2, n - 1] {
+            for i in 0..3 {
+                assert!((pose(rec, s, i) - toss.poses[s].pos[i]).abs() < 1e-5, "toss {k} sample {s}");
+            }
+        }
+        let gap = |s: usize| (0..3).map(|i| (pose(rec, s, i) - pose(sim, s, i)).powi(2)).sum::<f64>().sqrt();
+        assert!(gap(0) < 1e-6 && gap(n - 1) < 1e-2, "toss {k}: {} m then {} m", gap(0), gap(n - 1));
+    }
+    // The page itself, where a browser exists.
+    let Some(exe) = chromium() else { return };
+    let (_, probe) = dom_probe(&exe, &dir, &page, "t=0", "sysid");
+    assert_eq!(bodies(&probe).len(), 4);
+    let png = dir.join("sysid.png");
+    let url = format!("file://{}#t=0.3&size={W}x{H}", page.display());
+    run_chromium(&exe, &dir.join("profile-sysid-shot"), &url, &[format!("--screenshot={}", png.display())]);
+    assert_eq!(read_png(&png).0, W);
 }

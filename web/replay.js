@@ -3,7 +3,10 @@
 //
 // Data (JSON in <script id="cenic-data">): geoms (kind, size, body, pos,
 // quat, rgba, checker, mesh), nbody, center and extent (m), and tracks
-// (label, times (s), poses: per sample and body px py pz qw qx qy qz).
+// (label, group, times (s), poses: per sample and body px py pz qw qx qy qz).
+// Side by side, each group is one copy of the scene (its tracks overlaid);
+// overlaid, every track shares one. Tracks after the first of their copy
+// are translucent.
 // Controls: play/pause, a time slider, speed, side-by-side or overlaid
 // worlds, an orbit camera (drag, wheel). The URL's hash sets the start:
 // #t=1.5 (paused at that time), #layout=overlay, #size=640x480 (a fixed
@@ -112,6 +115,7 @@
     tracks.forEach((track, k) => {
       const root = new T.Group();
       const bodies = [];
+      const moving = [];
       for (let b = 0; b < nb; b++) {
         const body = new T.Group();
         root.add(body);
@@ -120,13 +124,13 @@
       for (const g of data.geoms) {
         if (g.kind === 'plane' && k > 0) continue;
         const [geo, planeSize] = geometry(g);
-        const ghost = k > 0 && g.body > 0;
         const mat = new T.MeshLambertMaterial({
           color: new T.Color(g.rgba[0], g.rgba[1], g.rgba[2]),
-          transparent: g.rgba[3] < 1 || ghost,
-          opacity: g.rgba[3] * (ghost ? 0.55 : 1),
+          transparent: g.rgba[3] < 1,
+          opacity: g.rgba[3],
           side: T.DoubleSide,
         });
+        if (g.body > 0) moving.push([mat, g.rgba[3]]);
         if (g.checker) {
           mat.color = new T.Color(1, 1, 1);
           mat.map = checkerTexture(g.rgba.slice(0, 3), g.checker.slice(0, 3), g.checker.slice(3, 5), planeSize);
@@ -137,7 +141,7 @@
         (g.kind === 'plane' ? shared : bodies[g.body]).add(mesh);
       }
       scene.add(root);
-      copies.push({ root, bodies });
+      copies.push({ root, bodies, moving, group: track.group });
     });
 
     // Controls.
@@ -154,13 +158,21 @@
     const hash = new URLSearchParams(location.hash.slice(1));
     layout.value = hash.get('layout') || data.layout;
 
+    const ngroup = Math.max(...tracks.map((k) => k.group)) + 1;
     function arrange() {
-      const side = layout.value === 'side' && tracks.length > 1;
+      const side = layout.value === 'side' && ngroup > 1;
       const spacing = 1.2 * extent;
       copies.forEach((c, k) => {
-        c.root.position.set(side ? (k - (tracks.length - 1) / 2) * spacing : 0, 0, 0);
+        c.root.position.set(side ? (c.group - (ngroup - 1) / 2) * spacing : 0, 0, 0);
+        // Translucent unless first in its copy of the scene.
+        const first = side ? copies.findIndex((o) => o.group === c.group) === k : k === 0;
+        for (const [mat, alpha] of c.moving) {
+          mat.transparent = alpha < 1 || !first;
+          mat.opacity = alpha * (first ? 1 : 0.55);
+          mat.needsUpdate = true;
+        }
       });
-      const span = side ? (tracks.length - 1) * spacing : 0;
+      const span = side ? (ngroup - 1) * spacing : 0;
       const d = 1.5 * extent + 0.6 * span;
       const az = (90 * Math.PI) / 180;
       const el = (-30 * Math.PI) / 180;

@@ -1531,34 +1531,6 @@ fn validate_material(m: &Material) -> Result<(), String> {
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn negative_mass_is_rejected_with_body_name() {
-        let mut b = ModelBuilder::new("m");
-        b.add_body(BodySpec {
-            inertial: Some(Inertial { mass: -1.0, pos: [0.0; 3], quat: [1.0, 0.0, 0.0, 0.0], diag: [1.0; 3] }),
-            ..BodySpec::new("heavy", WORLD, [0.0; 3])
-        });
-        let err = b.build().unwrap_err().to_string();
-        assert!(err.contains("'heavy'") && err.contains("mass"), "{err}");
-    }
-
-    #[test]
-    fn non_pd_inertia_is_rejected() {
-        let mut b = ModelBuilder::new("m");
-        b.add_body(BodySpec {
-            inertial: Some(Inertial { mass: 1.0, pos: [0.0; 3], quat: [1.0, 0.0, 0.0, 0.0], diag: [1.0, 1.0, 3.0] }),
-            ..BodySpec::new("b", WORLD, [0.0; 3])
-        });
-        let err = b.build().unwrap_err().to_string();
-        assert!(err.contains("triangle inequality"), "{err}");
-        assert!(Inertial::from_full(1.0, [0.0; 3], [1.0, 1.0, 1.0, 2.0, 0.0, 0.0]).is_err());
-    }
-}
-
 /// Camera bodies, material indices, colours and fields of view in range.
 fn validate_visual(visual: &Visual, nbody: usize, geoms: &[GeomSpec]) -> Result<(), ModelError> {
     for (i, c) in visual.cameras.iter().enumerate() {
@@ -1591,4 +1563,32 @@ fn validate_visual(visual: &Visual, nbody: usize, geoms: &[GeomSpec]) -> Result<
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negative_mass_is_rejected_with_body_name() {
+        let mut b = ModelBuilder::new("m");
+        b.add_body(BodySpec {
+            inertial: Some(Inertial { mass: -1.0, pos: [0.0; 3], quat: [1.0, 0.0, 0.0, 0.0], diag: [1.0; 3] }),
+            ..BodySpec::new("heavy", WORLD, [0.0; 3])
+        });
+        let err = b.build().unwrap_err().to_string();
+        assert!(err.contains("'heavy'") && err.contains("mass"), "{err}");
+    }
+
+    #[test]
+    fn non_pd_inertia_is_rejected() {
+        let mut b = ModelBuilder::new("m");
+        b.add_body(BodySpec {
+            inertial: Some(Inertial { mass: 1.0, pos: [0.0; 3], quat: [1.0, 0.0, 0.0, 0.0], diag: [1.0, 1.0, 3.0] }),
+            ..BodySpec::new("b", WORLD, [0.0; 3])
+        });
+        let err = b.build().unwrap_err().to_string();
+        assert!(err.contains("triangle inequality"), "{err}");
+        assert!(Inertial::from_full(1.0, [0.0; 3], [1.0, 1.0, 1.0, 2.0, 0.0, 0.0]).is_err());
+    }
 }

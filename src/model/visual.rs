@@ -9,7 +9,7 @@ use crate::math::Real;
 pub const DEFAULT_RGBA: [f32; 4] = [0.5, 0.5, 0.5, 1.0];
 
 /// The look of one geom (MJCF `rgba`, `material`, `group`).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct GeomVisual {
     /// Colour (linear RGB and alpha in [0, 1]) when written; `None` takes
     /// the material's colour, else [`DEFAULT_RGBA`] (MuJoCo: a geom's own
@@ -19,12 +19,6 @@ pub struct GeomVisual {
     pub material: Option<usize>,
     /// Visibility group (MuJoCo renders groups 0, 1 and 2 by default).
     pub group: i32,
-}
-
-impl Default for GeomVisual {
-    fn default() -> Self {
-        Self { rgba: None, material: None, group: 0 }
-    }
 }
 
 /// The pattern of a material's texture (MJCF builtin textures).

@@ -211,7 +211,7 @@ mod tests {
         let m = b.build().unwrap();
         for (g, (k, [a, bb, c])) in kinds.iter().enumerate() {
             let tris = geom_triangles(&m, g);
-            assert!(!tris.is_empty() && tris.len() % 3 == 0);
+            assert!(!tris.is_empty() && tris.len().is_multiple_of(3));
             for v in &tris {
                 let p = v.pos.map(|x| x as f64);
                 let f = match k {

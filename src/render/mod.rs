@@ -8,10 +8,13 @@
 //! ([`geometry::model_triangles`]: planes, with MJCF checker textures;
 //! spheres, capsules, cylinders and ellipsoids with MuJoCo's 28 slices;
 //! boxes; convex meshes as their hulls; height fields) into one vertex
-//! buffer, drawn instanced once per world into that world's tile of an
-//! atlas texture: one draw call and one render pass for up to
-//! (8192 / width) × (8192 / height) worlds, more passes in the same
-//! submission beyond. Each frame holds:
+//! buffer, drawn once per world (the world as the instance index) into
+//! that world's tile of an atlas texture, the viewport and scissor set to
+//! the tile so the rasterizer clips each world's triangles there (a
+//! fragment-stage test instead would pay for every world's ground plane
+//! across the whole atlas): one render pass for up to (8192 / width) ×
+//! (8192 / height) worlds, more passes in the same submission beyond.
+//! Each frame holds:
 //! - `rgb`: the geom colours ([`Model::geom_look`]) lit by a headlight and
 //!   a light from above (no shadows, reflections or fog);
 //! - `depth`: the distance along the viewing axis (m), MuJoCo's metric
@@ -170,15 +173,9 @@ struct GpuLook {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 struct RenderParams {
     ngeom: u32,
-    first_world: u32,
-    cols: u32,
-    pad: u32,
-    tile: [f32; 2],
-    atlas: [f32; 2],
     znear: f32,
     zfar: f32,
     aspect: f32,
-    pad1: f32,
 }
 
 /// One render pass: worlds `first .. first + count` in the atlas.
@@ -430,18 +427,7 @@ impl Renderer {
         let mut row0 = 0u64;
         for first in (0..nworld).step_by(per_chunk) {
             let count = (nworld - first).min(per_chunk);
-            let params = RenderParams {
-                ngeom: ngeom as u32,
-                first_world: first as u32,
-                cols,
-                pad: 0,
-                tile: [width as f32, height as f32],
-                atlas: [atlas[0] as f32, atlas[1] as f32],
-                znear,
-                zfar,
-                aspect: width as f32 / height as f32,
-                pad1: 0.0,
-            };
+            let params = RenderParams { ngeom: ngeom as u32, znear, zfar, aspect: width as f32 / height as f32 };
             let params = crate::gpu::buffers::uniform_buffer(&ctx, "render_params", &params);
             let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("render"),
@@ -683,7 +669,15 @@ impl Renderer {
                     pass.set_pipeline(&self.pipeline);
                     pass.set_bind_group(0, &chunk.bind_group, &[]);
                     pass.set_vertex_buffer(0, self.vertices.slice(..));
-                    pass.draw(0..self.nvert, chunk.first as u32..(chunk.first + chunk.count) as u32);
+                    // One draw per world into its tile: the viewport and scissor clip its triangles.
+                    let (w, h) = (self.width, self.height);
+                    for k in 0..chunk.count as u32 {
+                        let (x, y) = (k % self.cols * w, k / self.cols * h);
+                        pass.set_viewport(x as f32, y as f32, w as f32, h as f32, 0.0, 1.0);
+                        pass.set_scissor_rect(x, y, w, h);
+                        let world = chunk.first as u32 + k;
+                        pass.draw(0..self.nvert, world..world + 1);
+                    }
                 }
             }
             let rows = chunk.count.div_ceil(self.cols as usize) as u32 * self.height;

@@ -206,6 +206,14 @@ pub struct EvalArgs {
     /// Print the errors as JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// Also write an HTML replay (as `cenic view`) of the first `--video-tosses`
+    /// tosses: each recorded toss with the model's prediction from its first
+    /// sample overlaid (translucent), the tosses side by side.
+    #[arg(long)]
+    video: Option<PathBuf>,
+    /// Tosses in the replay of `--video`.
+    #[arg(long, default_value_t = 3)]
+    video_tosses: usize,
 }
 
 fn positive(flag: &str, x: f64) -> Result<f64, String> {
@@ -429,8 +437,8 @@ fn eval(a: EvalArgs) -> Result<(), String> {
     if a.horizons.contains(&0) || a.stride == 0 {
         return Err("--horizon and --stride must be at least 1".into());
     }
-    let model = Model::from_mjcf_file(&a.model).map_err(|e| e.to_string())?;
-    let pred = Predictor::new(Arc::new(model), a.sim.mode()?).map_err(|e| e.to_string())?;
+    let model = Arc::new(Model::from_mjcf_file(&a.model).map_err(|e| e.to_string())?);
+    let pred = Predictor::new(model.clone(), a.sim.mode()?).map_err(|e| e.to_string())?;
     let mut tosses = load_tosses(&a.data, a.level)?;
     if let Some(r) = &a.tosses {
         let range = sysid::parse_range(r).map_err(|e| format!("--tosses: {e}"))?;
@@ -454,5 +462,38 @@ fn eval(a: EvalArgs) -> Result<(), String> {
     } else {
         println!("{}", e.text());
     }
+    if let Some(path) = &a.video {
+        write_replay(path, &model, &pred, &tosses[..a.video_tosses.min(tosses.len())])?;
+        eprintln!("wrote {}", path.display());
+    }
     Ok(())
+}
+
+/// The replay page of `tosses`: per toss the recording and the prediction
+/// from its first sample, overlaid in one group.
+fn write_replay(path: &std::path::Path, model: &Model, pred: &Predictor, tosses: &[sysid::Toss]) -> Result<(), String> {
+    use crate::view::{Layout, Track, replay_html};
+    if tosses.is_empty() {
+        return Err("--video: no toss to show (--video-tosses 0)".into());
+    }
+    let mut tracks = vec![];
+    for (g, toss) in tosses.iter().enumerate() {
+        let times: Vec<f64> = (0..toss.len()).map(|k| k as f64 * toss.dt).collect();
+        let recorded: Vec<f64> = toss.poses.iter().flat_map(|p| p.pos.iter().chain(&p.quat).copied()).collect();
+        let mut rec = Track::from_qpos(model, &format!("{} recorded", toss.name()), &times, &recorded)?;
+        rec.group = Some(g);
+        tracks.push(rec);
+        match pred.predict(toss, 0, toss.len() - 1) {
+            Ok(x) => {
+                let qpos: Vec<f64> = x.chunks(sysid::NX).flat_map(|s| s[..7].iter().copied()).collect();
+                let mut sim = Track::from_qpos(model, &format!("{} simulated", toss.name()), &times, &qpos)?;
+                sim.group = Some(g);
+                tracks.push(sim);
+            }
+            Err(e) => eprintln!("{}: the prediction failed ({e}); the replay shows the recording alone", toss.name()),
+        }
+    }
+    let html =
+        replay_html(model, &tracks, Layout::SideBySide, &format!("{}: recorded and simulated tosses", model.name))?;
+    std::fs::write(path, html).map_err(|e| format!("{}: {e}", path.display()))
 }
