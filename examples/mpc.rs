@@ -16,7 +16,8 @@
 //!
 //! One episode writes `DIR/mpc_<task>_<planner>_<seed>.png`: the tracked
 //! point's path in the plane with its goal (speed over time for the half
-//! cheetah), and the running cost and planning CPU time per interval. The
+//! cheetah), and the running cost and planning CPU time per interval; and
+//! `DIR/mpc_<task>_<planner>_<seed>.html`, its replay page (`cenic view`). The
 //! evaluation runs `--goals` seeded goals per planner at the same budget
 //! and prints one Markdown row per planner: success rate, median and mean
 //! final error, mean episode cost, planning CPU time per control interval
@@ -341,6 +342,9 @@ fn main() {
                 ep.failure.as_ref().map(|f| format!(", plant failed: {f}")).unwrap_or_default()
             );
             plot(&task, &ep, &p.name(), &path).expect("plot");
+            let page = path.with_extension("html");
+            replay(&task, &ep, &p.name(), &page).expect("replay page");
+            println!("wrote {} and {}", path.display(), page.display());
         }
         return;
     }
@@ -446,6 +450,23 @@ fn approach(task: &Task, ep: &Episode) -> String {
         k_min as f64 * dt,
         first.map(|k| format!("at {:.2} s", k as f64 * dt)).unwrap_or_else(|| "never".into())
     )
+}
+
+/// The episode's replay page (`cenic view`): the plant's states, the goal
+/// where the model carries it (the pusher's and the reacher's goal bodies).
+fn replay(task: &Task, ep: &Episode, planner: &str, path: &Path) -> Result<(), String> {
+    let (nx, nq) = (task.problem.nx(), task.problem.model.nq);
+    let qpos: Vec<f64> = ep.states.chunks(nx).flat_map(|x| x[..nq].iter().copied()).collect();
+    let times: Vec<f64> = (0..ep.states.len() / nx).map(|k| k as f64 * ep.dt).collect();
+    let model = &task.problem.model;
+    let track = cenic::view::Track::from_qpos(model, &format!("{} {planner}", task.name), &times, &qpos)?;
+    let html = cenic::view::replay_html(
+        model,
+        &[track],
+        cenic::view::Layout::SideBySide,
+        &format!("MPC {} ({planner})", task.name),
+    )?;
+    std::fs::write(path, html).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// World positions of the drawn point `i` over the episode.

@@ -5,17 +5,19 @@
 //!
 //! ```text
 //! cargo run --release --example render_throughput -- [--worlds 1024,4096] [--sizes 64,128]
-//!     [--sources gpu,cpu] [--budget SECONDS] [--step-sizes 480,64] [--no-batch] [--no-step]
+//!     [--sources gpu,cpu] [--details 28x16,8x4] [--budget SECONDS] [--step-sizes 480,64] [--no-batch] [--no-step]
 //! ```
 //!
-//! Batch rows: each (source, worlds, frame size) builds the Ant batch,
+//! Batch rows: each (source, worlds, frame size, detail) builds the Ant batch,
 //! resets it with seed 0 and takes 10 environment steps of random actions
 //! (so the ants are spread over their poses), renders once untimed, then
 //! renders the same state until `--budget` seconds (2) are spent (at least
 //! 3 renders). `gpu`: a `GpuBatch`, poses gathered on the device
 //! (`Renderer::render_gpu_batch`: kinematics, gather, draw and read-back in
 //! one submission); `cpu`: a `CpuBatch`'s positions, kinematics on the host
-//! and the poses uploaded (`Renderer::render_qpos`). Frames per second =
+//! and the poses uploaded (`Renderer::render_qpos`). Detail: slices ×
+//! stacks of the round shapes (`Renderer::with_detail`; 28x16 is MuJoCo's,
+//! the default). Frames per second =
 //! worlds × renders / wall time; the CPU seconds of the process (all its
 //! threads, lavapipe's included, from `/proc/self/stat`) are printed beside
 //! the wall time, as `rl_throughput` does.
@@ -32,6 +34,7 @@ use cenic::batch::{Batch, CpuBatch};
 use cenic::gpu::rl::device_env;
 use cenic::gpu::{GpuBatch, GpuContext};
 use cenic::model::Model;
+use cenic::render::geometry::Detail;
 use cenic::render::{Camera, Outputs, Renderer};
 use cenic::rl::tasks::{self, Builtin, Kind};
 use cenic::rl::{EnvConfig, VecEnv};
@@ -94,45 +97,56 @@ fn batch_rows(
     budget: f64,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let mode = cenic::integrator::Mode::Fixed { dt: model.options.timestep };
-    println!("| source | worlds | frame | renders | wall s | CPU s | frames/s | ms per render |");
-    println!("|---|---|---|---|---|---|---|---|");
+    let mut details = vec![];
+    for d in list(args, "--details", "28x16,8x4") {
+        let (a, b) = d.split_once('x').ok_or_else(|| format!("--details: '{d}' is not SLICESxSTACKS"))?;
+        details.push(Detail { slices: a.parse()?, stacks: b.parse()? });
+    }
+    println!("| source | worlds | frame | detail | renders | wall s | CPU s | frames/s | ms per render |");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for source in list(args, "--sources", "gpu,cpu") {
         for n in list(args, "--worlds", "1024,4096") {
             let n: usize = n.parse()?;
             for size in list(args, "--sizes", "64,128") {
                 let size: usize = size.parse()?;
-                let (renders, wall, cpu) = match source.as_str() {
-                    "gpu" => {
-                        let batch = GpuBatch::new(ctx.clone(), model.clone(), n, mode.clone())?;
-                        let mut env = device_env(batch, task.clone(), EnvConfig::default())?;
-                        spread(&mut env, model, n);
-                        let mut q = vec![0.0; n * model.nq];
-                        env.batch().qpos(&mut q);
-                        let camera = default_camera(model, &q);
-                        let mut r = Renderer::new(ctx.clone(), model.clone(), n, size, size, Outputs::RGB, camera)?;
-                        time_renders(budget, || {
-                            r.render_gpu_batch(env.batch()).unwrap();
-                        })
-                    }
-                    "cpu" => {
-                        let batch = CpuBatch::<f64>::new(model.clone(), n, mode.clone());
-                        let mut env = VecEnv::new(batch, task.clone(), EnvConfig::default())?;
-                        spread(&mut env, model, n);
-                        let mut q = vec![0.0; n * model.nq];
-                        env.batch().qpos(&mut q);
-                        let camera = default_camera(model, &q);
-                        let mut r = Renderer::new(ctx.clone(), model.clone(), n, size, size, Outputs::RGB, camera)?;
-                        time_renders(budget, || {
-                            r.render_qpos(&q).unwrap();
-                        })
-                    }
-                    s => return Err(format!("unknown source '{s}' (gpu, cpu)").into()),
-                };
-                println!(
-                    "| {source} | {n} | {size}×{size} | {renders} | {wall:.2} | {cpu:.2} | {:.0} | {:.1} |",
-                    (n * renders) as f64 / wall,
-                    1e3 * wall / renders as f64
-                );
+                for &detail in &details {
+                    let (renders, wall, cpu) = match source.as_str() {
+                        "gpu" => {
+                            let batch = GpuBatch::new(ctx.clone(), model.clone(), n, mode.clone())?;
+                            let mut env = device_env(batch, task.clone(), EnvConfig::default())?;
+                            spread(&mut env, model, n);
+                            let mut q = vec![0.0; n * model.nq];
+                            env.batch().qpos(&mut q);
+                            let camera = default_camera(model, &q);
+                            let mut r = Renderer::new(ctx.clone(), model.clone(), n, size, size, Outputs::RGB, camera)?
+                                .with_detail(detail)?;
+                            time_renders(budget, || {
+                                r.render_gpu_batch(env.batch()).unwrap();
+                            })
+                        }
+                        "cpu" => {
+                            let batch = CpuBatch::<f64>::new(model.clone(), n, mode.clone());
+                            let mut env = VecEnv::new(batch, task.clone(), EnvConfig::default())?;
+                            spread(&mut env, model, n);
+                            let mut q = vec![0.0; n * model.nq];
+                            env.batch().qpos(&mut q);
+                            let camera = default_camera(model, &q);
+                            let mut r = Renderer::new(ctx.clone(), model.clone(), n, size, size, Outputs::RGB, camera)?
+                                .with_detail(detail)?;
+                            time_renders(budget, || {
+                                r.render_qpos(&q).unwrap();
+                            })
+                        }
+                        s => return Err(format!("unknown source '{s}' (gpu, cpu)").into()),
+                    };
+                    println!(
+                        "| {source} | {n} | {size}×{size} | {}×{} | {renders} | {wall:.2} | {cpu:.2} | {:.0} | {:.1} |",
+                        detail.slices,
+                        detail.stacks,
+                        (n * renders) as f64 / wall,
+                        1e3 * wall / renders as f64
+                    );
+                }
             }
         }
     }

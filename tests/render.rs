@@ -185,3 +185,28 @@ fn bad_input_is_named() {
     let e = r.render_qpos(&m.qpos0).unwrap_err().to_string();
     assert!(e.contains("qpos has") && e.contains("nworld × nq"), "{e}");
 }
+
+/// Coarser tessellation keeps the silhouettes (an octagon for a circle:
+/// 90 % of its area) with far fewer triangles; bad settings are named.
+#[test]
+fn coarse_detail_keeps_the_silhouettes() {
+    use cenic::render::geometry::{Detail, model_triangles_with};
+    let ctx = gpu_or_skip!();
+    let m = scene();
+    let coarse = Detail { slices: 8, stacks: 4 };
+    let (fine_n, coarse_n) = (model_triangles_with(&m, Detail::MUJOCO).len(), model_triangles_with(&m, coarse).len());
+    assert!(coarse_n * 5 < fine_n, "{coarse_n} vertices at 8 × 4, {fine_n} at 28 × 16");
+    let above = Camera::Model(m.visual.camera("above").unwrap());
+    let mut r = Renderer::new(ctx, m.clone(), 1, 48, 48, Outputs::ALL, above).unwrap();
+    let fine = r.render_qpos(&m.qpos0).unwrap().segmentation.clone();
+    let mut r = r.with_detail(coarse).unwrap();
+    assert_eq!(r.detail(), coarse);
+    let rough = r.render_qpos(&m.qpos0).unwrap().segmentation.clone();
+    let ball = |s: &[i32]| s.iter().map(|&g| g == 1).collect::<Vec<_>>();
+    let (a, b) = (ball(&fine), ball(&rough));
+    let inter = a.iter().zip(&b).filter(|(x, y)| **x && **y).count() as f64;
+    let union = a.iter().zip(&b).filter(|(x, y)| **x || **y).count() as f64;
+    assert!(union > 50.0 && inter / union > 0.85, "ball IoU {} over {union} pixels", inter / union);
+    let e = r.with_detail(Detail { slices: 2, stacks: 4 }).unwrap_err().to_string();
+    assert!(e.contains("≥ 3 slices") && e.contains("got 2 slices"), "{e}");
+}

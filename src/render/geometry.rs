@@ -10,6 +10,32 @@ pub const SLICES: usize = 28;
 /// Stacks from pole to pole of spheres and ellipsoids (MuJoCo's `numstacks`).
 pub const STACKS: usize = 16;
 
+/// How finely round shapes are tessellated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Detail {
+    /// Slices around the axis (≥ 3).
+    pub slices: usize,
+    /// Stacks from pole to pole of spheres and ellipsoids (even, ≥ 2:
+    /// a capsule's caps take half each).
+    pub stacks: usize,
+}
+
+impl Detail {
+    /// MuJoCo's default ([`SLICES`], [`STACKS`]).
+    pub const MUJOCO: Detail = Detail { slices: SLICES, stacks: STACKS };
+
+    /// Checks the bounds above.
+    pub fn check(self) -> Result<Self, String> {
+        if self.slices < 3 || self.stacks < 2 || !self.stacks.is_multiple_of(2) {
+            return Err(format!(
+                "tessellation needs ≥ 3 slices and an even number ≥ 2 of stacks, got {} slices, {} stacks",
+                self.slices, self.stacks
+            ));
+        }
+        Ok(self)
+    }
+}
+
 /// One vertex of the model's triangle list (WGSL `VertexIn` in `kernels/render.wgsl`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
@@ -26,6 +52,7 @@ pub struct Vertex {
 struct Tris {
     geom: u32,
     out: Vec<Vertex>,
+    detail: Detail,
 }
 
 impl Tris {
@@ -50,20 +77,21 @@ fn unit(v: [f64; 3]) -> [f64; 3] {
     if n > 0.0 { [v[0] / n, v[1] / n, v[2] / n] } else { [0.0, 0.0, 1.0] }
 }
 
-/// A point of the unit sphere at longitude `i` of `SLICES`, latitude `j` of `STACKS` (j = 0: south pole).
-fn sphere_point(i: usize, j: usize) -> [f64; 3] {
-    let (a, b) = (2.0 * PI * i as f64 / SLICES as f64, PI * (j as f64 / STACKS as f64 - 0.5));
+/// A point of the unit sphere at longitude `i` of `d.slices`, latitude `j` of `d.stacks` (j = 0: south pole).
+fn sphere_point(d: Detail, i: usize, j: usize) -> [f64; 3] {
+    let (a, b) = (2.0 * PI * i as f64 / d.slices as f64, PI * (j as f64 / d.stacks as f64 - 0.5));
     [b.cos() * a.cos(), b.cos() * a.sin(), b.sin()]
 }
 
 /// An ellipsoid of semi-axes `r` centred at `c` (latitude band `j0..j1` of the unit sphere).
 fn ellipsoid(t: &mut Tris, r: [f64; 3], c: [f64; 3], j0: usize, j1: usize) {
+    let d = t.detail;
     let at = |i, j| {
-        let u = sphere_point(i, j);
+        let u = sphere_point(d, i, j);
         ([c[0] + r[0] * u[0], c[1] + r[1] * u[1], c[2] + r[2] * u[2]], [u[0] / r[0], u[1] / r[1], u[2] / r[2]])
     };
     for j in j0..j1 {
-        for i in 0..SLICES {
+        for i in 0..d.slices {
             let (a, na) = at(i, j);
             let (b, nb) = at(i + 1, j);
             let (cc, nc) = at(i + 1, j + 1);
@@ -75,9 +103,10 @@ fn ellipsoid(t: &mut Tris, r: [f64; 3], c: [f64; 3], j0: usize, j1: usize) {
 
 /// A cylinder side of radius `r` from z = −h to h (without caps).
 fn tube(t: &mut Tris, r: f64, h: f64) {
-    for i in 0..SLICES {
-        let a0 = 2.0 * PI * i as f64 / SLICES as f64;
-        let a1 = 2.0 * PI * (i + 1) as f64 / SLICES as f64;
+    let slices = t.detail.slices;
+    for i in 0..slices {
+        let a0 = 2.0 * PI * i as f64 / slices as f64;
+        let a1 = 2.0 * PI * (i + 1) as f64 / slices as f64;
         let (n0, n1) = ([a0.cos(), a0.sin(), 0.0], [a1.cos(), a1.sin(), 0.0]);
         let p = |n: [f64; 3], z: f64| [r * n[0], r * n[1], z];
         t.quad([p(n0, -h), p(n1, -h), p(n1, h), p(n0, h)], [n0, n1, n1, n0]);
@@ -87,9 +116,10 @@ fn tube(t: &mut Tris, r: f64, h: f64) {
 /// A disc of radius `r` at height `z` facing `sign` (±1) along z.
 fn disc(t: &mut Tris, r: f64, z: f64, sign: f64) {
     let n = [0.0, 0.0, sign];
-    for i in 0..SLICES {
-        let a0 = 2.0 * PI * i as f64 / SLICES as f64;
-        let a1 = 2.0 * PI * (i + 1) as f64 / SLICES as f64;
+    let slices = t.detail.slices;
+    for i in 0..slices {
+        let a0 = 2.0 * PI * i as f64 / slices as f64;
+        let a1 = 2.0 * PI * (i + 1) as f64 / slices as f64;
         let p = |a: f64| [r * a.cos(), r * a.sin(), z];
         t.tri([[0.0, 0.0, z], p(a0), p(a1)], [n; 3]);
     }
@@ -98,10 +128,16 @@ fn disc(t: &mut Tris, r: f64, z: f64, sign: f64) {
 /// Half-size of an infinite plane as drawn (m): beyond any far clipping distance in use.
 pub const INFINITE_PLANE: f64 = 1.0e4;
 
-/// The triangles of geom `g` in its frame (empty for invisible geoms).
+/// The triangles of geom `g` in its frame (empty for invisible geoms), at MuJoCo's detail.
 pub fn geom_triangles(model: &Model, g: usize) -> Vec<Vertex> {
+    geom_triangles_with(model, g, Detail::MUJOCO)
+}
+
+/// The triangles of geom `g` in its frame with round shapes at `detail`.
+pub fn geom_triangles_with(model: &Model, g: usize, detail: Detail) -> Vec<Vertex> {
     let geom = &model.geoms[g];
-    let mut t = Tris { geom: g as u32, out: vec![] };
+    let mut t = Tris { geom: g as u32, out: vec![], detail };
+    let stacks = detail.stacks;
     let [a, b, c] = geom.size;
     match geom.kind {
         GeomKind::Plane => {
@@ -110,12 +146,12 @@ pub fn geom_triangles(model: &Model, g: usize) -> Vec<Vertex> {
             let n = [0.0, 0.0, 1.0];
             t.quad([[-sx, -sy, 0.0], [sx, -sy, 0.0], [sx, sy, 0.0], [-sx, sy, 0.0]], [n; 4]);
         }
-        GeomKind::Sphere => ellipsoid(&mut t, [a; 3], [0.0; 3], 0, STACKS),
-        GeomKind::Ellipsoid => ellipsoid(&mut t, [a, b, c], [0.0; 3], 0, STACKS),
+        GeomKind::Sphere => ellipsoid(&mut t, [a; 3], [0.0; 3], 0, stacks),
+        GeomKind::Ellipsoid => ellipsoid(&mut t, [a, b, c], [0.0; 3], 0, stacks),
         GeomKind::Capsule => {
             tube(&mut t, a, b);
-            ellipsoid(&mut t, [a; 3], [0.0, 0.0, -b], 0, STACKS / 2);
-            ellipsoid(&mut t, [a; 3], [0.0, 0.0, b], STACKS / 2, STACKS);
+            ellipsoid(&mut t, [a; 3], [0.0, 0.0, -b], 0, stacks / 2);
+            ellipsoid(&mut t, [a; 3], [0.0, 0.0, b], stacks / 2, stacks);
         }
         GeomKind::Cylinder => {
             tube(&mut t, a, b);
@@ -184,9 +220,17 @@ pub fn geom_triangles(model: &Model, g: usize) -> Vec<Vertex> {
 }
 
 /// The triangle list of every geom that MuJoCo's default view shows
-/// ([`Model::geom_visible`]), geom after geom.
+/// ([`Model::geom_visible`]), geom after geom, at MuJoCo's detail.
 pub fn model_triangles(model: &Model) -> Vec<Vertex> {
-    (0..model.geoms.len()).filter(|&g| model.geom_visible(g)).flat_map(|g| geom_triangles(model, g)).collect()
+    model_triangles_with(model, Detail::MUJOCO)
+}
+
+/// [`model_triangles`] with round shapes at `detail`.
+pub fn model_triangles_with(model: &Model, detail: Detail) -> Vec<Vertex> {
+    (0..model.geoms.len())
+        .filter(|&g| model.geom_visible(g))
+        .flat_map(|g| geom_triangles_with(model, g, detail))
+        .collect()
 }
 
 #[cfg(test)]

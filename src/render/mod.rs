@@ -233,6 +233,9 @@ pub struct Renderer {
     host_pose: Vec<f32>,
     host_view: Vec<GpuView>,
     gather: Option<gather::Gather>,
+    /// The largest atlas asked for (pixels; clamped to the device's limit).
+    atlas_max: [usize; 2],
+    detail: geometry::Detail,
 }
 
 impl std::fmt::Debug for Renderer {
@@ -259,7 +262,7 @@ impl Renderer {
         camera: Camera,
     ) -> Result<Self, RenderError> {
         let max = ctx.limits().max_texture_dimension_2d as usize;
-        Self::build(ctx, model, nworld, width, height, outputs, camera, [max, max])
+        Self::build(ctx, model, nworld, width, height, outputs, camera, [max, max], geometry::Detail::MUJOCO)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -272,7 +275,9 @@ impl Renderer {
         outputs: Outputs,
         camera: Camera,
         atlas_max: [usize; 2],
+        detail: geometry::Detail,
     ) -> Result<Self, RenderError> {
+        let detail = detail.check().map_err(RenderError::Invalid)?;
         let max = ctx.limits().max_texture_dimension_2d as usize;
         let (max_w, max_h) = (atlas_max[0].min(max), atlas_max[1].min(max));
         if width == 0 || height == 0 || width > max_w || height > max_h {
@@ -296,7 +301,7 @@ impl Renderer {
         let device = &ctx.device;
 
         // Geometry, looks, per-world poses and views.
-        let tris = geometry::model_triangles(&model);
+        let tris = geometry::model_triangles_with(&model, detail);
         let vertices = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("render vertices"),
             size: (std::mem::size_of_val(tris.as_slice()) as u64).max(64),
@@ -483,6 +488,8 @@ impl Renderer {
             frames,
             data,
             gather: None,
+            atlas_max,
+            detail,
         })
     }
 
@@ -501,7 +508,7 @@ impl Renderer {
     /// device's texture limit each way): fewer worlds per render pass,
     /// more passes per render, less device memory.
     pub fn with_max_atlas(self, max_width: usize, max_height: usize) -> Result<Self, RenderError> {
-        let camera = self.camera;
+        let (camera, detail) = (self.camera, self.detail);
         Self::build(
             self.ctx,
             self.model,
@@ -511,7 +518,33 @@ impl Renderer {
             self.outputs,
             camera,
             [max_width, max_height],
+            detail,
         )
+    }
+
+    /// The same renderer with round shapes tessellated at `detail`
+    /// (default [`geometry::Detail::MUJOCO`], 28 slices and 16 stacks as
+    /// MuJoCo's renderer): coarser detail draws small frames of many
+    /// worlds faster where the vertex work dominates (a software adapter
+    /// such as lavapipe), at the cost of polygonal outlines.
+    pub fn with_detail(self, detail: geometry::Detail) -> Result<Self, RenderError> {
+        let camera = self.camera;
+        Self::build(
+            self.ctx,
+            self.model,
+            self.nworld,
+            self.width as usize,
+            self.height as usize,
+            self.outputs,
+            camera,
+            self.atlas_max,
+            detail,
+        )
+    }
+
+    /// How round shapes are tessellated.
+    pub fn detail(&self) -> geometry::Detail {
+        self.detail
     }
 
     /// What is read back.
