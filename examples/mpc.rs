@@ -344,7 +344,7 @@ fn main() {
             plot(&task, &ep, &p.name(), &path).expect("plot");
             let page = path.with_extension("html");
             replay(&task, &ep, &p.name(), &page).expect("replay page");
-            println!("wrote {} and {}", path.display(), page.display());
+            println!("wrote {}", page.display());
         }
         return;
     }

@@ -5,14 +5,15 @@
 //!
 //! ```text
 //! cargo run --release --example render_throughput -- [--worlds 1024,4096] [--sizes 64,128]
-//!     [--sources gpu,cpu] [--details 28x16,8x4] [--budget SECONDS] [--step-sizes 480,64] [--no-batch] [--no-step]
+//!     [--sources gpu,cpu] [--details 28x16,8x4] [--budget SECONDS] [--renders N] [--step-sizes 480,64]
+//!     [--no-batch] [--no-step]
 //! ```
 //!
 //! Batch rows: each (source, worlds, frame size, detail) builds the Ant batch,
 //! resets it with seed 0 and takes 10 environment steps of random actions
 //! (so the ants are spread over their poses), renders once untimed, then
 //! renders the same state until `--budget` seconds (2) are spent (at least
-//! 3 renders). `gpu`: a `GpuBatch`, poses gathered on the device
+//! `--renders` renders, 3). `gpu`: a `GpuBatch`, poses gathered on the device
 //! (`Renderer::render_gpu_batch`: kinematics, gather, draw and read-back in
 //! one submission); `cpu`: a `CpuBatch`'s positions, kinematics on the host
 //! and the poses uploaded (`Renderer::render_qpos`). Detail: slices ×
@@ -77,12 +78,12 @@ fn spread<B: Batch + Send + 'static>(env: &mut VecEnv<B>, model: &Model, n: usiz
     }
 }
 
-/// Renders until `budget` seconds are spent: (renders, wall s, CPU s).
-fn time_renders(budget: f64, mut render: impl FnMut()) -> (usize, f64, f64) {
+/// Renders until `budget` seconds are spent, at least `min` times: (renders, wall s, CPU s).
+fn time_renders(budget: f64, min: usize, mut render: impl FnMut()) -> (usize, f64, f64) {
     render();
     let (start, cpu0) = (Instant::now(), cpu_seconds());
     let mut k = 0;
-    while k < 3 || start.elapsed().as_secs_f64() < budget {
+    while k < min.max(1) || start.elapsed().as_secs_f64() < budget {
         render();
         k += 1;
     }
@@ -97,6 +98,7 @@ fn batch_rows(
     budget: f64,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let mode = cenic::integrator::Mode::Fixed { dt: model.options.timestep };
+    let min: usize = list(args, "--renders", "3")[0].parse()?;
     let mut details = vec![];
     for d in list(args, "--details", "28x16,8x4") {
         let (a, b) = d.split_once('x').ok_or_else(|| format!("--details: '{d}' is not SLICESxSTACKS"))?;
@@ -120,7 +122,7 @@ fn batch_rows(
                             let camera = default_camera(model, &q);
                             let mut r = Renderer::new(ctx.clone(), model.clone(), n, size, size, Outputs::RGB, camera)?
                                 .with_detail(detail)?;
-                            time_renders(budget, || {
+                            time_renders(budget, min, || {
                                 r.render_gpu_batch(env.batch()).unwrap();
                             })
                         }
@@ -133,7 +135,7 @@ fn batch_rows(
                             let camera = default_camera(model, &q);
                             let mut r = Renderer::new(ctx.clone(), model.clone(), n, size, size, Outputs::RGB, camera)?
                                 .with_detail(detail)?;
-                            time_renders(budget, || {
+                            time_renders(budget, min, || {
                                 r.render_qpos(&q).unwrap();
                             })
                         }

@@ -10,7 +10,8 @@
 // Controls: play/pause, a time slider, speed, side-by-side or overlaid
 // worlds, an orbit camera (drag, wheel). The URL's hash sets the start:
 // #t=1.5 (paused at that time), #layout=overlay, #size=640x480 (a fixed
-// canvas size), combined as #t=1.5&layout=overlay.
+// canvas size), #view=90,-30,2 (camera azimuth and elevation in degrees,
+// distance in m, as MuJoCo's free camera), combined as #t=1.5&layout=overlay.
 //
 // For tests, <pre id="probe"> holds after each drawn frame the time, the
 // samples shown and the screen position (CSS pixels) of each track's
@@ -130,7 +131,7 @@
           opacity: g.rgba[3],
           side: T.DoubleSide,
         });
-        if (g.body > 0) moving.push([mat, g.rgba[3]]);
+        if (g.body > 0) moving.push([mat, g.rgba[3], mat.color.clone()]);
         if (g.checker) {
           mat.color = new T.Color(1, 1, 1);
           mat.map = checkerTexture(g.rgba.slice(0, 3), g.checker.slice(0, 3), g.checker.slice(3, 5), planeSize);
@@ -159,23 +160,27 @@
     layout.value = hash.get('layout') || data.layout;
 
     const ngroup = Math.max(...tracks.map((k) => k.group)) + 1;
+    const ORANGE = new T.Color(1.0, 0.45, 0.05);
     function arrange() {
       const side = layout.value === 'side' && ngroup > 1;
       const spacing = 1.2 * extent;
       copies.forEach((c, k) => {
         c.root.position.set(side ? (c.group - (ngroup - 1) / 2) * spacing : 0, 0, 0);
-        // Translucent unless first in its copy of the scene.
+        // Translucent and tinted orange unless first in its copy of the scene.
         const first = side ? copies.findIndex((o) => o.group === c.group) === k : k === 0;
-        for (const [mat, alpha] of c.moving) {
+        for (const [mat, alpha, color] of c.moving) {
           mat.transparent = alpha < 1 || !first;
-          mat.opacity = alpha * (first ? 1 : 0.55);
+          mat.opacity = alpha * (first ? 1 : 0.6);
+          mat.color.copy(color);
+          if (!first && !mat.map) mat.color.lerp(ORANGE, 0.6);
           mat.needsUpdate = true;
         }
       });
       const span = side ? (ngroup - 1) * spacing : 0;
-      const d = 1.5 * extent + 0.6 * span;
-      const az = (90 * Math.PI) / 180;
-      const el = (-30 * Math.PI) / 180;
+      const v = (hash.get('view') || '').split(',').map(parseFloat);
+      const d = v[2] > 0 ? v[2] : 1.5 * extent + 0.6 * span;
+      const az = ((Number.isFinite(v[0]) ? v[0] : 90) * Math.PI) / 180;
+      const el = ((Number.isFinite(v[1]) ? v[1] : -30) * Math.PI) / 180;
       const c = data.center;
       controls.target.set(c[0], c[1], c[2]);
       camera.position.set(c[0] - d * Math.cos(el) * Math.cos(az), c[1] - d * Math.cos(el) * Math.sin(az), c[2] - d * Math.sin(el));
