@@ -15,6 +15,8 @@
   ``MpcTask.custom(model, cost, ...)`` with an :class:`MpcCost` for your own.
 - :func:`sysid_fit` — ``cenic sysid fit`` (system identification of a
   tossed box) as a function returning its report.
+- :func:`write_replay` — the replay page of ``cenic view`` (HTML, three.js
+  inside) of positions over time, one track per world.
 
 GPU selection: ``device="gpu"`` (the adapter this process picks: under
 torchrun its ``LOCAL_RANK``, under ``CUDA_VISIBLE_DEVICES`` the first
@@ -44,6 +46,7 @@ from ._cenic import (
     mpc_task_names,
     rollout_jacobians,
     task_names,
+    write_replay,
 )
 from .gym import Env, VectorEnv, make, make_vec, register_tasks
 from .sysid import sysid_fit
@@ -82,4 +85,5 @@ __all__ = [
     "simulate",
     "sysid_fit",
     "task_names",
+    "write_replay",
 ]

@@ -326,3 +326,12 @@ class SysidShard:
         self, phi: ArrayLike, segments: ArrayLike
     ) -> tuple[F64, F64, npt.NDArray[np.int64], list[tuple[int, str]]]: ...
 def adapters(device: str = "gpu") -> list[dict[str, Any]]: ...
+def write_replay(
+    model: Model,
+    times: ArrayLike,
+    qpos: ArrayLike,
+    path: Union[str, PathLike[str]],
+    labels: Optional[Sequence[str]] = None,
+    overlay: bool = False,
+    title: Optional[str] = None,
+) -> None: ...

@@ -152,6 +152,7 @@ fn _cenic(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mpc::mpc_task_names, m)?)?;
     m.add_function(wrap_pyfunction!(diff::rollout_jacobians, m)?)?;
     m.add_function(wrap_pyfunction!(env::task_names, m)?)?;
+    m.add_function(wrap_pyfunction!(render::write_replay, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_available, m)?)?;
     m.add_function(wrap_pyfunction!(adapters, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -182,3 +182,54 @@ impl RenderSetup {
         })
     }
 }
+
+/// Writes the replay page of ``cenic view`` (one self-contained HTML file,
+/// three.js inside, no network needed) of positions ``qpos``: (samples, nq)
+/// for one world or (worlds, samples, nq) for several, at ``times``
+/// (samples,) in seconds (increasing). Each world is one track, labelled
+/// from ``labels`` (default ``"world w"``), side by side or, with
+/// ``overlay=True``, in one scene (the worlds after the first translucent
+/// and tinted). The page has play/pause, a time slider, speed and an orbit
+/// camera; ``path#t=1.5`` opens it paused at 1.5 s.
+#[pyfunction]
+#[pyo3(signature = (model, times, qpos, path, labels=None, overlay=false, title=None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn write_replay(
+    model: &crate::model::Model,
+    times: &Bound<'_, PyAny>,
+    qpos: &Bound<'_, PyAny>,
+    path: std::path::PathBuf,
+    labels: Option<Vec<String>>,
+    overlay: bool,
+    title: Option<String>,
+) -> PyResult<()> {
+    use crate::ArrayIn;
+    use cenic::view::{Layout, Track, replay_html};
+    let m = &model.inner;
+    let ta = ArrayIn::<f64>::new(times, "times")?;
+    if ta.shape().len() != 1 {
+        return Err(PyValueError::new_err(format!("times: expected shape (samples,), got {:?}", ta.shape())));
+    }
+    ta.check_finite(0)?;
+    let ns = ta.shape()[0];
+    let qa = ArrayIn::<f64>::new(qpos, "qpos")?;
+    let nworld = match qa.expect_shape(&[&[ns, m.nq], &[qa.shape().first().copied().unwrap_or(0), ns, m.nq]])? {
+        0 => 1,
+        _ => qa.shape()[0],
+    };
+    qa.check_finite(m.nq)?;
+    if let Some(l) = &labels
+        && l.len() != nworld
+    {
+        return Err(PyValueError::new_err(format!("labels: {} names for {nworld} worlds", l.len())));
+    }
+    let mut tracks = Vec::with_capacity(nworld);
+    for w in 0..nworld {
+        let label = labels.as_ref().map_or_else(|| format!("world {w}"), |l| l[w].clone());
+        let q = &qa.slice()[w * ns * m.nq..(w + 1) * ns * m.nq];
+        tracks.push(Track::from_qpos(m, &label, ta.slice(), q).map_err(PyValueError::new_err)?);
+    }
+    let layout = if overlay { Layout::Overlay } else { Layout::SideBySide };
+    let html = replay_html(m, &tracks, layout, title.as_deref().unwrap_or(&m.name)).map_err(PyValueError::new_err)?;
+    std::fs::write(&path, html).map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", path.display())))
+}

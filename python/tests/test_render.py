@@ -161,3 +161,39 @@ def test_vector_record_video(tmp_path):
     frames = _read_video(videos[0])
     # The two environments side by side; gymnasium stops once it holds more than video_length frames.
     assert frames.shape == (9, 32, 64, 3), frames.shape
+
+
+def _page_data(path):
+    """The data a replay page carries (the JSON in <script id="cenic-data">)."""
+    import json
+
+    html = path.read_text()
+    start = html.index('<script id="cenic-data" type="application/json">')
+    start = html.index(">", start) + 1
+    return json.loads(html[start : html.index("</script>", start)].replace("<\\/", "</"))
+
+
+def test_write_replay_from_positions(tmp_path):
+    model = cenic.Model.builtin("cube_toss")
+    times = np.linspace(0.0, 1.0, 11)
+    qpos = np.tile(model.qpos0, (2, 11, 1))
+    qpos[1, :, 0] = np.linspace(0.0, 0.5, 11)  # world 1 slides 0.5 m along x
+    page = tmp_path / "replay.html"
+    cenic.write_replay(model, times, qpos, page, labels=["still", "sliding"], overlay=True, title="two cubes")
+    data = _page_data(page)
+    assert data["title"] == "two cubes" and data["layout"] == "overlay"
+    assert [t["label"] for t in data["tracks"]] == ["still", "sliding"]
+    nb = data["nbody"]
+    # The cube's pose is its free joint's position (body 1 after the world body).
+    poses = np.asarray(data["tracks"][1]["poses"]).reshape(11, nb, 7)
+    np.testing.assert_allclose(poses[:, 1, 0], qpos[1, :, 0], atol=1e-6)
+    np.testing.assert_allclose(data["tracks"][0]["times"], times)
+    # One world: (samples, nq).
+    cenic.write_replay(model, times, qpos[0], page)
+    assert len(_page_data(page)["tracks"]) == 1
+    with pytest.raises(ValueError, match="qpos: expected shape"):
+        cenic.write_replay(model, times, qpos[:, :5], page)
+    with pytest.raises(ValueError, match="labels: 1 names for 2 worlds"):
+        cenic.write_replay(model, times, qpos, page, labels=["one"])
+    with pytest.raises(ValueError, match="sample times decrease"):
+        cenic.write_replay(model, times[::-1], qpos, page)
