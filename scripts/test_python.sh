@@ -19,10 +19,11 @@ fi
 # maturin's build hook runs the `maturin` found on PATH.
 export PATH="$VENV/bin:$PATH"
 # ray: the cenic.ray tests (python/tests/test_ray.py start a two-CPU local cluster); moviepy and
-# imageio-ffmpeg: the RecordVideo tests (python/tests/test_render.py write and read back videos).
+# imageio-ffmpeg: the RecordVideo tests (python/tests/test_render.py write and read back videos);
+# mujoco: gymnasium's own tasks, the reference of the sim-to-sim test (python/tests/test_gym.py).
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
     "maturin==1.16.0" "numpy>=1.21" "gymnasium>=1.0,<2" "pytest>=7" "ray>=2.10,<3" \
-    "moviepy>=2,<3" "imageio-ffmpeg>=0.5"
+    "moviepy>=2,<3" "imageio-ffmpeg>=0.5" "mujoco==4.0.0"
 # The extension shares the main crate's target directory (and release profile).
 CARGO_TARGET_DIR="$ROOT/target" "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
     --no-build-isolation --force-reinstall --no-deps ./python

@@ -142,6 +142,7 @@ class VecEnv:
         autoreset: str = "next_step",
         models_dir: Union[None, str, PathLike[str]] = None,
         first_env: int = 0,
+        integrator: str = "cenic",
     ) -> None: ...
     @property
     def task(self) -> str: ...

@@ -12,6 +12,12 @@ Rust docs for where the numbers differ from MuJoCo's, e.g. contact forces).
 Physics: by default fixed steps of the model's ``timestep``, ``frame_skip``
 per environment step, as gymnasium does; ``accuracy=`` uses CENIC error
 control over each environment step, ``dt=`` another fixed step (s).
+``integrator="mujoco"`` steps with MuJoCo's own integrator instead (the
+model's ``<option integrator>``, Euler or RK4, at its ``timestep``, on
+MuJoCo's soft constraints; CPU only): the physics gymnasium + MuJoCo
+steps, for policies meant to run there (cenic's default integrators are
+implicit or error controlled and part from MuJoCo's explicit steps on
+chaotic tasks).
 ``device="gpu"`` runs every world and the task on the GPU.
 
 Rendering (``render_mode``): ``"rgb_array"`` (height, width, 3) uint8 and
@@ -177,7 +183,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     the random stream of environment ``first_env + i`` of the whole).
     ``device`` is ``"cpu"``, ``"gpu"`` (the adapter the environment picks:
     ``LOCAL_RANK``, ``CUDA_VISIBLE_DEVICES``, see :func:`cenic.adapters`),
-    ``"gpu:N"`` or ``"gpu:NAME"``.
+    ``"gpu:N"`` or ``"gpu:NAME"``. ``integrator``: ``"cenic"`` (default)
+    or ``"mujoco"`` (see the module docs).
 
     ``step`` returns observations (num_envs, obs_dim) float32, rewards
     float64, terminations and truncations bool, and infos holding each
@@ -205,6 +212,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         models_dir: str | None = None,
         first_env: int = 0,
+        integrator: str = "cenic",
         render_mode: str | None = None,
         width: int = 480,
         height: int = 480,
@@ -227,6 +235,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             autoreset="next_step" if mode == AutoresetMode.NEXT_STEP else "same_step",
             models_dir=models_dir,
             first_env=first_env,
+            integrator=integrator,
         )
         self.num_envs = num_envs
         self.autoreset_mode = mode

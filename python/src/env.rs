@@ -152,7 +152,7 @@ impl VecEnv {
     #[new]
     #[pyo3(signature = (task, num_envs, *, accuracy=None, dt=None, device="cpu", precision=None,
                         frame_skip=None, max_episode_steps=None, autoreset="next_step", models_dir=None,
-                        first_env=0))]
+                        first_env=0, integrator="cenic"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -167,6 +167,7 @@ impl VecEnv {
         autoreset: &str,
         models_dir: Option<PathBuf>,
         first_env: usize,
+        integrator: &str,
     ) -> PyResult<Self> {
         if num_envs == 0 {
             return Err(PyValueError::new_err("num_envs must be at least 1"));
@@ -178,11 +179,28 @@ impl VecEnv {
             "same_step" => Autoreset::SameStep,
             a => return Err(PyValueError::new_err(format!("autoreset must be 'next_step' or 'same_step', got '{a}'"))),
         };
-        let physics = match (accuracy, dt) {
-            (Some(_), Some(_)) => return Err(PyValueError::new_err("give accuracy= or dt=, not both")),
-            (Some(a), None) => Physics::cenic(positive("accuracy", a)?),
-            (None, Some(h)) => Physics::FixedStep(positive("dt", h)?),
-            (None, None) => Physics::Fixed,
+        let physics = match (integrator, accuracy, dt) {
+            ("cenic", ..) => None,
+            ("mujoco", None, None) if backend == Backend::Gpu => {
+                return Err(PyValueError::new_err("integrator='mujoco' runs on the CPU only (device='cpu')"));
+            }
+            // MuJoCo's own integrator (the model's <option integrator>) at its timestep.
+            ("mujoco", None, None) => Some(Physics::MuJoCo),
+            ("mujoco", ..) => {
+                return Err(PyValueError::new_err(
+                    "integrator='mujoco' steps at the model's timestep: give neither accuracy= nor dt=",
+                ));
+            }
+            (i, ..) => {
+                return Err(PyValueError::new_err(format!("integrator must be 'cenic' or 'mujoco', got '{i}'")));
+            }
+        };
+        let physics = match (physics, accuracy, dt) {
+            (Some(p), ..) => p,
+            (None, Some(_), Some(_)) => return Err(PyValueError::new_err("give accuracy= or dt=, not both")),
+            (None, Some(a), None) => Physics::cenic(positive("accuracy", a)?),
+            (None, None, Some(h)) => Physics::FixedStep(positive("dt", h)?),
+            (None, None, None) => Physics::Fixed,
         };
         let dir = find_models_dir(models_dir)?;
         let model = Arc::new(tasks::load_model(kind, &dir).map_err(rl_err)?);
@@ -210,6 +228,7 @@ impl VecEnv {
         let physics = match &mode {
             Mode::Fixed { dt } => format!("fixed steps of {dt} s"),
             Mode::ErrorControlled(p) => format!("CENIC, accuracy {}", p.accuracy),
+            Mode::MuJoCo(s) => format!("MuJoCo's {} steps of {} s", s.integrator.name(), s.dt),
             m => format!("baseline integrator {}", m.name()),
         };
         Ok(Self {
