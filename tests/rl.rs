@@ -161,6 +161,52 @@ fn same_seed_same_rollout() {
     assert_ne!(a[0][..od], a[0][od..2 * od]);
 }
 
+/// A vector environment split into shards (`EnvConfig::first_env`, as
+/// `cenic.ray.RayVecEnv` splits one) draws what the whole draws: 5 Ant
+/// environments against shards [0, 2) and [2, 5) under the same seed and
+/// actions, bit for bit over 20 steps with autoresets (episodes of 7 steps);
+/// `reset_with_seeds` gives environment i the stream of a one-environment
+/// env reset with seeds[i], whatever its index.
+#[test]
+fn shards_with_first_env_step_as_the_whole() {
+    let config = EnvConfig { max_episode_steps: Some(7), ..Default::default() };
+    let Some(mut whole) = cpu_env("Ant-v5", 5, Physics::cenic(1e-2), config.clone()) else { return };
+    let mut a = cpu_env("Ant-v5", 2, Physics::cenic(1e-2), config.clone()).unwrap();
+    let mut b = cpu_env("Ant-v5", 3, Physics::cenic(1e-2), EnvConfig { first_env: 2, ..config.clone() }).unwrap();
+    let (od, ad) = (whole.obs_dim(), whole.act_dim());
+    let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<u32>>();
+    let w0 = bits(whole.reset(Some(11)).unwrap());
+    let mut parts = bits(a.reset(Some(11)).unwrap());
+    parts.extend(bits(b.reset(Some(11)).unwrap()));
+    assert_eq!(w0, parts, "first observations of the shards = the whole's");
+    let mut rng = common::Rng::new(5);
+    let mut ends = 0;
+    for step in 0..20 {
+        let u = actions(&mut rng, &whole);
+        let sw = whole.step(&u).unwrap();
+        let (ow, tw) = (bits(sw.obs), sw.truncated.to_vec());
+        ends += tw.iter().filter(|&&t| t).count();
+        let sa = a.step(&u[..2 * ad]).unwrap();
+        let mut o = bits(sa.obs);
+        let mut t = sa.truncated.to_vec();
+        let sb = b.step(&u[2 * ad..]).unwrap();
+        o.extend(bits(sb.obs));
+        t.extend_from_slice(sb.truncated);
+        assert_eq!(ow, o, "step {step}: shard observations differ from the whole's");
+        assert_eq!(tw, t, "step {step}: truncations");
+    }
+    assert!(ends >= 10, "only {ends} episode ends: the autoresets were not exercised");
+    // Per-environment seeds: environment 3 seeded 9 starts where a
+    // one-environment env reset with seed 9 starts, whatever the others' seeds.
+    let s = bits(whole.reset_with_seeds(&[1, 2, 3, 9, 4]).unwrap());
+    let mut one = cpu_env("Ant-v5", 1, Physics::cenic(1e-2), config).unwrap();
+    let o = bits(one.reset(Some(9)).unwrap());
+    assert_eq!(s[3 * od..4 * od], o[..], "reset_with_seeds: environment 3's stream");
+    assert_ne!(s[2 * od..3 * od], s[3 * od..4 * od]);
+    let e = whole.reset_with_seeds(&[1, 2]).unwrap_err().to_string();
+    assert!(e.contains("2 seeds for 5 environments"), "{e}");
+}
+
 #[test]
 fn next_step_autoreset() {
     let config = EnvConfig { max_episode_steps: Some(30), ..Default::default() };
