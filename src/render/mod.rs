@@ -508,18 +508,8 @@ impl Renderer {
     /// device's texture limit each way): fewer worlds per render pass,
     /// more passes per render, less device memory.
     pub fn with_max_atlas(self, max_width: usize, max_height: usize) -> Result<Self, RenderError> {
-        let (camera, detail) = (self.camera, self.detail);
-        Self::build(
-            self.ctx,
-            self.model,
-            self.nworld,
-            self.width as usize,
-            self.height as usize,
-            self.outputs,
-            camera,
-            [max_width, max_height],
-            detail,
-        )
+        let detail = self.detail;
+        self.rebuild([max_width, max_height], detail)
     }
 
     /// The same renderer with round shapes tessellated at `detail`
@@ -528,6 +518,12 @@ impl Renderer {
     /// worlds faster where the vertex work dominates (a software adapter
     /// such as lavapipe), at the cost of polygonal outlines.
     pub fn with_detail(self, detail: geometry::Detail) -> Result<Self, RenderError> {
+        let atlas_max = self.atlas_max;
+        self.rebuild(atlas_max, detail)
+    }
+
+    /// This renderer built again with another atlas limit or tessellation.
+    fn rebuild(self, atlas_max: [usize; 2], detail: geometry::Detail) -> Result<Self, RenderError> {
         let camera = self.camera;
         Self::build(
             self.ctx,
@@ -537,7 +533,7 @@ impl Renderer {
             self.height as usize,
             self.outputs,
             camera,
-            self.atlas_max,
+            atlas_max,
             detail,
         )
     }
