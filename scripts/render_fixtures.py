@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """MuJoCo render fixtures for `cenic::render` (tests/render_mujoco.rs).
 
-Run from the repository root (not run in CI; the JSON it writes is committed):
+Run from the repository root (the JSON it writes is committed; CI also runs it, see `--out`):
 
     MUJOCO_GL=osmesa /work/venv/bin/python scripts/render_fixtures.py   # mujoco 4.0, gymnasium 1.x
 
@@ -18,7 +18,8 @@ and a depth pass (metric depth along the viewing axis). It records the state, th
 model's extent and centre (`stat`), the clipping distances, the body mask run-length encoded, and
 the depth on every DEPTH_STEP-th pixel of every DEPTH_STEP-th row.
 
-Writes `tests/fixtures/render_mujoco.json`.
+Writes `tests/fixtures/render_mujoco.json`, or the file given by `--out PATH` (python/tests/test_render.py
+renders fresh fixtures that way in the test run and checks cenic's frames against them).
 """
 
 import json
@@ -117,7 +118,7 @@ def main():
         )
         env.close()
         print(task, "bodies seen:", sorted(set(body.reshape(-1).tolist())), "camera", camera, file=sys.stderr)
-    path = os.path.join("tests", "fixtures", "render_mujoco.json")
+    path = sys.argv[sys.argv.index("--out") + 1] if "--out" in sys.argv else os.path.join("tests", "fixtures", "render_mujoco.json")
     with open(path, "w") as f:
         json.dump(fixtures, f, separators=(",", ":"))
         f.write("\n")

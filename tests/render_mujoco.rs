@@ -17,9 +17,13 @@ use cenic::rl::tasks::{self, Kind};
 use serde_json::Value;
 use std::sync::Arc;
 
+/// The committed fixtures, or those in `$CENIC_RENDER_FIXTURE` (MuJoCo's
+/// frames rendered in the test run by `scripts/render_fixtures.py --out`).
 fn fixtures() -> Value {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/render_mujoco.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    let path = std::env::var("CENIC_RENDER_FIXTURE")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/render_mujoco.json").to_string());
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 fn f64s(v: &Value) -> Vec<f64> {
