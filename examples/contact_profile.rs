@@ -1,4 +1,4 @@
-//! Solver counts of one contact-rich run (issue 13), small enough to run
+//! Solver counts of one contact-rich run, small enough to run
 //! under `valgrind --tool=callgrind` for instruction counts: the shared
 //! clutter20 scene (or cube toss from keyframe `toss`), one mode, one run.
 //!

@@ -1,4 +1,4 @@
-//! CPU benchmarks for BENCHMARKS.md (issue 5):
+//! CPU benchmarks for BENCHMARKS.md:
 //! 1. single thread: wall time and real-time factor of cube toss (2 s) and
 //!    clutter (3 s) at accuracies 1e-1, 1e-2, 1e-3 and fixed 1 ms steps;
 //! 2. batch throughput (accepted world-steps/s) of cube toss for 1 … 1024

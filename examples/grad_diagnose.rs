@@ -1,5 +1,5 @@
 //! Where do a robot's gradients disagree between two integrations?
-//! (issue 20 diagnostics)
+//! (gradient diagnostics)
 //!
 //! Runs the reference mode over the whole rollout, then re-integrates every
 //! control interval alone from the reference state x_k with the test mode

@@ -1,4 +1,4 @@
-//! Issue 16: receding-horizon control of the `cenic::mpc` tasks with the
+//! Receding-horizon control of the `cenic::mpc` tasks with the
 //! gradient planner (iLQR on the interval Jacobians, with and without
 //! contacts from distance), predictive sampling and the hybrid of the two
 //! (sampling, then iLQR + CFD refinement; `--planner hybrid`).

@@ -1,4 +1,4 @@
-//! Issue 16 diagnosis: can the pusher's arm hold the object between the
+//! Diagnosis: can the pusher's arm hold the object between the
 //! fork's tines for each evaluation goal? The pose asked for is the one the
 //! task's reach and cage terms (and the earlier nose term) draw the fork
 //! to (`mpc::tasks::PusherCost`):

@@ -1,4 +1,4 @@
-//! RL throughput for BENCHMARKS.md (issue 14): environment steps per second
+//! RL throughput for BENCHMARKS.md: environment steps per second
 //! of `cenic::rl::VecEnv` on the gymnasium v5 tasks against the number of
 //! environments, on the CPU batch and on the GPU batch (task evaluated on
 //! the device). The gymnasium + MuJoCo side comes from

@@ -1,4 +1,4 @@
-//! Articulated speed (issue 11, item 5): the gymnasium robots under the
+//! Articulated speed: the gymnasium robots under the
 //! seeded smooth controls of `cenic::zoo` for 2 s from their initial pose,
 //! single thread, at accuracies 1e-2 and 1e-3 and at a fixed 2 ms step.
 //! `scripts/mujoco_bench.py --zoo` runs MuJoCo on the same models with the

@@ -1,5 +1,5 @@
 //! Work-precision of the seed papers' integrators against CENIC on the same
-//! models (issue 19): cube toss (landing on its corners), clutter20 and the
+//! models: cube toss (landing on its corners), clutter20 and the
 //! gymnasium humanoid falling, each integrator over its range of steps or
 //! accuracies, against one reference per scene (Dormand–Prince at 1e-10
 //! for cube toss, CENIC at 1e-6 for the others), itself checked against a

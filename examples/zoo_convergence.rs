@@ -1,4 +1,4 @@
-//! Model-zoo convergence table (issue 11): every model of
+//! Model-zoo convergence table: every model of
 //! `shared/models/gymnasium` and the shared scenes, from the model's
 //! initial state for 2 s, with zero controls and with the seeded smooth
 //! controls of `cenic::zoo`, under CENIC at accuracies 1e-2 … 1e-6 against

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Gymnasium v5 parity fixtures for `cenic::rl` (issue 14).
+"""Gymnasium v5 parity fixtures for `cenic::rl`.
 
 Run from the repository root (not run in CI; the JSON it writes is committed):
 

@@ -11,7 +11,7 @@ from `$CENIC_SHARED/models/gymnasium` (default `../shared`, next to the reposito
 `tests/fixtures/free_ball_chain.xml`; writes `tests/fixtures/mujoco/<model>.json`.
 
 Also writes `tests/fixtures/mujoco/features/<model>.json` for our own models under
-`tests/models/features/` and `tests/models/corpus/` (the MJCF features of issue 12: includes,
+`tests/models/features/` and `tests/models/corpus/` (the MJCF features public model collections use: includes,
 option flags, contact filtering, general actuators, tendons, equality constraints, sensors, fluid
 forces): counts (nq, nv, nu, na, ntendon, neq, nsensordata), masses, effective inverse masses,
 compiled actuator, tendon and equality data; at seeded random states the tendon lengths and

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Contact-free trajectory fixtures from MuJoCo for cenic's multibody dynamics (issue 11).
+"""Contact-free trajectory fixtures from MuJoCo for cenic's multibody dynamics.
 
 Run from the repository root (not run in CI; the JSON it writes is committed):
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""RL throughput of gymnasium + MuJoCo, side by side with cenic's (issue 14).
+"""RL throughput of gymnasium + MuJoCo, side by side with cenic's.
 
 Environment steps per second for gymnasium's v5 MuJoCo tasks against the number of
 environments, in two ways:

@@ -1,4 +1,4 @@
-//! No allocation inside a step (issue 13): a counting global allocator
+//! No allocation inside a step: a counting global allocator
 //! records every allocation and reallocation made by the test's own thread
 //! while clutter20 steps, after a warm-up that lets the contact list, the
 //! ICF problem and the solver workspaces grow to the pile's size.

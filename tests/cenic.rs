@@ -1,4 +1,4 @@
-//! CENIC error-controlled integration (issue 5, acceptance 1–6).
+//! CENIC error-controlled integration.
 
 mod common;
 

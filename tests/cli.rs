@@ -1,4 +1,4 @@
-//! Command-line hardening (issue 11, item 6): bad numbers and batches that
+//! Command-line hardening: bad numbers and batches that
 //! cannot fit in memory are refused with a clear message before anything
 //! runs, and an accuracy the integrator cannot meet is reported per world.
 

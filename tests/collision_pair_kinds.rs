@@ -145,14 +145,10 @@ fn default_capacity_is_tight_for_few_pairs() {
     // 20 objects and 5 static geoms: 8 per moving geom, not the sum over 300 pairs.
     let clutter = cenic::scenes::clutter(20, cenic::scenes::CUBE_TOSS_MATERIAL);
     assert_eq!(default_contact_capacity(&clutter), 160);
-    let ant = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models/gymnasium/ant.xml");
-    match cenic::model::Model::from_mjcf_file(&ant) {
-        Ok(m) => {
-            let cap = default_contact_capacity(&m);
-            let moving = m.geoms.iter().filter(|g| m.body_is_dynamic(g.body)).count();
-            eprintln!("ant: capacity {cap} (was {})", 8 * moving);
-            assert!(cap < 8 * moving);
-        }
-        Err(e) => eprintln!("SKIPPED ant: {} ({e})", ant.display()),
-    }
+    let Some(ant) = common::shared_file("models/gymnasium/ant.xml") else { return };
+    let m = cenic::model::Model::from_mjcf_file(&ant).expect("the ant loads");
+    let cap = default_contact_capacity(&m);
+    let moving = m.geoms.iter().filter(|g| m.body_is_dynamic(g.body)).count();
+    eprintln!("ant: capacity {cap} (was {})", 8 * moving);
+    assert!(cap < 8 * moving);
 }

@@ -1,4 +1,4 @@
-//! Issue 7, acceptance 3: billiards and contacts from distance. When the
+//! Billiards and contacts from distance. When the
 //! cue ball misses the object ball, the gradient of the object ball's
 //! distance to a target with respect to the cue velocity is zero without
 //! CFD and points toward contact with it; gradient descent with CFD makes

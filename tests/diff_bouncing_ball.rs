@@ -1,4 +1,4 @@
-//! Issue 7, acceptance 2: the DiffMJX bouncing-ball failure. Sweeping the
+//! The DiffMJX bouncing-ball failure. Sweeping the
 //! drop height, the gradient of the final height through fixed steps flips
 //! sign between neighbouring heights, while the CENIC gradient is smooth and
 //! matches finite differences.

@@ -1,4 +1,4 @@
-//! Issue 7: the burn surrogate graph of a differentiable rollout — values
+//! The burn surrogate graph of a differentiable rollout — values
 //! equal the simulator's, gradients equal the `f64` vector–Jacobian products
 //! of the interval Jacobians, and the step Jacobians equal finite
 //! differences of the same discrete map.

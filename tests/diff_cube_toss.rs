@@ -1,4 +1,4 @@
-//! Issue 7, acceptance 1: gradients of a 1 s cube toss with several bounces
+//! Gradients of a 1 s cube toss with several bounces
 //! (`scenes::cube_toss()`, keyframe "toss") match central finite
 //! differences.
 

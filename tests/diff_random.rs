@@ -1,4 +1,4 @@
-//! Issue 7, acceptance 4: no NaN or infinite gradient over 1000 randomised
+//! No NaN or infinite gradient over 1000 randomised
 //! short cube tosses, including resting and grazing contacts, with random
 //! parameters, applied forces, both integration modes and contacts from
 //! distance on or off.

@@ -1,4 +1,4 @@
-//! Issue 20: gradients of articulated robots with intermittent foot contact.
+//! Gradients of articulated robots with intermittent foot contact.
 //!
 //! 1. The half_cheetah's control and parameter gradients through its first
 //!    foot contacts converge as the CENIC accuracy tightens (1e-3, 1e-4,
@@ -152,7 +152,7 @@ fn ant_gradients_converge_across_three_accuracies_on_the_default_gradient_path()
     // The ant over 0.5 s: first touch-down at 0.18 s, sliding feet and
     // stick–slip, hip limits, a leg impact at 0.36 s (up to three contacts).
     // Reference: the exact derivative (lagged friction load) at fixed 10 µs
-    // steps, within 1 % of 5 µs over the same 0.5 s (BENCHMARKS.md, issue 20).
+    // steps, within 1 % of 5 µs over the same 0.5 s (BENCHMARKS.md).
     // Tested: DiffRollout's default derivative (implicit friction load) under
     // `CenicParams::for_gradients`, against the same at CENIC's defaults.
     let n = 50;

@@ -1,4 +1,4 @@
-//! Issue 20: gradients through a slip→stick transition. A 1 kg block
+//! Gradients through a slip→stick transition. A 1 kg block
 //! (a sphere on horizontal and vertical slide joints, so it cannot roll)
 //! slides on a plane from vx0 = 1 m/s and sticks after 0.2 s at
 //! x* = vx0²/(2μg): the analytic derivative of the final position is

@@ -1,4 +1,4 @@
-//! How the GPU batch uses the device (issue 18): host round trips and
+//! How the GPU batch uses the device: host round trips and
 //! launches per `advance`, counted by `GpuContext::counters`, and the
 //! structural choices (per-world storage layout, fusion of the trial parts
 //! into launches, collision one thread per world or per pair, where the

@@ -1,6 +1,6 @@
-//! Fixed-step Lagged ICF converges at first order in h (issue 4,
-//! acceptance 4): a sphere rolling down an incline (smooth sustained
-//! contact) and cube toss through its first impact and bounces.
+//! Fixed-step Lagged ICF converges at first order in h: a sphere rolling down an
+//! incline (smooth sustained contact) and cube toss through its first impact
+//! and bounces.
 //!
 //! Error: max(position error (m), orientation error (rad)) of the free body
 //! against a run with a much smaller step, at a time every h divides. The

@@ -1,4 +1,4 @@
-//! Derivative checks of the ICF cost in f64 (issue 4, acceptance 1):
+//! Derivative checks of the ICF cost in f64:
 //! gradient vs central finite differences of the cost, Hessian vs finite
 //! differences of the gradient, and the line-search first and second
 //! derivatives vs finite differences of ℓ(α), at random velocities, on

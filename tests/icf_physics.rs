@@ -1,4 +1,4 @@
-//! Fixed-step Lagged ICF against analytic answers (issue 4, acceptance 3).
+//! Fixed-step Lagged ICF against analytic answers.
 //! Each test states its tolerance and why.
 
 use cenic::integrator::Simulator;

@@ -1,4 +1,4 @@
-//! The Newton solver (issue 4, acceptance 2): every solve ends with the
+//! The Newton solver: every solve ends with the
 //! scaled momentum-balance residual ‖D ∇ℓ‖ below its tolerance
 //! ε·max(1, ‖D r‖); a hard case (stiffness 1e8 N/m, stiction tolerance
 //! 1e-5 m/s, h = 10 ms) converges; warm starts and Hessian reuse work.

@@ -1,4 +1,4 @@
-//! The baseline integrators of the seed papers (issue 19): each converges
+//! The baseline integrators of the seed papers: each converges
 //! at its stated order on smooth problems against an independent reference
 //! (a pendulum, and a frictionless sphere pressed into the floor — a
 //! compliant contact that never opens and has no friction transition), and

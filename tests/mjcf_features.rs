@@ -1,4 +1,4 @@
-//! MJCF features as public model collections use them (issue 12):
+//! MJCF features as public model collections use them:
 //! includes, option flags, contact filtering, general actuators with
 //! activation states, fixed and spatial tendons, equality constraints,
 //! sensors, fluid forces and friction loss. Each model under

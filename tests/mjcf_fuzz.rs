@@ -16,6 +16,10 @@ static GLOBAL: LimitAllocator = LimitAllocator;
 fn mutated_models_load_or_are_rejected_without_panic() {
     let shared = cenic::zoo::shared_dir();
     if shared.is_none() {
+        assert!(
+            std::env::var("CENIC_REQUIRE_SHARED").as_deref() != Ok("1"),
+            "CENIC_REQUIRE_SHARED=1 but the shared folder is missing (set CENIC_SHARED)"
+        );
         eprintln!("SKIPPED part: no shared folder (set CENIC_SHARED); fuzzing the project's own models only");
     }
     let seeds = corpus(shared.as_deref());

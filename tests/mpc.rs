@@ -1,4 +1,4 @@
-//! Issue 16: the MPC planners. iLQR on a linear model with a quadratic
+//! The MPC planners. iLQR on a linear model with a quadratic
 //! cost against the Riccati solution (and the box-constrained optimum's KKT
 //! conditions), cost derivatives and plan gradients against finite
 //! differences, warm-start shifts, control limits, and contacts from

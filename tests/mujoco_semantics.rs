@@ -256,7 +256,11 @@ mod sim2sim;
 #[test]
 fn gymnasium_tasks_step_as_in_mujoco_with_its_integrator() {
     let Some(dir) = cenic::zoo::shared_dir() else {
-        eprintln!("skipped: the shared folder is missing (set CENIC_SHARED)");
+        assert!(
+            std::env::var("CENIC_REQUIRE_SHARED").as_deref() != Ok("1"),
+            "CENIC_REQUIRE_SHARED=1 but the shared folder is missing (set CENIC_SHARED)"
+        );
+        eprintln!("SKIPPED: the shared folder is missing (set CENIC_SHARED)");
         return;
     };
     let fixture = sim2sim::load();

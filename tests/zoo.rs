@@ -1,4 +1,4 @@
-//! Issue 11, item 3: the model-zoo convergence suite, fast subset (the
+//! The model-zoo convergence suite, fast subset (the
 //! full table is `examples/zoo_convergence.rs`). Each case runs 2 s from
 //! the model's initial state (zero controls, or the seeded smooth controls
 //! of `cenic::zoo`) under CENIC at accuracies 1e-2, 1e-3 and 1e-4 and
@@ -13,8 +13,8 @@
 //! - the error shrinks as the accuracy tightens (the tightest below 1e-2);
 //! - nothing a `cenic run` would warn about (contact overflow).
 //!
-//! The humanoid and the ant also run at 1e-5 (issue 11's acceptance: at
-//! 1e-2 … 1e-5 they stay within the suite's bounds, without a warning).
+//! The humanoid and the ant also run at 1e-5 (at 1e-2 … 1e-5 they
+//! stay within the suite's bounds, without a warning).
 //!
 //! Cases whose motion is chaotic over 2 s (the ant and the humanoid
 //! flailing under random controls, the cart-pole balanced on its unstable

@@ -1,4 +1,4 @@
-//! Issue 11, item 4: contact-free dynamics against MuJoCo. The fixtures
+//! Contact-free dynamics against MuJoCo. The fixtures
 //! (`scripts/mujoco_zoo_fixtures.py`, committed under
 //! `tests/fixtures/mujoco_zoo`) are MuJoCo 4.0.0 RK4 trajectories at a
 //! 0.1 ms step (converged: the script records the change when halving it,

@@ -48,7 +48,7 @@ pub struct CenicParams {
     /// Newton tolerance as a fraction of the accuracy (κ; the ICF tolerance
     /// is κ·accuracy, never below 1e-10). Default 1e-2: against 1e-3 it
     /// cuts clutter20's Newton iterations at accuracy 1e-2 by 27 % with the
-    /// model-zoo errors and step counts unchanged to a few per cent (issue 13).
+    /// model-zoo errors and step counts unchanged to a few per cent.
     pub kappa: f64,
     /// Error weights per velocity coordinate (nv; 1/characteristic length),
     /// all 1 when empty. Rotational coordinates of free and ball joints
@@ -106,7 +106,7 @@ impl CenicParams {
     /// Gymnasium ant over 0.5 s, the control and parameter gradients at
     /// accuracy 1e-4 are 2.7 % / 6 % off the converged ones with this
     /// norm against 25 % / 120 % with the default one, at 9× the steps
-    /// (BENCHMARKS.md, issue 20).
+    /// (BENCHMARKS.md).
     pub fn for_gradients(accuracy: f64) -> Self {
         Self { accuracy, velocity_time_scale: GRADIENT_VELOCITY_TIME_SCALE, ..Self::default() }
     }

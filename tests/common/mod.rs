@@ -7,8 +7,22 @@ pub mod icf;
 
 use std::path::PathBuf;
 
+/// Whether the shared data folder must be present: `CENIC_REQUIRE_SHARED=1`
+/// (set by `.ci/run`) turns every skip for missing shared data into a
+/// failure, so that CI cannot pass by skipping the models people use.
+pub fn shared_required() -> bool {
+    std::env::var("CENIC_REQUIRE_SHARED").is_ok_and(|v| v == "1")
+}
+
+/// Skips (prints `SKIPPED: why`) or, under [`shared_required`], fails.
+pub fn skip_shared(why: &str) {
+    assert!(!shared_required(), "CENIC_REQUIRE_SHARED=1 but {why}");
+    eprintln!("SKIPPED: {why}");
+}
+
 /// The shared data folder (`../shared` next to the crate, or `$CENIC_SHARED`),
-/// or `None` with a clear message when it is absent (tests then skip).
+/// or `None` with a clear message when it is absent (tests then skip; they
+/// fail under `CENIC_REQUIRE_SHARED=1`).
 pub fn shared_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("CENIC_SHARED")
         .map(PathBuf::from)
@@ -16,18 +30,19 @@ pub fn shared_dir() -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir)
     } else {
-        eprintln!("SKIPPED: shared data folder {} not found (set CENIC_SHARED to its path)", dir.display());
+        skip_shared(&format!("shared data folder {} not found (set CENIC_SHARED to its path)", dir.display()));
         None
     }
 }
 
-/// A path under the shared folder, or `None` (with a message) when absent.
+/// A path under the shared folder, or `None` (with a message) when absent;
+/// fails under `CENIC_REQUIRE_SHARED=1`.
 pub fn shared_file(rel: &str) -> Option<PathBuf> {
     let p = shared_dir()?.join(rel);
     if p.exists() {
         Some(p)
     } else {
-        eprintln!("SKIPPED: {} not found", p.display());
+        skip_shared(&format!("{} not found", p.display()));
         None
     }
 }
