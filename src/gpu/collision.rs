@@ -187,7 +187,7 @@ pub const EPA_SCRATCH_BUDGET: usize = 128 << 20;
 pub const EPA_SCRATCH_BYTES: usize = 68 * 32 + 136 * 32 + 136 * 4 + 204 * 8 + 136 * 4 + 64 * (16 + 4 + 16 + 4 + 48 + 4);
 
 /// Whether the narrow phase of kinds `a ≤ b` runs GJK/EPA (and needs EPA
-/// scratch): [`PairKind::uses_epa`] of [`PAIR_KINDS`] (pairs with a
+/// scratch): [`PairKind::uses_epa`](crate::collision::PairKind::uses_epa) of [`PAIR_KINDS`] (pairs with a
 /// cylinder, ellipsoid or mesh, except the closed-form plane pairs and
 /// sphere–cylinder).
 pub fn uses_epa(a: GeomKind, b: GeomKind) -> bool {

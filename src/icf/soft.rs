@@ -4,7 +4,7 @@
 //! `mj_makeImpedance` compute them, from the model's effective masses
 //! (`body_invweight0`, `dof_invweight0`, `tendon_invweight0`). The rows
 //! themselves ([`SoftRow`], [`SoftContact`]) are described in
-//! [`super::problem`].
+//! the `problem` module.
 
 use super::builder::MaterialScale;
 use super::problem::{SoftContact, SoftRow};

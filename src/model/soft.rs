@@ -11,8 +11,8 @@
 //! MuJoCo's soft constraint obeys a₁ = (1 − d)·a₀ + d·a_ref with
 //! a_ref = −B·v − K·d·r, where r ≥ 0 is the violation, d = d(r) the
 //! impedance from `solimp`, K = 1/(d_max²τ²ζ²) and B = 2/(d_max·τ) from
-//! `solref` = (τ, ζ) with d_max = solimp[1] (or K = −solref[0]/d_max²,
-//! B = −solref[1]/d_max for negative solref) (MuJoCo XML reference,
+//! `solref` = (τ, ζ) with d_max = `solimp[1]` (or K = −`solref[0]`/d_max²,
+//! B = −`solref[1]`/d_max for negative solref) (MuJoCo XML reference,
 //! "Solver parameters"). Under a constant load a₀ the constraint settles
 //! where (1 − d)·a₀ = K·d²·r, so on an effective mass m it acts as the
 //! spring
@@ -73,7 +73,7 @@ impl Softness {
     /// N·m·s/rad) of the spring that stands for this soft constraint on an
     /// effective mass `mass` (kg or kg·m²) with the impedance held at d0
     /// (d_max = d0): k = m/((1 − d0)(τζ)²), c = 2ζ√(k·m); for negative
-    /// solref k = m·(−solref[0])/(1 − d0), c = m·(−solref[1])/(1 − d0).
+    /// solref k = m·(−`solref[0]`)/(1 − d0), c = m·(−`solref[1]`)/(1 − d0).
     /// `timestep` (s) applies MuJoCo's clamp τ ≥ 2·timestep. The contact
     /// mapping uses it.
     pub fn spring(&self, mass: f64, timestep: f64) -> (f64, f64) {
@@ -145,10 +145,10 @@ impl Softness {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SoftLaw {
     /// K (1/s²): stiffness of the reference per unit impedance,
-    /// 1/(d_max²τ²ζ²), or −solref[0]/d_max² for direct solref; 0 for
+    /// 1/(d_max²τ²ζ²), or −`solref[0]`/d_max² for direct solref; 0 for
     /// friction rows.
     pub k: f64,
-    /// B (1/s): damping of the reference, 2/(d_max·τ), or −solref[1]/d_max.
+    /// B (1/s): damping of the reference, 2/(d_max·τ), or −`solref[1]`/d_max.
     pub b: f64,
     /// solimp as MuJoCo clamps it: d0, d_max, width (m or rad), midpoint, power.
     pub imp: [f64; 5],

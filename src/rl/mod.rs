@@ -1,4 +1,4 @@
-//! Reinforcement learning: vectorized environments over any [`Batch`]
+//! Reinforcement learning: vectorized environments over any [`Batch`](crate::batch::Batch)
 //! (CPU f64/f32, GPU) with gymnasium's interface, and the seven gymnasium
 //! v5 MuJoCo tasks ([`tasks`]).
 //!

@@ -194,7 +194,7 @@ impl GpuBatch {
     /// keep until the next advance), in the binding names of
     /// `kernels/data.wgsl`, given to `f`. Bind them read-only; the per-world
     /// fields through the generated accessors (`q_get(q_at(w, i))`...), which
-    /// follow the batch's [`Layout`].
+    /// follow the batch's [`Layout`](crate::gpu::Layout).
     pub fn with_state_sources<R>(&self, f: impl FnOnce([&dyn BufferSource; 4]) -> R) -> R {
         self.pipeline.with_state_sources(f)
     }

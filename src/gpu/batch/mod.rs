@@ -1,4 +1,4 @@
-//! [`GpuBatch`]: the [`Batch`] interface on the GPU. Every world runs its
+//! [`GpuBatch`]: the [`Batch`](crate::batch::Batch) interface on the GPU. Every world runs its
 //! own CENIC clock (or fixed steps) through the WGSL stages; the host
 //! encodes whole iterations and reads back once per `advance`.
 //!
@@ -6,7 +6,7 @@
 //! [`STEP_DOUBLING_ITERATION`](super::cenic::STEP_DOUBLING_ITERATION) in [`super::cenic`]): launches of consecutive
 //! trial parts (one thread per world: begin, geometry and dynamics, ICF
 //! build, step choice, step-dependent terms, solution, position update,
-//! error control; grouped per [`Fusion`]) between the collision and the
+//! error control; grouped per [`Fusion`](crate::gpu::Fusion)) between the collision and the
 //! Newton solves. Fixed steps take 5 launches per iteration (4 on top of
 //! the collision's own when it runs in passes), step doubling 11. Every
 //! world records the part it is at, so a launch only works on the worlds at
@@ -14,7 +14,7 @@
 //! a software adapter's loop budget paused resumes in the next solve launch
 //! (the world waits at its stage meanwhile).
 //!
-//! Host round trips: [`Batch::advance`] encodes the iterations it expects
+//! Host round trips: [`Batch::advance`](crate::batch::Batch::advance) encodes the iterations it expects
 //! to need (fixed steps: the exact count; error control: from the previous
 //! advances' rate) into one submission and returns without waiting. The
 //! first call that needs results (`times`, `status`, `stats`, `qpos`,
@@ -26,7 +26,7 @@
 //!
 //! Collision ([`CollisionBackend`]): by default on the GPU, one thread per
 //! world (`collide_worlds` in `kernels/collision.wgsl`) for models without
-//! GJK/EPA pairs, else the passes of [`GpuCollision`]. With
+//! GJK/EPA pairs, else the passes of [`GpuCollision`](crate::gpu::GpuCollision). With
 //! [`CollisionBackend::Host`] the contacts come from [`HostCollision`]
 //! instead: the geom poses are read back at every collision point, each
 //! world's contacts are found by the CPU collision
