@@ -520,652 +520,25 @@ impl ModelBuilder {
         check_unique_names(pairs.iter().map(|p| p.name.as_str()), Entity::Pair)?;
         check_unique_names(sensors.iter().map(|s| s.name.as_str()), Entity::Sensor)?;
 
-        // ---- bodies: topology and frames
-        let nbody = bspecs.len();
-        for (i, b) in bspecs.iter().enumerate().skip(1) {
-            let e = |m: String| ModelError::invalid(Entity::Body(i), &b.name, m);
-            if b.parent >= i {
-                return Err(e(format!("parent index {} must refer to an earlier body", b.parent)));
-            }
-            finite3(&b.pos).map_err(|m| e(format!("pos {m}")))?;
-            unit_quat(&b.quat).map_err(|m| e(format!("quat {m}")))?;
-        }
-
-        // ---- joints: grouped by body in body order
-        for (i, j) in jspecs.iter().enumerate() {
-            let e = |m: String| ModelError::invalid(Entity::Joint(i), &j.name, m);
-            if j.body == WORLD || j.body >= nbody {
-                return Err(e(format!("body index {} is not a movable body", j.body)));
-            }
-            if i > 0 && jspecs[i - 1].body > j.body {
-                return Err(e("joints must be added grouped by body, in body order".into()));
-            }
-            finite3(&j.pos).map_err(|m| e(format!("pos {m}")))?;
-            if matches!(j.kind, JointKind::Hinge | JointKind::Slide) {
-                let a = Vec3::from_array(j.axis);
-                if !a.is_finite() || a.norm() < 1e-10 {
-                    return Err(e(format!("axis {:?} must be a non-zero finite vector", j.axis)));
-                }
-            }
-            if let Some([lo, hi]) = j.range {
-                if !matches!(j.kind, JointKind::Hinge | JointKind::Slide) {
-                    return Err(e(format!(
-                        "position limits are supported on hinge and slide joints, not {}",
-                        j.kind.name()
-                    )));
-                }
-                if !(lo.is_finite() && hi.is_finite() && lo < hi) {
-                    return Err(e(format!("range [{lo}, {hi}] must be finite with lower < upper")));
-                }
-                j.limit_softness.check().map_err(|m| e(format!("limit softness: {m}")))?;
-                if !(j.limit_margin >= 0.0 && j.limit_margin.is_finite()) {
-                    return Err(e(format!("limit margin must be finite and ≥ 0, got {}", j.limit_margin)));
-                }
-            }
-            if j.frictionloss > 0.0 {
-                j.friction_softness.check().map_err(|m| e(format!("friction softness: {m}")))?;
-            }
-            for (what, x) in [
-                ("armature", j.armature),
-                ("damping", j.damping),
-                ("frictionloss", j.frictionloss),
-                ("stiffness", j.stiffness),
-            ] {
-                if !(x >= 0.0 && x.is_finite()) {
-                    return Err(e(format!("{what} must be finite and ≥ 0, got {x}")));
-                }
-            }
-            if !(j.springref.is_finite() && j.reference.is_finite()) {
-                return Err(e("springref and ref must be finite".into()));
-            }
-            if j.kind == JointKind::Free {
-                let count = jspecs.iter().filter(|k| k.body == j.body).count();
-                if count != 1 {
-                    return Err(e("a free joint must be the only joint of its body".into()));
-                }
-                if bspecs[j.body].parent != WORLD {
-                    return Err(e(format!(
-                        "a free joint must be on a top-level body (its body '{}' has a parent other than the world)",
-                        bspecs[j.body].name
-                    )));
-                }
-            }
-        }
-
-        // ---- compiled joint / dof layout
-        let mut joints = Vec::with_capacity(jspecs.len());
-        let mut dofs: Vec<Dof> = vec![];
-        let mut qpos0 = vec![];
-        let mut bodies: Vec<Body> = Vec::with_capacity(nbody);
-        for (bi, b) in bspecs.iter().enumerate() {
-            let q = Quat::from_array(b.quat).normalize();
-            bodies.push(Body {
-                name: b.name.clone(),
-                parent: b.parent,
-                pos: b.pos,
-                quat: q.to_array(),
-                mass: 0.0,
-                ipos: [0.0; 3],
-                iquat: [1.0, 0.0, 0.0, 0.0],
-                inertia: [0.0; 3],
-                jnt_adr: joints.len(),
-                jnt_num: 0,
-                dof_adr: dofs.len(),
-                dof_num: 0,
-                weld: 0,
-                root: 0,
-                last_dof: None,
-                invweight0: [0.0; 2],
-            });
-            let parent_last = if bi == 0 { None } else { bodies[b.parent].last_dof };
-            let mut last = parent_last;
-            for (ji, j) in jspecs.iter().enumerate().filter(|(_, j)| j.body == bi) {
-                let axis = Vec3::from_array(j.axis).normalize().to_array();
-                let qpos_adr = qpos0.len();
-                let dof_adr = dofs.len();
-                match j.kind {
-                    JointKind::Free => {
-                        qpos0.extend_from_slice(&b.pos);
-                        qpos0.extend_from_slice(&q.to_array());
-                    }
-                    JointKind::Ball => qpos0.extend_from_slice(&[1.0, 0.0, 0.0, 0.0]),
-                    JointKind::Hinge | JointKind::Slide => qpos0.push(j.reference),
-                }
-                for _ in 0..j.kind.nv() {
-                    dofs.push(Dof {
-                        body: bi,
-                        joint: ji,
-                        parent: last,
-                        armature: j.armature,
-                        damping: j.damping,
-                        invweight0: 0.0, // from M(qpos0) once the model is complete
-                    });
-                    last = Some(dofs.len() - 1);
-                }
-                joints.push(Joint {
-                    name: j.name.clone(),
-                    kind: j.kind,
-                    body: bi,
-                    pos: if j.kind == JointKind::Free { [0.0; 3] } else { j.pos },
-                    axis,
-                    qpos_adr,
-                    dof_adr,
-                    range: j.range,
-                    limit_softness: j.limit_softness,
-                    limit_margin: j.limit_margin,
-                    limit_law: None, // from invweight0 once the model is complete
-                    armature: j.armature,
-                    damping: j.damping,
-                    frictionloss: j.frictionloss,
-                    friction_softness: j.friction_softness,
-                    stiffness: j.stiffness,
-                    springref: j.springref,
-                    reference: j.reference,
-                });
-            }
-            let parent_weld = bodies[b.parent].weld;
-            let body = bodies.last_mut().unwrap();
-            body.jnt_num = joints.len() - body.jnt_adr;
-            body.dof_num = dofs.len() - body.dof_adr;
-            body.last_dof = last;
-            body.weld = if bi == 0 {
-                0
-            } else if body.jnt_num > 0 {
-                bi
-            } else {
-                parent_weld
-            };
-            let root = if bi == 0 {
-                0
-            } else if b.parent == WORLD {
-                bi
-            } else {
-                bodies[b.parent].root
-            };
-            bodies[bi].root = root;
-        }
-        let nq = qpos0.len();
-        let nv = dofs.len();
-
-        // ---- meshes and geoms
-        let mut geoms = Vec::with_capacity(gspecs.len());
-        for (gi, g) in gspecs.iter().enumerate() {
-            let e = |m: String| ModelError::invalid(Entity::Geom(gi), &g.name, m);
-            if g.body >= nbody {
-                return Err(e(format!("body index {} does not exist", g.body)));
-            }
-            finite3(&g.pos).map_err(|m| e(format!("pos {m}")))?;
-            unit_quat(&g.quat).map_err(|m| e(format!("quat {m}")))?;
-            let field = match (g.kind, g.hfield) {
-                (GeomKind::Hfield, Some(h)) if h < hfields.len() => Some(&hfields[h]),
-                (GeomKind::Hfield, h) => {
-                    return Err(e(format!("height-field geom needs a valid height-field index, got {h:?}")));
-                }
-                (_, Some(_)) => {
-                    return Err(e(format!(
-                        "only height-field geoms may reference a height field (type {})",
-                        g.kind.name()
-                    )));
-                }
-                (_, None) => None,
-            };
-            // A height field's size comes from the field (MuJoCo's geom_size).
-            let size = field.map_or(g.size, |f| f.geom_size());
-            validate_size(g.kind, size).map_err(e)?;
-            if field.is_some() && bodies[g.body].weld != 0 {
-                return Err(e(
-                    "a height field must be on a static body (the world, or a body welded to it without joints)".into(),
-                ));
-            }
-            let mesh = match (g.kind, g.mesh) {
-                (GeomKind::Mesh, Some(m)) if m < meshes.len() => Some(&meshes[m]),
-                (GeomKind::Mesh, m) => {
-                    return Err(e(format!("mesh geom needs a valid mesh index, got {m:?}")));
-                }
-                (_, Some(_)) => {
-                    return Err(e(format!("only mesh geoms may reference a mesh (type {})", g.kind.name())));
-                }
-                (_, None) => None,
-            };
-            validate_material(&g.material).map_err(e)?;
-            if g.material.stiffness.is_infinite() && bodies[g.body].weld != 0 {
-                return Err(e("infinite (rigid) stiffness is allowed only on geoms of static bodies".into()));
-            }
-            if !(g.margin >= 0.0 && g.margin.is_finite()) {
-                return Err(e(format!("margin must be finite and ≥ 0, got {}", g.margin)));
-            }
-            if let Some(m) = g.mass {
-                if !(m >= 0.0 && m.is_finite()) {
-                    return Err(e(format!("mass must be finite and ≥ 0, got {m} kg")));
-                }
-            } else if !(g.density >= 0.0 && g.density.is_finite()) {
-                return Err(e(format!("density must be finite and ≥ 0, got {} kg/m³", g.density)));
-            }
-            let [a, b, c] = size;
-            let rbound = match g.kind {
-                GeomKind::Plane => f64::INFINITY,
-                GeomKind::Sphere => a,
-                GeomKind::Capsule => a + b,
-                GeomKind::Box => (a * a + b * b + c * c).sqrt(),
-                GeomKind::Cylinder => (a * a + b * b).sqrt(),
-                GeomKind::Ellipsoid => a.max(b).max(c),
-                GeomKind::Mesh => mesh.map(|m| m.radius()).unwrap_or(0.0),
-                GeomKind::Hfield => field.map(|f| f.radius()).unwrap_or(0.0),
-            };
-            geoms.push(Geom {
-                name: g.name.clone(),
-                kind: g.kind,
-                size,
-                mesh: g.mesh,
-                hfield: g.hfield,
-                body: g.body,
-                pos: g.pos,
-                quat: Quat::from_array(g.quat).normalize().to_array(),
-                material: g.material,
-                contype: g.contype,
-                conaffinity: g.conaffinity,
-                margin: g.margin,
-                rbound,
-                visual: g.visual,
-            });
-        }
-
-        // ---- body inertias
-        for bi in 1..nbody {
-            let spec = &bspecs[bi];
-            let explicit = match inertia_from_geom {
-                InertiaFromGeom::Always => None,
-                _ => spec.inertial,
-            };
-            let e = |m: String| ModelError::invalid(Entity::Body(bi), &spec.name, m);
-            let (mass, ipos, iquat, inertia) = if let Some(inl) = explicit {
-                // Zero is allowed (MuJoCo's massless bodies: frames welded to their
-                // parent); whether every dof still moves mass is checked below.
-                if !(inl.mass >= 0.0 && inl.mass.is_finite()) {
-                    return Err(e(format!("mass must be finite and ≥ 0, got {} kg", inl.mass)));
-                }
-                finite3(&inl.pos).map_err(|m| e(format!("inertial pos {m}")))?;
-                unit_quat(&inl.quat).map_err(|m| e(format!("inertial quat {m}")))?;
-                check_principal_inertia(inl.diag).map_err(e)?;
-                (inl.mass, inl.pos, Quat::from_array(inl.quat).normalize().to_array(), inl.diag)
-            } else if inertia_from_geom == InertiaFromGeom::Never && spec.inertial.is_none() {
-                (0.0, [0.0; 3], [1.0, 0.0, 0.0, 0.0], [0.0; 3])
-            } else {
-                let mut acc = InertiaAccumulator::new();
-                // As MuJoCo, a body whose mass comes from one primitive geom
-                // keeps that geom's frame as its inertial frame (moments in
-                // the geom's axis order); several geoms give principal axes.
-                let mut single = None;
-                let mut count = 0;
-                for (gi, g) in gspecs.iter().enumerate().filter(|(_, g)| g.body == bi) {
-                    let mesh = g.mesh.map(|m| &meshes[m]);
-                    let Some(p) = geom_unit_mass_props(g.kind, geoms[gi].size, mesh) else {
-                        continue;
-                    };
-                    let density = match g.mass {
-                        Some(m) if p.volume > 0.0 => m / p.volume,
-                        Some(_) => 0.0,
-                        None => g.density,
-                    };
-                    let rot = Quat::from_array(geoms[gi].quat);
-                    let com = Vec3::from_array(g.pos) + rot.rotate(p.com);
-                    let inertia = p.inertia.scale(density);
-                    acc.add(p.volume * density, com, rot, inertia);
-                    count += 1;
-                    let m = &inertia.m;
-                    let diagonal = m[0][1] == 0.0 && m[0][2] == 0.0 && m[1][2] == 0.0;
-                    single = (g.kind != GeomKind::Mesh && diagonal)
-                        .then(|| (com.to_array(), rot.to_array(), [m[0][0], m[1][1], m[2][2]]));
-                }
-                match (acc.principal(), single) {
-                    (Some(_), Some((c, q, d))) if count == 1 => (acc.mass(), c, q, d),
-                    (Some((c, q, d)), _) => (acc.mass(), c.to_array(), q.to_array(), d.to_array()),
-                    (None, _) => (0.0, [0.0; 3], [1.0, 0.0, 0.0, 0.0], [0.0; 3]),
-                }
-            };
-            let b = &mut bodies[bi];
-            b.mass = mass;
-            b.ipos = ipos;
-            b.iquat = iquat;
-            b.inertia = inertia;
-        }
-        if let Some(target) = total_mass {
-            let total: f64 = bodies.iter().map(|b| b.mass).sum();
-            if !(target > 0.0 && target.is_finite()) {
-                return Err(ModelError::invalid(
-                    Entity::Model,
-                    &name,
-                    format!("settotalmass must be positive, got {target}"),
-                ));
-            }
-            if !(total > 0.0) {
-                return Err(ModelError::invalid(Entity::Model, &name, "settotalmass given but the model has no mass"));
-            }
-            let s = target / total;
-            for b in bodies.iter_mut() {
-                b.mass *= s;
-                for x in b.inertia.iter_mut() {
-                    *x *= s;
-                }
-            }
-        }
-        // A moving body that is a leaf of its weld group chain must carry mass,
-        // or the mass matrix is singular (checked exactly below for dofs).
-        for bi in 1..nbody {
-            let b = &bodies[bi];
-            if !(b.mass >= 0.0 && b.mass.is_finite()) {
-                return Err(ModelError::invalid(
-                    Entity::Body(bi),
-                    &b.name,
-                    format!("mass must be ≥ 0, got {} kg", b.mass),
-                ));
-            }
-        }
-
-        // ---- sites
-        for (si, s) in sites.iter().enumerate() {
-            let e = |m: String| ModelError::invalid(Entity::Site(si), &s.name, m);
-            if s.body >= nbody {
-                return Err(e(format!("body index {} does not exist", s.body)));
-            }
-            finite3(&s.pos).map_err(|m| e(format!("pos {m}")))?;
-            unit_quat(&s.quat).map_err(|m| e(format!("quat {m}")))?;
-        }
-
-        // ---- actuators
-        let mut na = 0;
-        for (ai, a) in actuators.iter_mut().enumerate() {
-            let e = |m: String| ModelError::invalid(Entity::Actuator(ai), &a.name, m);
-            let hinge_or_slide = |j: usize| -> Result<(), ModelError> {
-                let Some(jt) = joints.get(j) else {
-                    return Err(e(format!("joint index {j} does not exist")));
-                };
-                if !matches!(jt.kind, JointKind::Hinge | JointKind::Slide) {
-                    return Err(e(format!(
-                        "actuators act on hinge or slide joints; joint '{}' is {}",
-                        jt.name,
-                        jt.kind.name()
-                    )));
-                }
-                Ok(())
-            };
-            match &mut a.kind {
-                ActuatorKind::Motor { gear, force_range } => {
-                    hinge_or_slide(a.joint)?;
-                    if !gear.is_finite() {
-                        return Err(e(format!("gear must be finite, got {gear}")));
-                    }
-                    check_range(*force_range, "forcerange").map_err(e)?;
-                }
-                ActuatorKind::Position { kp, kd, effort_limit } => {
-                    hinge_or_slide(a.joint)?;
-                    if !(*kp >= 0.0 && kp.is_finite() && *kd >= 0.0 && kd.is_finite()) {
-                        return Err(e(format!("kp and kd must be finite and ≥ 0, got kp {kp}, kd {kd}")));
-                    }
-                    if !(*effort_limit > 0.0) {
-                        return Err(e(format!("effort limit must be > 0 (or infinite), got {effort_limit}")));
-                    }
-                }
-                ActuatorKind::General(g) => {
-                    match g.transmission {
-                        Transmission::Joint(j) => {
-                            hinge_or_slide(j)?;
-                            if a.joint != j {
-                                return Err(e(format!("joint {} differs from the transmission's joint {j}", a.joint)));
-                            }
-                        }
-                        Transmission::Tendon(t) if t >= tspecs.len() => {
-                            return Err(e(format!("tendon index {t} does not exist")));
-                        }
-                        Transmission::Site(si) if si >= sites.len() => {
-                            return Err(e(format!("site index {si} does not exist")));
-                        }
-                        _ => {}
-                    }
-                    if !g.gear.iter().chain(&g.gain).chain(&g.bias).all(|x| x.is_finite()) {
-                        return Err(e("gear, gain and bias parameters must be finite".into()));
-                    }
-                    check_range(g.force_range, "forcerange").map_err(e)?;
-                    check_range(g.act_range, "actrange").map_err(e)?;
-                    match g.dynamics {
-                        ActDynamics::Filter { tau } | ActDynamics::FilterExact { tau }
-                            if !(tau > 0.0 && tau.is_finite()) =>
-                        {
-                            return Err(e(format!("filter time constant must be positive, got {tau} s")));
-                        }
-                        ActDynamics::None => g.act_adr = None,
-                        _ => {
-                            g.act_adr = Some(na);
-                            na += 1;
-                        }
-                    }
-                }
-            }
-            if let Some([lo, hi]) = a.ctrl_range
-                && !(lo.is_finite() && hi.is_finite() && lo <= hi)
-            {
-                return Err(e(format!("ctrlrange [{lo}, {hi}] must be finite with lower ≤ upper")));
-            }
-        }
-
-        // ---- tendons
-        for (ti, t) in tspecs.iter().enumerate() {
-            let e = |m: String| ModelError::invalid(Entity::Tendon(ti), &t.name, m);
-            match &t.path {
-                TendonPath::Fixed(list) => {
-                    if list.is_empty() {
-                        return Err(e("a fixed tendon needs at least one joint".into()));
-                    }
-                    for &(j, c) in list {
-                        let Some(jt) = joints.get(j) else {
-                            return Err(e(format!("joint index {j} does not exist")));
-                        };
-                        if !matches!(jt.kind, JointKind::Hinge | JointKind::Slide) {
-                            return Err(e(format!(
-                                "fixed tendons couple hinge or slide joints; '{}' is {}",
-                                jt.name,
-                                jt.kind.name()
-                            )));
-                        }
-                        if !c.is_finite() {
-                            return Err(e(format!("coefficient must be finite, got {c}")));
-                        }
-                    }
-                }
-                TendonPath::Spatial(path) => {
-                    // Every branch (between pulleys) needs two or more sites.
-                    let mut branch = 0;
-                    for (k, el) in path.iter().enumerate() {
-                        match *el {
-                            SpatialElement::Site(si) => {
-                                if si >= sites.len() {
-                                    return Err(e(format!("site index {si} does not exist")));
-                                }
-                                branch += 1;
-                            }
-                            SpatialElement::Pulley { divisor } => {
-                                if !(divisor > 0.0 && divisor.is_finite()) {
-                                    return Err(e(format!("pulley divisor must be positive, got {divisor}")));
-                                }
-                                if k == 0 || branch < 2 {
-                                    return Err(e("each branch of a spatial tendon needs at least two sites".into()));
-                                }
-                                branch = 0;
-                            }
-                        }
-                    }
-                    if branch < 2 {
-                        return Err(e("each branch of a spatial tendon needs at least two sites".into()));
-                    }
-                }
-            }
-            if let Some([lo, hi]) = t.range {
-                if !(lo.is_finite() && hi.is_finite() && lo < hi) {
-                    return Err(e(format!("range [{lo}, {hi}] must be finite with lower < upper")));
-                }
-                t.limit_softness.check().map_err(|m| e(format!("limit softness: {m}")))?;
-                if !(t.limit_margin >= 0.0 && t.limit_margin.is_finite()) {
-                    return Err(e(format!("limit margin must be finite and ≥ 0, got {}", t.limit_margin)));
-                }
-            }
-            if t.frictionloss > 0.0 {
-                t.friction_softness.check().map_err(|m| e(format!("friction softness: {m}")))?;
-            }
-            for (what, x) in [("stiffness", t.stiffness), ("damping", t.damping), ("frictionloss", t.frictionloss)] {
-                if !(x >= 0.0 && x.is_finite()) {
-                    return Err(e(format!("{what} must be finite and ≥ 0, got {x}")));
-                }
-            }
-            if let Some([lo, hi]) = t.springlength
-                && !(lo.is_finite() && hi.is_finite() && lo <= hi)
-            {
-                return Err(e(format!("springlength [{lo}, {hi}] must be finite with low ≤ high")));
-            }
-        }
-
-        // ---- equality constraints
-        for (ei, q) in especs.iter().enumerate() {
-            let e = |m: String| ModelError::invalid(Entity::Equality(ei), &q.name, m);
-            q.softness.check().map_err(|m| e(format!("softness: {m}")))?;
-            match q.kind {
-                EqualityKind::Connect { body, anchor } | EqualityKind::Weld { body, anchor, .. } => {
-                    if body.iter().any(|&b| b >= nbody) {
-                        return Err(e(format!("body indices {body:?} must exist")));
-                    }
-                    if body[0] == body[1] {
-                        return Err(e("the two bodies must differ".into()));
-                    }
-                    if bodies[body[0]].weld == 0 && bodies[body[1]].weld == 0 {
-                        return Err(e("both bodies are static: the constraint cannot act".into()));
-                    }
-                    for a in &anchor {
-                        finite3(a).map_err(|m| e(format!("anchor {m}")))?;
-                    }
-                    if let EqualityKind::Weld { quat, torquescale, .. } = q.kind {
-                        for qq in &quat {
-                            unit_quat(qq).map_err(|m| e(format!("relative orientation {m}")))?;
-                        }
-                        if !torquescale.is_finite() {
-                            return Err(e(format!("torquescale must be finite, got {torquescale}")));
-                        }
-                    }
-                }
-                EqualityKind::Joint { joint, polycoef } => {
-                    let Some(j0) = joint[0] else { return Err(e("the first joint is required".into())) };
-                    for j in [Some(j0), joint[1]].into_iter().flatten() {
-                        match jspecs.get(j) {
-                            Some(js) if matches!(js.kind, JointKind::Hinge | JointKind::Slide) => {}
-                            Some(js) => {
-                                return Err(e(format!(
-                                    "joint equality couples hinge or slide joints; '{}' is {}",
-                                    js.name,
-                                    js.kind.name()
-                                )));
-                            }
-                            None => return Err(e(format!("joint index {j} does not exist"))),
-                        }
-                    }
-                    if !polycoef.iter().all(|c| c.is_finite()) {
-                        return Err(e(format!("polycoef {polycoef:?} must be finite")));
-                    }
-                }
-                EqualityKind::Tendon { tendon, polycoef } => {
-                    let Some(t0) = tendon[0] else { return Err(e("the first tendon is required".into())) };
-                    for t in [Some(t0), tendon[1]].into_iter().flatten() {
-                        if t >= tspecs.len() {
-                            return Err(e(format!("tendon index {t} does not exist")));
-                        }
-                    }
-                    if !polycoef.iter().all(|c| c.is_finite()) {
-                        return Err(e(format!("polycoef {polycoef:?} must be finite")));
-                    }
-                }
-            }
-        }
-
-        // ---- contact pairs and exclusions
-        for (pi, p) in pairs.iter().enumerate() {
-            let e = |m: String| ModelError::invalid(Entity::Pair(pi), &p.name, m);
-            if p.geom.iter().any(|&g| g >= geoms.len()) || p.geom[0] == p.geom[1] {
-                return Err(e(format!("geoms {:?} must be two different existing geoms", p.geom)));
-            }
-            validate_material(&p.material).map_err(e)?;
-            if !(p.margin >= 0.0 && p.margin.is_finite()) {
-                return Err(e(format!("margin must be finite and ≥ 0, got {}", p.margin)));
-            }
-        }
-        for x in &excludes {
-            if x[1] >= nbody {
-                return Err(ModelError::invalid(Entity::Body(x[1]), "", "excluded body does not exist"));
-            }
-        }
-        excludes.sort_unstable();
-        excludes.dedup();
-
-        // ---- sensors
-        let mut nsensordata = 0;
-        for (si, sn) in sensors.iter_mut().enumerate() {
-            let e = |m: String| ModelError::invalid(Entity::Sensor(si), &sn.name, m);
-            let frame_ok = |f: &FrameObject| match *f {
-                FrameObject::Body(b) | FrameObject::XBody(b) => b < nbody,
-                FrameObject::Geom(g) => g < geoms.len(),
-                FrameObject::Site(s) => s < sites.len(),
-            };
-            let ok = match &sn.kind {
-                SensorKind::JointPos(j) | SensorKind::JointVel(j) => {
-                    joints.get(*j).is_some_and(|j| matches!(j.kind, JointKind::Hinge | JointKind::Slide))
-                }
-                SensorKind::TendonPos(t) | SensorKind::TendonVel(t) => *t < tspecs.len(),
-                SensorKind::ActuatorPos(a) | SensorKind::ActuatorVel(a) | SensorKind::ActuatorFrc(a) => {
-                    *a < actuators.len()
-                }
-                SensorKind::FramePos(o, r)
-                | SensorKind::FrameQuat(o, r)
-                | SensorKind::FrameXAxis(o, r)
-                | SensorKind::FrameYAxis(o, r)
-                | SensorKind::FrameZAxis(o, r) => frame_ok(o) && r.as_ref().is_none_or(frame_ok),
-                SensorKind::FrameLinVel(o) | SensorKind::FrameAngVel(o) => frame_ok(o),
-                SensorKind::SubtreeCom(b) => *b < nbody,
-                SensorKind::Touch(s)
-                | SensorKind::Accelerometer(s)
-                | SensorKind::Gyro(s)
-                | SensorKind::Velocimeter(s) => *s < sites.len(),
-                SensorKind::Unsupported { .. } => true,
-            };
-            if !ok {
-                return Err(e(format!(
-                    "{} sensor refers to an object that does not exist or has the wrong type",
-                    sn.kind.name()
-                )));
-            }
-            if !(sn.cutoff >= 0.0) {
-                return Err(e(format!("cutoff must be ≥ 0, got {}", sn.cutoff)));
-            }
-            sn.adr = nsensordata;
-            nsensordata += sn.kind.dim();
-        }
-
-        // ---- keyframes
+        // Each stage checks its elements and reports the first bad one by
+        // index and name; the later stages see only checked input.
+        validate_bodies(&bspecs)?;
+        validate_joints(&jspecs, &bspecs)?;
+        let (mut bodies, joints, dofs, qpos0) = compile_tree(&bspecs, &jspecs);
+        let nbody = bodies.len();
+        let (nq, nv) = (qpos0.len(), dofs.len());
+        let geoms = compile_geoms(&gspecs, &bodies, &meshes, &hfields)?;
+        body_inertias(&mut bodies, &bspecs, &gspecs, &geoms, &meshes, inertia_from_geom)?;
+        scale_total_mass(&mut bodies, total_mass, &name)?;
+        validate_sites(&sites, nbody)?;
+        let na = compile_actuators(&mut actuators, &joints, tspecs.len(), sites.len())?;
+        validate_tendons(&tspecs, &joints, sites.len())?;
+        validate_equalities(&especs, &jspecs, &bodies, tspecs.len())?;
+        validate_pairs(&pairs, &mut excludes, geoms.len(), nbody)?;
         let nu = actuators.len();
-        for (ki, k) in keyframes.iter().enumerate() {
-            let e = |m: String| ModelError::invalid(Entity::Keyframe(ki), &k.name, m);
-            if k.qpos.len() != nq {
-                return Err(e(format!("qpos has {} values, the model has nq = {nq}", k.qpos.len())));
-            }
-            if k.qvel.len() != nv {
-                return Err(e(format!("qvel has {} values, the model has nv = {nv}", k.qvel.len())));
-            }
-            if k.ctrl.len() != nu {
-                return Err(e(format!("ctrl has {} values, the model has nu = {nu}", k.ctrl.len())));
-            }
-            if k.act.len() != na {
-                return Err(e(format!("act has {} values, the model has na = {na}", k.act.len())));
-            }
-            if !k.qpos.iter().chain(&k.qvel).chain(&k.ctrl).chain(&k.act).all(|x| x.is_finite()) || !k.time.is_finite()
-            {
-                return Err(e("values must be finite".into()));
-            }
-        }
+        let targets = SensorTargets { nbody, ngeom: geoms.len(), nsite: sites.len(), ntendon: tspecs.len(), nu };
+        let nsensordata = compile_sensors(&mut sensors, &joints, targets)?;
+        validate_keyframes(&keyframes, nq, nv, nu, na)?;
 
         // Placeholder laws until the effective masses are known (below).
         let unit_law = Softness::default().law(1.0, options.timestep);
@@ -1226,6 +599,731 @@ impl ModelBuilder {
         compile_at_qpos0(&mut model, &especs, &dampratios)?;
         Ok(model)
     }
+}
+
+/// Bodies: parents before children, finite frames.
+fn validate_bodies(bspecs: &[BodySpec]) -> Result<(), ModelError> {
+    for (i, b) in bspecs.iter().enumerate().skip(1) {
+        let e = |m: String| ModelError::invalid(Entity::Body(i), &b.name, m);
+        if b.parent >= i {
+            return Err(e(format!("parent index {} must refer to an earlier body", b.parent)));
+        }
+        finite3(&b.pos).map_err(|m| e(format!("pos {m}")))?;
+        unit_quat(&b.quat).map_err(|m| e(format!("quat {m}")))?;
+    }
+    Ok(())
+}
+
+/// Joints: grouped by body in body order, valid axes, limits and
+/// passive parameters; a free joint alone on a top-level body.
+fn validate_joints(jspecs: &[JointSpec], bspecs: &[BodySpec]) -> Result<(), ModelError> {
+    let nbody = bspecs.len();
+    for (i, j) in jspecs.iter().enumerate() {
+        let e = |m: String| ModelError::invalid(Entity::Joint(i), &j.name, m);
+        if j.body == WORLD || j.body >= nbody {
+            return Err(e(format!("body index {} is not a movable body", j.body)));
+        }
+        if i > 0 && jspecs[i - 1].body > j.body {
+            return Err(e("joints must be added grouped by body, in body order".into()));
+        }
+        finite3(&j.pos).map_err(|m| e(format!("pos {m}")))?;
+        if matches!(j.kind, JointKind::Hinge | JointKind::Slide) {
+            let a = Vec3::from_array(j.axis);
+            if !a.is_finite() || a.norm() < 1e-10 {
+                return Err(e(format!("axis {:?} must be a non-zero finite vector", j.axis)));
+            }
+        }
+        if let Some([lo, hi]) = j.range {
+            if !matches!(j.kind, JointKind::Hinge | JointKind::Slide) {
+                return Err(e(format!(
+                    "position limits are supported on hinge and slide joints, not {}",
+                    j.kind.name()
+                )));
+            }
+            if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+                return Err(e(format!("range [{lo}, {hi}] must be finite with lower < upper")));
+            }
+            j.limit_softness.check().map_err(|m| e(format!("limit softness: {m}")))?;
+            if !(j.limit_margin >= 0.0 && j.limit_margin.is_finite()) {
+                return Err(e(format!("limit margin must be finite and ≥ 0, got {}", j.limit_margin)));
+            }
+        }
+        if j.frictionloss > 0.0 {
+            j.friction_softness.check().map_err(|m| e(format!("friction softness: {m}")))?;
+        }
+        for (what, x) in [
+            ("armature", j.armature),
+            ("damping", j.damping),
+            ("frictionloss", j.frictionloss),
+            ("stiffness", j.stiffness),
+        ] {
+            if !(x >= 0.0 && x.is_finite()) {
+                return Err(e(format!("{what} must be finite and ≥ 0, got {x}")));
+            }
+        }
+        if !(j.springref.is_finite() && j.reference.is_finite()) {
+            return Err(e("springref and ref must be finite".into()));
+        }
+        if j.kind == JointKind::Free {
+            let count = jspecs.iter().filter(|k| k.body == j.body).count();
+            if count != 1 {
+                return Err(e("a free joint must be the only joint of its body".into()));
+            }
+            if bspecs[j.body].parent != WORLD {
+                return Err(e(format!(
+                    "a free joint must be on a top-level body (its body '{}' has a parent other than the world)",
+                    bspecs[j.body].name
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The compiled tree: bodies with their joint and dof ranges, weld groups
+/// and roots, joints, dofs (each with its parent dof) and qpos0.
+fn compile_tree(bspecs: &[BodySpec], jspecs: &[JointSpec]) -> (Vec<Body>, Vec<Joint>, Vec<Dof>, Vec<f64>) {
+    let mut joints = Vec::with_capacity(jspecs.len());
+    let mut dofs: Vec<Dof> = vec![];
+    let mut qpos0 = vec![];
+    let mut bodies: Vec<Body> = Vec::with_capacity(bspecs.len());
+    for (bi, b) in bspecs.iter().enumerate() {
+        let q = Quat::from_array(b.quat).normalize();
+        bodies.push(Body {
+            name: b.name.clone(),
+            parent: b.parent,
+            pos: b.pos,
+            quat: q.to_array(),
+            mass: 0.0,
+            ipos: [0.0; 3],
+            iquat: [1.0, 0.0, 0.0, 0.0],
+            inertia: [0.0; 3],
+            jnt_adr: joints.len(),
+            jnt_num: 0,
+            dof_adr: dofs.len(),
+            dof_num: 0,
+            weld: 0,
+            root: 0,
+            last_dof: None,
+            invweight0: [0.0; 2],
+        });
+        let parent_last = if bi == 0 { None } else { bodies[b.parent].last_dof };
+        let mut last = parent_last;
+        for (ji, j) in jspecs.iter().enumerate().filter(|(_, j)| j.body == bi) {
+            let axis = Vec3::from_array(j.axis).normalize().to_array();
+            let qpos_adr = qpos0.len();
+            let dof_adr = dofs.len();
+            match j.kind {
+                JointKind::Free => {
+                    qpos0.extend_from_slice(&b.pos);
+                    qpos0.extend_from_slice(&q.to_array());
+                }
+                JointKind::Ball => qpos0.extend_from_slice(&[1.0, 0.0, 0.0, 0.0]),
+                JointKind::Hinge | JointKind::Slide => qpos0.push(j.reference),
+            }
+            for _ in 0..j.kind.nv() {
+                dofs.push(Dof {
+                    body: bi,
+                    joint: ji,
+                    parent: last,
+                    armature: j.armature,
+                    damping: j.damping,
+                    invweight0: 0.0, // from M(qpos0) once the model is complete
+                });
+                last = Some(dofs.len() - 1);
+            }
+            joints.push(Joint {
+                name: j.name.clone(),
+                kind: j.kind,
+                body: bi,
+                pos: if j.kind == JointKind::Free { [0.0; 3] } else { j.pos },
+                axis,
+                qpos_adr,
+                dof_adr,
+                range: j.range,
+                limit_softness: j.limit_softness,
+                limit_margin: j.limit_margin,
+                limit_law: None, // from invweight0 once the model is complete
+                armature: j.armature,
+                damping: j.damping,
+                frictionloss: j.frictionloss,
+                friction_softness: j.friction_softness,
+                stiffness: j.stiffness,
+                springref: j.springref,
+                reference: j.reference,
+            });
+        }
+        let parent_weld = bodies[b.parent].weld;
+        let body = bodies.last_mut().unwrap();
+        body.jnt_num = joints.len() - body.jnt_adr;
+        body.dof_num = dofs.len() - body.dof_adr;
+        body.last_dof = last;
+        body.weld = if bi == 0 {
+            0
+        } else if body.jnt_num > 0 {
+            bi
+        } else {
+            parent_weld
+        };
+        let root = if bi == 0 {
+            0
+        } else if b.parent == WORLD {
+            bi
+        } else {
+            bodies[b.parent].root
+        };
+        bodies[bi].root = root;
+    }
+    (bodies, joints, dofs, qpos0)
+}
+
+/// Geoms: shapes, sizes, meshes and height fields checked, bounding radii.
+fn compile_geoms(
+    gspecs: &[GeomSpec],
+    bodies: &[Body],
+    meshes: &[ConvexMesh],
+    hfields: &[HeightField],
+) -> Result<Vec<Geom>, ModelError> {
+    let nbody = bodies.len();
+    let mut geoms = Vec::with_capacity(gspecs.len());
+    for (gi, g) in gspecs.iter().enumerate() {
+        let e = |m: String| ModelError::invalid(Entity::Geom(gi), &g.name, m);
+        if g.body >= nbody {
+            return Err(e(format!("body index {} does not exist", g.body)));
+        }
+        finite3(&g.pos).map_err(|m| e(format!("pos {m}")))?;
+        unit_quat(&g.quat).map_err(|m| e(format!("quat {m}")))?;
+        let field = match (g.kind, g.hfield) {
+            (GeomKind::Hfield, Some(h)) if h < hfields.len() => Some(&hfields[h]),
+            (GeomKind::Hfield, h) => {
+                return Err(e(format!("height-field geom needs a valid height-field index, got {h:?}")));
+            }
+            (_, Some(_)) => {
+                return Err(e(format!(
+                    "only height-field geoms may reference a height field (type {})",
+                    g.kind.name()
+                )));
+            }
+            (_, None) => None,
+        };
+        // A height field's size comes from the field (MuJoCo's geom_size).
+        let size = field.map_or(g.size, |f| f.geom_size());
+        validate_size(g.kind, size).map_err(e)?;
+        if field.is_some() && bodies[g.body].weld != 0 {
+            return Err(e(
+                "a height field must be on a static body (the world, or a body welded to it without joints)".into(),
+            ));
+        }
+        let mesh = match (g.kind, g.mesh) {
+            (GeomKind::Mesh, Some(m)) if m < meshes.len() => Some(&meshes[m]),
+            (GeomKind::Mesh, m) => {
+                return Err(e(format!("mesh geom needs a valid mesh index, got {m:?}")));
+            }
+            (_, Some(_)) => {
+                return Err(e(format!("only mesh geoms may reference a mesh (type {})", g.kind.name())));
+            }
+            (_, None) => None,
+        };
+        validate_material(&g.material).map_err(e)?;
+        if g.material.stiffness.is_infinite() && bodies[g.body].weld != 0 {
+            return Err(e("infinite (rigid) stiffness is allowed only on geoms of static bodies".into()));
+        }
+        if !(g.margin >= 0.0 && g.margin.is_finite()) {
+            return Err(e(format!("margin must be finite and ≥ 0, got {}", g.margin)));
+        }
+        if let Some(m) = g.mass {
+            if !(m >= 0.0 && m.is_finite()) {
+                return Err(e(format!("mass must be finite and ≥ 0, got {m} kg")));
+            }
+        } else if !(g.density >= 0.0 && g.density.is_finite()) {
+            return Err(e(format!("density must be finite and ≥ 0, got {} kg/m³", g.density)));
+        }
+        let [a, b, c] = size;
+        let rbound = match g.kind {
+            GeomKind::Plane => f64::INFINITY,
+            GeomKind::Sphere => a,
+            GeomKind::Capsule => a + b,
+            GeomKind::Box => (a * a + b * b + c * c).sqrt(),
+            GeomKind::Cylinder => (a * a + b * b).sqrt(),
+            GeomKind::Ellipsoid => a.max(b).max(c),
+            GeomKind::Mesh => mesh.map(|m| m.radius()).unwrap_or(0.0),
+            GeomKind::Hfield => field.map(|f| f.radius()).unwrap_or(0.0),
+        };
+        geoms.push(Geom {
+            name: g.name.clone(),
+            kind: g.kind,
+            size,
+            mesh: g.mesh,
+            hfield: g.hfield,
+            body: g.body,
+            pos: g.pos,
+            quat: Quat::from_array(g.quat).normalize().to_array(),
+            material: g.material,
+            contype: g.contype,
+            conaffinity: g.conaffinity,
+            margin: g.margin,
+            rbound,
+            visual: g.visual,
+        });
+    }
+    Ok(geoms)
+}
+
+/// Body masses and inertias: explicit, or from the body's geoms (as MuJoCo's
+/// `inertiafromgeom`).
+fn body_inertias(
+    bodies: &mut [Body],
+    bspecs: &[BodySpec],
+    gspecs: &[GeomSpec],
+    geoms: &[Geom],
+    meshes: &[ConvexMesh],
+    inertia_from_geom: InertiaFromGeom,
+) -> Result<(), ModelError> {
+    let nbody = bodies.len();
+    for bi in 1..nbody {
+        let spec = &bspecs[bi];
+        let explicit = match inertia_from_geom {
+            InertiaFromGeom::Always => None,
+            _ => spec.inertial,
+        };
+        let e = |m: String| ModelError::invalid(Entity::Body(bi), &spec.name, m);
+        let (mass, ipos, iquat, inertia) = if let Some(inl) = explicit {
+            // Zero is allowed (MuJoCo's massless bodies: frames welded to their
+            // parent); whether every dof still moves mass is checked below.
+            if !(inl.mass >= 0.0 && inl.mass.is_finite()) {
+                return Err(e(format!("mass must be finite and ≥ 0, got {} kg", inl.mass)));
+            }
+            finite3(&inl.pos).map_err(|m| e(format!("inertial pos {m}")))?;
+            unit_quat(&inl.quat).map_err(|m| e(format!("inertial quat {m}")))?;
+            check_principal_inertia(inl.diag).map_err(e)?;
+            (inl.mass, inl.pos, Quat::from_array(inl.quat).normalize().to_array(), inl.diag)
+        } else if inertia_from_geom == InertiaFromGeom::Never && spec.inertial.is_none() {
+            (0.0, [0.0; 3], [1.0, 0.0, 0.0, 0.0], [0.0; 3])
+        } else {
+            let mut acc = InertiaAccumulator::new();
+            // As MuJoCo, a body whose mass comes from one primitive geom
+            // keeps that geom's frame as its inertial frame (moments in
+            // the geom's axis order); several geoms give principal axes.
+            let mut single = None;
+            let mut count = 0;
+            for (gi, g) in gspecs.iter().enumerate().filter(|(_, g)| g.body == bi) {
+                let mesh = g.mesh.map(|m| &meshes[m]);
+                let Some(p) = geom_unit_mass_props(g.kind, geoms[gi].size, mesh) else {
+                    continue;
+                };
+                let density = match g.mass {
+                    Some(m) if p.volume > 0.0 => m / p.volume,
+                    Some(_) => 0.0,
+                    None => g.density,
+                };
+                let rot = Quat::from_array(geoms[gi].quat);
+                let com = Vec3::from_array(g.pos) + rot.rotate(p.com);
+                let inertia = p.inertia.scale(density);
+                acc.add(p.volume * density, com, rot, inertia);
+                count += 1;
+                let m = &inertia.m;
+                let diagonal = m[0][1] == 0.0 && m[0][2] == 0.0 && m[1][2] == 0.0;
+                single = (g.kind != GeomKind::Mesh && diagonal)
+                    .then(|| (com.to_array(), rot.to_array(), [m[0][0], m[1][1], m[2][2]]));
+            }
+            match (acc.principal(), single) {
+                (Some(_), Some((c, q, d))) if count == 1 => (acc.mass(), c, q, d),
+                (Some((c, q, d)), _) => (acc.mass(), c.to_array(), q.to_array(), d.to_array()),
+                (None, _) => (0.0, [0.0; 3], [1.0, 0.0, 0.0, 0.0], [0.0; 3]),
+            }
+        };
+        let b = &mut bodies[bi];
+        b.mass = mass;
+        b.ipos = ipos;
+        b.iquat = iquat;
+        b.inertia = inertia;
+    }
+    Ok(())
+}
+
+/// `settotalmass`: every mass and inertia scaled to the total `total_mass`
+/// (kg); then every body mass checked.
+fn scale_total_mass(bodies: &mut [Body], total_mass: Option<f64>, name: &str) -> Result<(), ModelError> {
+    let nbody = bodies.len();
+    if let Some(target) = total_mass {
+        let total: f64 = bodies.iter().map(|b| b.mass).sum();
+        if !(target > 0.0 && target.is_finite()) {
+            return Err(ModelError::invalid(
+                Entity::Model,
+                name,
+                format!("settotalmass must be positive, got {target}"),
+            ));
+        }
+        if !(total > 0.0) {
+            return Err(ModelError::invalid(Entity::Model, name, "settotalmass given but the model has no mass"));
+        }
+        let s = target / total;
+        for b in bodies.iter_mut() {
+            b.mass *= s;
+            for x in b.inertia.iter_mut() {
+                *x *= s;
+            }
+        }
+    }
+    // A moving body that is a leaf of its weld group chain must carry mass,
+    // or the mass matrix is singular (checked exactly below for dofs).
+    for bi in 1..nbody {
+        let b = &bodies[bi];
+        if !(b.mass >= 0.0 && b.mass.is_finite()) {
+            return Err(ModelError::invalid(Entity::Body(bi), &b.name, format!("mass must be ≥ 0, got {} kg", b.mass)));
+        }
+    }
+    Ok(())
+}
+
+/// Sites: on existing bodies, finite frames.
+fn validate_sites(sites: &[Site], nbody: usize) -> Result<(), ModelError> {
+    for (si, s) in sites.iter().enumerate() {
+        let e = |m: String| ModelError::invalid(Entity::Site(si), &s.name, m);
+        if s.body >= nbody {
+            return Err(e(format!("body index {} does not exist", s.body)));
+        }
+        finite3(&s.pos).map_err(|m| e(format!("pos {m}")))?;
+        unit_quat(&s.quat).map_err(|m| e(format!("quat {m}")))?;
+    }
+    Ok(())
+}
+
+/// Actuators: transmissions, gains and ranges checked; activation addresses
+/// assigned. Returns na, the number of activations.
+fn compile_actuators(
+    actuators: &mut [Actuator],
+    joints: &[Joint],
+    ntendon: usize,
+    nsite: usize,
+) -> Result<usize, ModelError> {
+    let mut na = 0;
+    for (ai, a) in actuators.iter_mut().enumerate() {
+        let e = |m: String| ModelError::invalid(Entity::Actuator(ai), &a.name, m);
+        let hinge_or_slide = |j: usize| -> Result<(), ModelError> {
+            let Some(jt) = joints.get(j) else {
+                return Err(e(format!("joint index {j} does not exist")));
+            };
+            if !matches!(jt.kind, JointKind::Hinge | JointKind::Slide) {
+                return Err(e(format!(
+                    "actuators act on hinge or slide joints; joint '{}' is {}",
+                    jt.name,
+                    jt.kind.name()
+                )));
+            }
+            Ok(())
+        };
+        match &mut a.kind {
+            ActuatorKind::Motor { gear, force_range } => {
+                hinge_or_slide(a.joint)?;
+                if !gear.is_finite() {
+                    return Err(e(format!("gear must be finite, got {gear}")));
+                }
+                check_range(*force_range, "forcerange").map_err(e)?;
+            }
+            ActuatorKind::Position { kp, kd, effort_limit } => {
+                hinge_or_slide(a.joint)?;
+                if !(*kp >= 0.0 && kp.is_finite() && *kd >= 0.0 && kd.is_finite()) {
+                    return Err(e(format!("kp and kd must be finite and ≥ 0, got kp {kp}, kd {kd}")));
+                }
+                if !(*effort_limit > 0.0) {
+                    return Err(e(format!("effort limit must be > 0 (or infinite), got {effort_limit}")));
+                }
+            }
+            ActuatorKind::General(g) => {
+                match g.transmission {
+                    Transmission::Joint(j) => {
+                        hinge_or_slide(j)?;
+                        if a.joint != j {
+                            return Err(e(format!("joint {} differs from the transmission's joint {j}", a.joint)));
+                        }
+                    }
+                    Transmission::Tendon(t) if t >= ntendon => {
+                        return Err(e(format!("tendon index {t} does not exist")));
+                    }
+                    Transmission::Site(si) if si >= nsite => {
+                        return Err(e(format!("site index {si} does not exist")));
+                    }
+                    _ => {}
+                }
+                if !g.gear.iter().chain(&g.gain).chain(&g.bias).all(|x| x.is_finite()) {
+                    return Err(e("gear, gain and bias parameters must be finite".into()));
+                }
+                check_range(g.force_range, "forcerange").map_err(e)?;
+                check_range(g.act_range, "actrange").map_err(e)?;
+                match g.dynamics {
+                    ActDynamics::Filter { tau } | ActDynamics::FilterExact { tau }
+                        if !(tau > 0.0 && tau.is_finite()) =>
+                    {
+                        return Err(e(format!("filter time constant must be positive, got {tau} s")));
+                    }
+                    ActDynamics::None => g.act_adr = None,
+                    _ => {
+                        g.act_adr = Some(na);
+                        na += 1;
+                    }
+                }
+            }
+        }
+        if let Some([lo, hi]) = a.ctrl_range
+            && !(lo.is_finite() && hi.is_finite() && lo <= hi)
+        {
+            return Err(e(format!("ctrlrange [{lo}, {hi}] must be finite with lower ≤ upper")));
+        }
+    }
+    Ok(na)
+}
+
+/// Tendons: fixed tendons on hinge and slide joints, spatial paths of
+/// sites and pulleys, limits and passive parameters.
+fn validate_tendons(tspecs: &[TendonSpec], joints: &[Joint], nsite: usize) -> Result<(), ModelError> {
+    for (ti, t) in tspecs.iter().enumerate() {
+        let e = |m: String| ModelError::invalid(Entity::Tendon(ti), &t.name, m);
+        match &t.path {
+            TendonPath::Fixed(list) => {
+                if list.is_empty() {
+                    return Err(e("a fixed tendon needs at least one joint".into()));
+                }
+                for &(j, c) in list {
+                    let Some(jt) = joints.get(j) else {
+                        return Err(e(format!("joint index {j} does not exist")));
+                    };
+                    if !matches!(jt.kind, JointKind::Hinge | JointKind::Slide) {
+                        return Err(e(format!(
+                            "fixed tendons couple hinge or slide joints; '{}' is {}",
+                            jt.name,
+                            jt.kind.name()
+                        )));
+                    }
+                    if !c.is_finite() {
+                        return Err(e(format!("coefficient must be finite, got {c}")));
+                    }
+                }
+            }
+            TendonPath::Spatial(path) => {
+                // Every branch (between pulleys) needs two or more sites.
+                let mut branch = 0;
+                for (k, el) in path.iter().enumerate() {
+                    match *el {
+                        SpatialElement::Site(si) => {
+                            if si >= nsite {
+                                return Err(e(format!("site index {si} does not exist")));
+                            }
+                            branch += 1;
+                        }
+                        SpatialElement::Pulley { divisor } => {
+                            if !(divisor > 0.0 && divisor.is_finite()) {
+                                return Err(e(format!("pulley divisor must be positive, got {divisor}")));
+                            }
+                            if k == 0 || branch < 2 {
+                                return Err(e("each branch of a spatial tendon needs at least two sites".into()));
+                            }
+                            branch = 0;
+                        }
+                    }
+                }
+                if branch < 2 {
+                    return Err(e("each branch of a spatial tendon needs at least two sites".into()));
+                }
+            }
+        }
+        if let Some([lo, hi]) = t.range {
+            if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+                return Err(e(format!("range [{lo}, {hi}] must be finite with lower < upper")));
+            }
+            t.limit_softness.check().map_err(|m| e(format!("limit softness: {m}")))?;
+            if !(t.limit_margin >= 0.0 && t.limit_margin.is_finite()) {
+                return Err(e(format!("limit margin must be finite and ≥ 0, got {}", t.limit_margin)));
+            }
+        }
+        if t.frictionloss > 0.0 {
+            t.friction_softness.check().map_err(|m| e(format!("friction softness: {m}")))?;
+        }
+        for (what, x) in [("stiffness", t.stiffness), ("damping", t.damping), ("frictionloss", t.frictionloss)] {
+            if !(x >= 0.0 && x.is_finite()) {
+                return Err(e(format!("{what} must be finite and ≥ 0, got {x}")));
+            }
+        }
+        if let Some([lo, hi]) = t.springlength
+            && !(lo.is_finite() && hi.is_finite() && lo <= hi)
+        {
+            return Err(e(format!("springlength [{lo}, {hi}] must be finite with low ≤ high")));
+        }
+    }
+    Ok(())
+}
+
+/// Equality constraints: existing, movable bodies, joints and tendons.
+fn validate_equalities(
+    especs: &[EqualitySpec],
+    jspecs: &[JointSpec],
+    bodies: &[Body],
+    ntendon: usize,
+) -> Result<(), ModelError> {
+    let nbody = bodies.len();
+    for (ei, q) in especs.iter().enumerate() {
+        let e = |m: String| ModelError::invalid(Entity::Equality(ei), &q.name, m);
+        q.softness.check().map_err(|m| e(format!("softness: {m}")))?;
+        match q.kind {
+            EqualityKind::Connect { body, anchor } | EqualityKind::Weld { body, anchor, .. } => {
+                if body.iter().any(|&b| b >= nbody) {
+                    return Err(e(format!("body indices {body:?} must exist")));
+                }
+                if body[0] == body[1] {
+                    return Err(e("the two bodies must differ".into()));
+                }
+                if bodies[body[0]].weld == 0 && bodies[body[1]].weld == 0 {
+                    return Err(e("both bodies are static: the constraint cannot act".into()));
+                }
+                for a in &anchor {
+                    finite3(a).map_err(|m| e(format!("anchor {m}")))?;
+                }
+                if let EqualityKind::Weld { quat, torquescale, .. } = q.kind {
+                    for qq in &quat {
+                        unit_quat(qq).map_err(|m| e(format!("relative orientation {m}")))?;
+                    }
+                    if !torquescale.is_finite() {
+                        return Err(e(format!("torquescale must be finite, got {torquescale}")));
+                    }
+                }
+            }
+            EqualityKind::Joint { joint, polycoef } => {
+                let Some(j0) = joint[0] else { return Err(e("the first joint is required".into())) };
+                for j in [Some(j0), joint[1]].into_iter().flatten() {
+                    match jspecs.get(j) {
+                        Some(js) if matches!(js.kind, JointKind::Hinge | JointKind::Slide) => {}
+                        Some(js) => {
+                            return Err(e(format!(
+                                "joint equality couples hinge or slide joints; '{}' is {}",
+                                js.name,
+                                js.kind.name()
+                            )));
+                        }
+                        None => return Err(e(format!("joint index {j} does not exist"))),
+                    }
+                }
+                if !polycoef.iter().all(|c| c.is_finite()) {
+                    return Err(e(format!("polycoef {polycoef:?} must be finite")));
+                }
+            }
+            EqualityKind::Tendon { tendon, polycoef } => {
+                let Some(t0) = tendon[0] else { return Err(e("the first tendon is required".into())) };
+                for t in [Some(t0), tendon[1]].into_iter().flatten() {
+                    if t >= ntendon {
+                        return Err(e(format!("tendon index {t} does not exist")));
+                    }
+                }
+                if !polycoef.iter().all(|c| c.is_finite()) {
+                    return Err(e(format!("polycoef {polycoef:?} must be finite")));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Explicit contact pairs and body exclusions (sorted, deduplicated).
+fn validate_pairs(
+    pairs: &[ContactPair],
+    excludes: &mut Vec<[usize; 2]>,
+    ngeom: usize,
+    nbody: usize,
+) -> Result<(), ModelError> {
+    for (pi, p) in pairs.iter().enumerate() {
+        let e = |m: String| ModelError::invalid(Entity::Pair(pi), &p.name, m);
+        if p.geom.iter().any(|&g| g >= ngeom) || p.geom[0] == p.geom[1] {
+            return Err(e(format!("geoms {:?} must be two different existing geoms", p.geom)));
+        }
+        validate_material(&p.material).map_err(e)?;
+        if !(p.margin >= 0.0 && p.margin.is_finite()) {
+            return Err(e(format!("margin must be finite and ≥ 0, got {}", p.margin)));
+        }
+    }
+    for x in excludes.iter() {
+        if x[1] >= nbody {
+            return Err(ModelError::invalid(Entity::Body(x[1]), "", "excluded body does not exist"));
+        }
+    }
+    excludes.sort_unstable();
+    excludes.dedup();
+    Ok(())
+}
+
+/// Sensors: objects exist and have the right type; data addresses
+/// assigned. Returns nsensordata.
+fn compile_sensors(sensors: &mut [Sensor], joints: &[Joint], sizes: SensorTargets) -> Result<usize, ModelError> {
+    let SensorTargets { nbody, ngeom, nsite, ntendon, nu } = sizes;
+    let mut nsensordata = 0;
+    for (si, sn) in sensors.iter_mut().enumerate() {
+        let e = |m: String| ModelError::invalid(Entity::Sensor(si), &sn.name, m);
+        let frame_ok = |f: &FrameObject| match *f {
+            FrameObject::Body(b) | FrameObject::XBody(b) => b < nbody,
+            FrameObject::Geom(g) => g < ngeom,
+            FrameObject::Site(s) => s < nsite,
+        };
+        let ok = match &sn.kind {
+            SensorKind::JointPos(j) | SensorKind::JointVel(j) => {
+                joints.get(*j).is_some_and(|j| matches!(j.kind, JointKind::Hinge | JointKind::Slide))
+            }
+            SensorKind::TendonPos(t) | SensorKind::TendonVel(t) => *t < ntendon,
+            SensorKind::ActuatorPos(a) | SensorKind::ActuatorVel(a) | SensorKind::ActuatorFrc(a) => *a < nu,
+            SensorKind::FramePos(o, r)
+            | SensorKind::FrameQuat(o, r)
+            | SensorKind::FrameXAxis(o, r)
+            | SensorKind::FrameYAxis(o, r)
+            | SensorKind::FrameZAxis(o, r) => frame_ok(o) && r.as_ref().is_none_or(frame_ok),
+            SensorKind::FrameLinVel(o) | SensorKind::FrameAngVel(o) => frame_ok(o),
+            SensorKind::SubtreeCom(b) => *b < nbody,
+            SensorKind::Touch(s) | SensorKind::Accelerometer(s) | SensorKind::Gyro(s) | SensorKind::Velocimeter(s) => {
+                *s < nsite
+            }
+            SensorKind::Unsupported { .. } => true,
+        };
+        if !ok {
+            return Err(e(format!(
+                "{} sensor refers to an object that does not exist or has the wrong type",
+                sn.kind.name()
+            )));
+        }
+        if !(sn.cutoff >= 0.0) {
+            return Err(e(format!("cutoff must be ≥ 0, got {}", sn.cutoff)));
+        }
+        sn.adr = nsensordata;
+        nsensordata += sn.kind.dim();
+    }
+    Ok(nsensordata)
+}
+
+/// Keyframes: sizes match the model, values finite.
+fn validate_keyframes(keyframes: &[Keyframe], nq: usize, nv: usize, nu: usize, na: usize) -> Result<(), ModelError> {
+    for (ki, k) in keyframes.iter().enumerate() {
+        let e = |m: String| ModelError::invalid(Entity::Keyframe(ki), &k.name, m);
+        if k.qpos.len() != nq {
+            return Err(e(format!("qpos has {} values, the model has nq = {nq}", k.qpos.len())));
+        }
+        if k.qvel.len() != nv {
+            return Err(e(format!("qvel has {} values, the model has nv = {nv}", k.qvel.len())));
+        }
+        if k.ctrl.len() != nu {
+            return Err(e(format!("ctrl has {} values, the model has nu = {nu}", k.ctrl.len())));
+        }
+        if k.act.len() != na {
+            return Err(e(format!("act has {} values, the model has na = {na}", k.act.len())));
+        }
+        if !k.qpos.iter().chain(&k.qvel).chain(&k.ctrl).chain(&k.act).all(|x| x.is_finite()) || !k.time.is_finite() {
+            return Err(e("values must be finite".into()));
+        }
+    }
+    Ok(())
+}
+
+/// Counts of the objects sensors may refer to.
+struct SensorTargets {
+    nbody: usize,
+    ngeom: usize,
+    nsite: usize,
+    ntendon: usize,
+    nu: usize,
 }
 
 /// The quantities that need the model at qpos0: effective masses
