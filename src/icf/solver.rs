@@ -8,12 +8,11 @@ use crate::math::{Real, cholesky_factor, cholesky_solve_in_place};
 
 /// The line search stops once |ℓ'(α)| ≤ this fraction of |ℓ'(0)| while the
 /// residual is above 10³ times the tolerance or the relative tolerance is
-/// at least [`LINE_SEARCH_EXACT_BELOW`]; otherwise it is exact (1e-10). Measured on clutter20: 1e-2 everywhere
-/// instead of 1e-10 cuts the line-search evaluations per Newton iteration
-/// from 4.2 to 3.2 (fixed 1 ms) and 4.9 to 3.7 (accuracy 1e-2) with the same
-/// Newton iterations (1e-1: 2.9, but 2–3 % more Newton iterations); the
-/// exact search near the solution keeps the final iterates as precise as
-/// before, which finite differences through a rollout need.
+/// at least [`LINE_SEARCH_EXACT_BELOW`]; otherwise it is exact (1e-10). The
+/// loose search far from the solution saves line-search evaluations at the
+/// same Newton iterations; the exact one near it keeps the final iterates
+/// as precise as finite differences through a rollout need (measured on
+/// clutter20: BENCHMARKS.md, "What each lever gave").
 pub const LINE_SEARCH_TOLERANCE: f64 = 1e-2;
 
 /// Relative solver tolerances below this get an exact line search near the
@@ -51,9 +50,9 @@ pub struct SolverParams {
     /// exact one ([`crate::icf::cost::contact_terms_with`]). The solution is
     /// the same (the gradient is exact); the first iteration then brings
     /// every sliding contact near its stiction kink at once instead of one
-    /// kink per line search. Measured on clutter20: 1 cuts the
-    /// instructions by 27 % at fixed 1 ms and 35 % at accuracy 1e-2; more
-    /// iterations converge linearly on contacts that keep sliding.
+    /// kink per line search. More than 1 converges linearly on contacts
+    /// that keep sliding (measured on clutter20: BENCHMARKS.md, "What each
+    /// lever gave").
     pub secant_friction_iterations: usize,
 }
 

@@ -46,9 +46,9 @@ pub struct CenicParams {
     /// First trial step (s); the model's `timestep` when `None`.
     pub initial_step: Option<f64>,
     /// Newton tolerance as a fraction of the accuracy (κ; the ICF tolerance
-    /// is κ·accuracy, never below 1e-10). Default 1e-2: against 1e-3 it
-    /// cuts clutter20's Newton iterations at accuracy 1e-2 by 27 % with the
-    /// model-zoo errors and step counts unchanged to a few per cent.
+    /// is κ·accuracy, never below 1e-10). Default 1e-2: fewer Newton
+    /// iterations than 1e-3 with the model-zoo errors and step counts
+    /// unchanged to a few per cent (BENCHMARKS.md, "What each lever gave").
     pub kappa: f64,
     /// Error weights per velocity coordinate (nv; 1/characteristic length),
     /// all 1 when empty. Rotational coordinates of free and ball joints
@@ -102,11 +102,9 @@ impl CenicParams {
     /// defaults, but with the error norm weighing velocity errors over
     /// τ_v = 1 s instead of 10 ms. A robot's contact forces depend on its
     /// velocities (Hunt–Crossley damping, friction direction, stick–slip),
-    /// so its gradient needs velocities as accurate as positions: on the
-    /// Gymnasium ant over 0.5 s, the control and parameter gradients at
-    /// accuracy 1e-4 are 2.7 % / 6 % off the converged ones with this
-    /// norm against 25 % / 120 % with the default one, at 9× the steps
-    /// (BENCHMARKS.md).
+    /// so its gradient needs velocities as accurate as positions (measured
+    /// on the Gymnasium ant, at several times the steps of the default
+    /// norm: BENCHMARKS.md, "Gradient convergence on robots").
     pub fn for_gradients(accuracy: f64) -> Self {
         Self { accuracy, velocity_time_scale: GRADIENT_VELOCITY_TIME_SCALE, ..Self::default() }
     }
