@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Work-precision before/after: plots the CSVs of `examples/work_precision`
+"""Work-precision before/after: plots the CSVs of `tools/work_precision`
 from two builds on the same axes, one PNG per scene.
 
     python scripts/plot_work_precision.py OUT_PREFIX BEFORE_LABEL BEFORE.csv[,BEFORE2.csv...] \

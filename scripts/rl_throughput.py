@@ -19,7 +19,7 @@ Both use gymnasium's bundled models (the shared `models/gymnasium` files), unifo
 within the control ranges (16 pregenerated batches, cycled), one untimed step, then timed steps
 until the budget is spent (at least 3). Each measurement records the wall time and the CPU time of
 the process over the timed steps (`time.process_time`, all threads): steps per CPU-second do not
-depend on what else runs on the machine. Run after `examples/rl_throughput.rs` in one shell line so
+depend on what else runs on the machine. Run after `tools/rl_throughput.rs` in one shell line so
 that both columns come from the same machine state:
 
     cargo run --release --example rl_throughput -- --csv target/rl_throughput.csv && \
@@ -130,7 +130,7 @@ def main():
     p.add_argument("--max-step", type=float, default=10.0)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--csv", default="target/rl_throughput_gym.csv")
-    p.add_argument("--cenic", help="CSV written by examples/rl_throughput.rs")
+    p.add_argument("--cenic", help="CSV written by tools/rl_throughput.rs")
     a = p.parse_args()
     tasks = a.tasks.split(",")
     sizes = [int(s) for s in a.sizes.split(",")]

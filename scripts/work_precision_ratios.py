@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Cost ratios to CENIC at equal error from examples/work_precision_seeds' CSV.
+"""Cost ratios to CENIC at equal error from tools/work_precision_seeds' CSV.
 
 For every run of another integrator with error e, the cheapest CENIC run
 whose error is at most e (the lower envelope of CENIC's points, robust to

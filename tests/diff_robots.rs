@@ -27,7 +27,7 @@ use std::sync::Arc;
 const DT: f64 = 0.01;
 
 /// The zoo case `name`, its initial state and seeded smooth controls plus
-/// noise over `n` intervals (`zoo::noisy_smooth_controls`, as examples/grad_convergence.rs).
+/// noise over `n` intervals (`zoo::noisy_smooth_controls`, as tools/grad_convergence.rs).
 fn setup(name: &str, n: usize) -> Option<(Arc<cenic::model::Model>, Vec<f64>, Vec<f64>)> {
     let shared = common::shared_dir()?;
     let cases = zoo::cases(&shared).expect("zoo models load");
@@ -102,7 +102,7 @@ fn half_cheetah_gradients_converge_across_three_accuracies() {
 #[test]
 fn ant_implicit_friction_load_matches_fine_step_derivative_of_sliding_feet() {
     // Interval 30 of the rollout: two feet sliding at 0.2–0.4 m/s, both hip
-    // limits engaged (examples/grad_diagnose.rs).
+    // limits engaged (tools/grad_diagnose.rs).
     let (k, n) = (30, 31);
     // The friction load is a concept of cenic's physical law (MuJoCo's soft
     // contacts have none): the ant with Hunt–Crossley contacts.

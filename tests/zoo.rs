@@ -1,5 +1,5 @@
 //! The model-zoo convergence suite, fast subset (the
-//! full table is `examples/zoo_convergence.rs`). Each case runs 2 s from
+//! full table is `tools/zoo_convergence.rs`). Each case runs 2 s from
 //! the model's initial state (zero controls, or the seeded smooth controls
 //! of `cenic::zoo`) under CENIC at accuracies 1e-2, 1e-3 and 1e-4 and
 //! against a reference at 1e-6. Asserted for every case:

@@ -1,7 +1,7 @@
 //! Sim-to-sim against gymnasium + MuJoCo: replays the random-action
 //! rollouts of `tests/fixtures/gym_sim2sim.json` (`scripts/gym_sim2sim.py`)
 //! in cenic from MuJoCo's reset states and counts the environment steps
-//! until the observations part. Shared by `examples/gym_sim2sim.rs` and
+//! until the observations part. Shared by `tools/gym_sim2sim.rs` and
 //! `tests/mujoco_semantics.rs` (included with `#[path]`).
 #![allow(dead_code)]
 

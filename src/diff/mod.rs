@@ -67,7 +67,7 @@
 //! converges to the physical flow at first order, like √accuracy under
 //! CENIC, and sensitivities through impacts converge more slowly than
 //! states. Measured on the 1 s cube toss (`tests/diff_cube_toss.rs`,
-//! `examples/grad_bench.rs`): tens of % error at accuracy 1e-4, below 1%
+//! `tools/grad_bench.rs`): tens of % error at accuracy 1e-4, below 1%
 //! at 1e-8 when the error norm weighs velocity errors over τ_v = 0.1 s
 //! ([`crate::integrator::CenicParams::velocity_time_scale`]; the 10 ms
 //! default leaves ~1% at 3e-8). Fixed steps are worse: a contact

@@ -42,7 +42,7 @@ pub struct GpuContext {
 
 /// What the host asked of the device since the context was created
 /// ([`GpuContext::counters`]): the instrumentation behind the wait and
-/// dispatch budgets of a step (`tests/gpu_batch.rs`, `examples/gpu_throughput.rs`).
+/// dispatch budgets of a step (`tests/gpu_batch.rs`, `tools/gpu_throughput.rs`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GpuCounters {
     /// Blocking waits for the device (each readback chunk, [`GpuContext::wait`]).

@@ -381,7 +381,7 @@ pub struct PusherCost {
     /// With the object in the U, the crossbar and a tine's inner side
     /// push it along any direction between their normals; the nose term
     /// instead asked for the heading along the push, which for most goals
-    /// lies at the arm's joint limits (`examples/pusher_cage.rs`). With
+    /// lies at the arm's joint limits (`tools/pusher_cage.rs`). With
     /// the reach term it still draws the fork to that pose; alone it
     /// leaves the fork no side to approach from (26/40 goals).
     pub cage: f64,

@@ -68,7 +68,7 @@ use crate::model::{Model, ModelError};
 /// `count` arrays of uniform random actions for `n` environments (n × nu
 /// each), within each actuator's `ctrlrange` ([−1, 1] where it has none),
 /// from one Xoshiro256++ stream seeded with `seed`: a reproducible random
-/// policy for benchmarks and tests (`examples/rl_throughput.rs` cycles 16
+/// policy for benchmarks and tests (`tools/rl_throughput.rs` cycles 16
 /// of them with seed n).
 pub fn uniform_actions(model: &Model, n: usize, count: usize, seed: u64) -> Vec<Vec<f32>> {
     use rand::rngs::Xoshiro256PlusPlus;

@@ -1,5 +1,5 @@
 //! A mutation driver for the MJCF loader, shared by `tests/mjcf_fuzz.rs`
-//! (a bounded number of cases in `cargo test`) and `examples/mjcf_fuzz.rs`
+//! (a bounded number of cases in `cargo test`) and `tools/mjcf_fuzz.rs`
 //! (millions of cases; included with `#[path]`).
 //!
 //! The corpus is every MJCF file of the project's test models, fixtures and

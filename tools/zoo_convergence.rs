@@ -21,6 +21,7 @@
 //! Cases run in parallel (rayon); the wall times in the CSV are per run
 //! under that load, not benchmarks.
 
+#[path = "../examples/common/mod.rs"]
 mod common;
 
 use cenic::integrator::{CenicParams, Mode};

@@ -11,7 +11,7 @@
 //! fixed steps of the model's size, CENIC at 1e-3 and 1e-5), prints the
 //! steps until parting per rollout and their mean.
 
-#[path = "common/sim2sim.rs"]
+#[path = "../examples/common/sim2sim.rs"]
 mod sim2sim;
 
 use cenic::rl::Physics;

@@ -21,6 +21,7 @@
 //! time cap (default 60 s) is stopped and reported as skipped, and the
 //! tighter settings of that integrator are skipped too.
 
+#[path = "../examples/common/mod.rs"]
 mod common;
 
 use cenic::integrator::{

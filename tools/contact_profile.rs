@@ -22,6 +22,7 @@ use cenic::integrator::{CenicParams, Mode, World};
 use cenic::model::Model;
 use std::sync::Arc;
 use std::time::Instant;
+#[path = "../examples/common/mod.rs"]
 mod common;
 use common::arg;
 

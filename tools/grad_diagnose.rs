@@ -14,7 +14,7 @@
 //! `cargo run --release --example grad_diagnose -- --model ant --mode cenic:1e-4 --reference fixed:1e-5+lagged
 //! [--intervals 50] [--from K] [--to K] [--dump K] [--richardson] [--no-limits] [--friction MU] [--theta a,b,c,d]`
 //!
-//! Mode names as in examples/grad_convergence.rs (`cenic:`, `grad:`,
+//! Mode names as in tools/grad_convergence.rs (`cenic:`, `grad:`,
 //! `fixed:` with suffixes `+lagged`/`+implicit` ([`FrictionLoad`], default
 //! implicit), `+land`, `+stick`, `+tv=S`). The last column splits λᵀΔD_θ
 //! by parameter. `--dump K` prints interval K's differing adjoint columns
@@ -26,6 +26,7 @@ use cenic::diff::{DiffRollout, Linearization, Param};
 use cenic::integrator::{Mode, Tape, World};
 use cenic::zoo;
 use std::sync::Arc;
+#[path = "../examples/common/mod.rs"]
 mod common;
 use common::{arg, parse_grad_mode, parse_load};
 

@@ -13,6 +13,7 @@
 
 use cenic::integrator::{CenicParams, Mode};
 use cenic::zoo::{self, Case};
+#[path = "../examples/common/mod.rs"]
 mod common;
 use common::arg;
 

@@ -16,6 +16,7 @@
 //! Prints progress every 100,000 cases and the totals: cases, loaded,
 //! rejected, failures, wall time. Exits with status 1 when a case failed.
 
+#[path = "../examples/common/mod.rs"]
 mod common;
 #[path = "../tests/mjcf_fuzz_driver/mod.rs"]
 mod mjcf_fuzz_driver;

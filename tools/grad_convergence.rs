@@ -41,6 +41,7 @@ use cenic::diff::{DiffRollout, Linearization, Param};
 use cenic::zoo;
 use std::io::Write;
 use std::time::Instant;
+#[path = "../examples/common/mod.rs"]
 mod common;
 use common::{arg, parse_grad_mode, parse_load};
 

@@ -10,6 +10,7 @@
 //! reference run (CENIC at accuracy 1e-7; 1e-6 with `--quick`).
 //! Wall time: single thread, best of `REPEAT` runs.
 
+#[path = "../examples/common/mod.rs"]
 mod common;
 
 use cenic::integrator::{CenicParams, Mode, World};
