@@ -47,3 +47,42 @@ pub mod view;
 pub mod zoo;
 
 pub use model::{Model, ModelBuilder, ModelError};
+
+/// The Rust snippets of README.md and of the guide's chapters (`docs/src/`),
+/// run as doc tests by `cargo test --doc` (nothing here is compiled
+/// otherwise).
+#[cfg(doctest)]
+mod guide {
+    #[doc = include_str!("../README.md")]
+    mod readme {}
+    #[doc = include_str!("../docs/src/introduction.md")]
+    mod introduction {}
+    #[doc = include_str!("../docs/src/getting-started.md")]
+    mod getting_started {}
+    #[doc = include_str!("../docs/src/models.md")]
+    mod models {}
+    #[doc = include_str!("../docs/src/accuracy.md")]
+    mod accuracy {}
+    #[doc = include_str!("../docs/src/batches.md")]
+    mod batches {}
+    #[doc = include_str!("../docs/src/python.md")]
+    mod python {}
+    #[doc = include_str!("../docs/src/rl.md")]
+    mod rl {}
+    #[doc = include_str!("../docs/src/gradients.md")]
+    mod gradients {}
+    #[doc = include_str!("../docs/src/mpc.md")]
+    mod mpc {}
+    #[doc = include_str!("../docs/src/sysid.md")]
+    mod sysid {}
+    #[doc = include_str!("../docs/src/rendering.md")]
+    mod rendering {}
+    #[doc = include_str!("../docs/src/cluster.md")]
+    mod cluster {}
+    #[doc = include_str!("../docs/src/layout.md")]
+    mod layout {}
+    #[doc = include_str!("../docs/src/troubleshooting.md")]
+    mod troubleshooting {}
+    #[doc = include_str!("../docs/src/design.md")]
+    mod design {}
+}

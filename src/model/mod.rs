@@ -285,15 +285,17 @@ pub struct Material {
 }
 
 impl Default for Material {
-    /// 1e5 N/m, 10 s/m, μs = μd = 1 (see the MJCF mapping in [`mjcf`] for
-    /// how MJCF files without our extension attributes are mapped).
+    /// 1e5 N/m, 10 s/m, μs = μd = 1 (how MJCF files without cenic's
+    /// extension attributes are mapped: the guide's "Models and MJCF",
+    /// `docs/src/models.md`).
     fn default() -> Self {
         Self { stiffness: 1e5, dissipation: 10.0, mu_static: 1.0, mu_dynamic: 1.0, soft: None }
     }
 }
 
 impl Material {
-    /// Combined material of a contact pair (DESIGN.md §4.2): springs in
+    /// Combined material of a contact pair (guide: design, §One ICF step,
+    /// `docs/src/design.md`): springs in
     /// series k = k1 k2/(k1 + k2), d = (k2 d1 + k1 d2)/(k1 + k2) and the
     /// harmonic mean μ = 2 μ1 μ2/(μ1 + μ2) for each friction coefficient.
     /// A rigid geom (infinite stiffness) yields the other geom's k and d.

@@ -1,5 +1,6 @@
-//! MJCF contact settings → cenic [`Material`] (see the module docs of
-//! [`super`] for the mapping and why it is built this way).
+//! MJCF contact settings → cenic [`Material`] (the mapping and why it is
+//! built this way: the guide's "Models and MJCF", section "Contact materials
+//! under the physical semantics", `docs/src/models.md`).
 
 use crate::model::soft::Softness;
 use crate::model::{Material, Model, Semantics, SoftMaterial};

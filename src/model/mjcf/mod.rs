@@ -1,252 +1,19 @@
 //! MJCF loader: [`Model::from_mjcf_file`], [`Model::from_mjcf_str`],
-//! [`Model::from_mjcf_str_named`].
+//! [`Model::from_mjcf_str_named`], [`Model::from_mjcf_file_as`].
 //!
 //! Reads the subset of MuJoCo's MJCF that robot models use, with MuJoCo's
 //! semantics (checked against MuJoCo 4.0.0 by the fixtures in
 //! `tests/fixtures/mujoco`), and builds the model through [`ModelBuilder`],
-//! so every model gets the same validation as one written in code.
+//! so every model gets the same validation as one written in code. Every
+//! unknown or unsupported element or attribute is an error naming the file,
+//! line, element and attribute; settings cenic accepts without modelling
+//! them are listed in [`Model::warnings`].
 //!
-//! # Supported
-//! - `include` anywhere in the tree, nested (see the `include` module for
-//!   how paths resolve); the included file's root is `<mujoco>` or the
-//!   older `<mujocoinclude>`; cycles are refused with the chain of files
-//!   named; errors inside an included file name that file and line.
-//! - `frame` (`pos`, orientation, `childclass`; nested) anywhere in the
-//!   kinematic tree: its pose is accumulated into the bodies, joints (`pos`,
-//!   `axis`), geoms and sites inside it, as MuJoCo's compiler does.
-//! - `replicate` (`count`, `offset`, `euler`, `sep`, `childclass`; nested),
-//!   expanded before the model is read (the `replicate` module): replicas
-//!   as frames at MuJoCo's poses, names suffixed with `sep` and the
-//!   zero-padded index (innermost first), and the tendons, equality
-//!   constraints, actuators, sensors, pairs and excludes that refer into a
-//!   replicate replicated with it in MuJoCo's order. An equality constraint
-//!   between a replicated element and one outside is refused (MuJoCo drops
-//!   it). Expansions beyond 32 MiB of MJCF are refused.
-//! - `mujoco` (`model`: the name, default "MuJoCo Model").
-//! - `compiler`: `angle` (degree, MuJoCo's default, or radian: hinge
-//!   `range`/`ref`/`springref`, `axisangle`, `euler`), `eulerseq`,
-//!   `inertiafromgeom` (true, false, auto), `settotalmass`, `autolimits`
-//!   (default true), `meshdir`, `assetdir`, `strippath`, `coordinate="local"`.
-//! - `option`: `timestep` (s), `gravity` (m/s²), `density` (kg/m³),
-//!   `viscosity` (Pa·s) and `wind` (m/s) for MuJoCo's inertia-box fluid
-//!   forces ([`crate::dynamics::passive_forces`]), the cenic extension
-//!   `stiction_tolerance` (m/s); `flag` `contact`, `constraint`, `limit`,
-//!   `equality`, `frictionloss`, `gravity`, `actuation`, `spring`,
-//!   `damper`, `passive` (MuJoCo 2: spring, damper and fluid),
-//!   `clampctrl`, `filterparent`, `refsafe`, `sensor` ([`Flags`]).
-//! - `default` classes (several top-level `<default>`s add to "main"),
-//!   nested, for `joint`, `geom`, `site`, `mesh`, `tendon`, `equality`,
-//!   `pair` and every supported actuator type (which share one set of
-//!   actuator defaults per class, as in MuJoCo); `class` and `childclass`.
-//! - `worldbody`, `body` (`pos`, orientation, `childclass`; `mocap` bodies
-//!   are static), `inertial` (`pos`, `mass`, `diaginertia` or
-//!   `fullinertia`, orientation; mass and inertia may be 0: MuJoCo's
-//!   massless bodies, e.g. camera and sensor frames welded to their parent,
-//!   while a body with joints needs mass and all three principal moments ≥
-//!   1e-15, its own or those of a body welded to it, as MuJoCo requires;
-//!   the error names the joint and dof), `joint` (free, ball, hinge, slide; `pos`,
-//!   `axis`, `range`, `limited`, `margin`, `solreflimit`, `solimplimit`,
-//!   `armature`, `damping`, `frictionloss` (hinge and slide), `stiffness`,
-//!   `springref`, `ref`, `springdamper` = time constant τ (s) and damping
-//!   ratio ζ, both > 0: stiffness I/(τ²ζ²) and damping 2I/τ with I the
-//!   joint's mean effective inertia 1/`dof_invweight0` at qpos0, MuJoCo's
-//!   `AutoSpringDamper`, overriding `stiffness` and `damping`), `freejoint`,
-//!   `geom` (plane, sphere, capsule, box,
-//!   cylinder, ellipsoid, mesh, hfield on a static body; `size`, `fromto`, pose, `mass`, `density`
-//!   (default 1000 kg/m³), `friction`, `condim`, `contype`, `conaffinity`,
-//!   `margin`, `solref`, `solimp`, `mesh`), `site` (type and size: the
-//!   volume touch sensors count contacts in).
-//! - Orientation alternatives everywhere MuJoCo allows them: `quat`,
-//!   `axisangle`, `euler`, `xyaxes`, `zaxis`; `fromto` on capsule, cylinder,
-//!   box and ellipsoid geoms and sites (midpoint, z axis from `to` towards
-//!   `from`; box and ellipsoid take `size[0]` for x and y).
-//! - `asset/mesh` from inline `vertex` or a `file` (binary or ASCII STL,
-//!   OBJ; relative to `meshdir`, else to the model file's folder), with
-//!   `scale`, `refpos`, `refquat`. Mesh geoms use the convex hull
-//!   ([`ModelBuilder::add_mesh`]); their inertia is the hull's (MuJoCo's
-//!   `inertia="convex"`; identical for convex meshes). cenic keeps mesh
-//!   vertices in the frame they were written in, whereas MuJoCo re-centres
-//!   a mesh at its centroid: the body's mass properties are the same, the
-//!   geom's `pos`/`quat` differ.
-//! - `asset/hfield` (the `hfield` module): `nrow`/`ncol` with `elevation`
-//!   (or zeros), or a PNG or MuJoCo binary `file`; `size` (radius x,
-//!   radius y, elevation z, base z; m). Elevations are normalised to [0, 1]
-//!   in single precision as MuJoCo does. A height-field geom's mass
-//!   properties are those of a box of MuJoCo's geom size; it collides with
-//!   every kind but planes and height fields, prism by prism as MuJoCo does
-//!   (`collision::narrowphase` `hfield`), at most 8 points per pair (MuJoCo
-//!   keeps up to 50; beyond 8 the deepest are kept). With a margin, cenic
-//!   reports the true distance φ < margin, where MuJoCo raises the prisms'
-//!   tops by the margin (the same at margin 0).
-//! - `contact`: `exclude` (body pairs) and `pair` (two geoms with their own
-//!   `friction`, `condim`, `solref`, `solimp`, `margin`; collided whatever
-//!   their masks, parents and exclusions say, replacing their dynamic pair),
-//!   with MuJoCo's `contype`/`conaffinity` and parent–child filtering.
-//! - `actuator` (the `actuator` module): `motor`, `position` (`kp`, `kv` or
-//!   `dampratio`, `timeconst`, `inheritrange`), `velocity`, `intvelocity`,
-//!   `damper`, `cylinder` and `general` (`dyntype` none, integrator,
-//!   filter, filterexact; `gaintype` fixed, affine; `biastype` none,
-//!   affine; `dynprm`, `gainprm`, `biasprm`), with `ctrlrange`,
-//!   `forcerange`, `actrange` (and their `*limited` flags), `gear`, on a
-//!   `joint` (or `jointinparent`), `tendon` or `site`. A motor on a joint
-//!   is an [`ActuatorKind::Motor`](crate::model::ActuatorKind::Motor), a position servo on a joint with gear 1,
-//!   no activation and a symmetric force range an
-//!   [`ActuatorKind::Position`](crate::model::ActuatorKind::Position); the rest are [`crate::model::GeneralActuator`]s:
-//!   implicit in the convex step when their force does not grow with
-//!   their own motion (servos, dampers), explicit otherwise.
-//! - `tendon`: `fixed` (joints with coefficients) and `spatial` (sites,
-//!   `pulley` divisors) with `range`/`limited` (soft limits like joint
-//!   limits: `solreflimit`, `solimplimit`, `margin`), `stiffness`,
-//!   `damping`, `springlength` (one value or a dead band) and
-//!   `frictionloss`.
-//! - `equality`: `connect` and `weld` (bodies with `anchor`, weld
-//!   `relpose` and `torquescale`, or sites), `joint` and `tendon`
-//!   (`polycoef`), with `active`, `solref`, `solimp`: soft constraints of
-//!   the convex step (the `icf` rows) with MuJoCo's effective masses.
-//! - `sensor`: `jointpos`, `jointvel`, `tendonpos`, `tendonvel`,
-//!   `actuatorpos`, `actuatorvel`, `actuatorfrc`, `framepos`, `framequat`,
-//!   `framexaxis`/`frameyaxis`/`framezaxis` (optionally relative to a
-//!   `reftype`/`refname` frame), `framelinvel`, `frameangvel`,
-//!   `subtreecom`, `touch`, `accelerometer`, `gyro`, `velocimeter`, with
-//!   `cutoff` ([`crate::dynamics::sensors`]). Other MuJoCo sensor types keep
-//!   their place in the sensor data (NaN values) with a warning. The GPU
-//!   batch evaluates the same kinds on the device ([`crate::gpu::sensors`])
-//!   except `tendonpos`/`tendonvel` of spatial tendons, which its
-//!   `sensordata` refuses, naming them.
-//! - `keyframe/key` (`qpos` defaults to qpos0, `qvel`, `ctrl` and `act` to zeros).
-//! - Extension attributes: on `geom`, `pair` (and their defaults)
-//!   `stiffness` (N/m), `dissipation` (Hunt–Crossley, s/m),
-//!   `friction_dynamic` (the first `friction` value is the static
-//!   coefficient; the dynamic one equals it unless given); on `option`,
-//!   `stiction_tolerance` (m/s) and `semantics` (below).
-//!
-//! # Which semantics a model gets
-//! Every model has one [`Semantics`] (`Model::options.semantics`):
-//! - **MuJoCo's** (`<option semantics="mujoco">`, and the default for MJCF
-//!   that does not use cenic's contact attributes): contacts, joint and
-//!   tendon limits, equality constraints and dry friction are MuJoCo's soft
-//!   constraints, with the regulariser R = (1 − d)/d·Â, the impedance d
-//!   from `solimp` and the reference acceleration from `solref` (both
-//!   signs), on MuJoCo's diagonal approximation Â of the constraint-space
-//!   inverse inertia (`body_invweight0`, `dof_invweight0`,
-//!   `tendon_invweight0`); contacts with MuJoCo's pyramidal friction cone
-//!   (condim 1 or 3) and MuJoCo's pair rules (`condim` and `friction` the
-//!   larger of the two geoms', `solref`/`solimp` mixed by `solmix`, the
-//!   higher `priority` wins; `impratio`). As in MuJoCo 4, a pair's margin
-//!   and gap are the sums of its geoms': a contact acts once φ < margin
-//!   (a margin inflates the surfaces) and is detected, without acting, up
-//!   to margin + gap; a limit acts once it is within its margin. At MuJoCo's own time step the fixed-step
-//!   mode solves MuJoCo's Euler step's convex problem (joint damping is
-//!   implicit in both, but cenic includes it in the contact solve where
-//!   MuJoCo corrects for it after); error control integrates the same
-//!   model in continuous time ([`crate::icf`], `tests/mujoco_semantics.rs`).
-//! - **cenic's physical laws** (`<option semantics="physical">`, and the
-//!   default for MJCF that sets `stiffness`, `dissipation` or
-//!   `friction_dynamic` anywhere, such as the benchmark scenes):
-//!   Hunt–Crossley contacts with static and dynamic friction, limits and
-//!   equality constraints as springs mapped from `solref`/`solimp`
-//!   ([`crate::model::soft`]); see "Contact materials" below.
-//!
-//! [`Model::from_mjcf_file_as`] loads a file with the other semantics.
-//! The baseline integrators (TAMSI, exponential, Runge–Kutta, implicit
-//! Euler) model only the physical laws and refuse MuJoCo's.
-//!
-//! What things look like ([`crate::model::Visual`], for [`crate::render`];
-//! no effect on the simulation): geom `rgba`, `material` and `group`;
-//! asset `material` (`rgba`, `texture`, `texrepeat`) and `texture`
-//! (`builtin` checker, flat, gradient, `rgb1`, `rgb2`; a texture `file`
-//! is not read: its material draws in the material's colour); `camera` in
-//! bodies and frames (`mode` fixed, `track`, `trackcom`, pose, `fovy`;
-//! intrinsics, orthographic and target modes are refused); `visual global
-//! fovy` (the free camera's); `statistic extent` and `center`. Default
-//! classes of cameras and materials are not applied.
-//!
-//! Accepted and ignored (no effect on the simulation): `size`, `custom`,
-//! the rest of `visual` and `statistic`, asset `skin`, `light`, and
-//! bookkeeping attributes (`user`, sensor `noise`, …). MuJoCo solver settings (`iterations`,
-//! `solver`, `tolerance`, …) are accepted with a warning: cenic always uses
-//! its own contact solver. `option integrator` and the `eulerdamp` flag set
-//! [`Options::integrator`](crate::model::Options) for MuJoCo's own step
-//! ([`Mode::MuJoCo`](crate::integrator::Mode)); `implicit` and `implicitfast`
-//! warn (that step takes them as Euler with implicit joint damping);
-//! `cone="elliptic"` warns (the pyramidal cone is used). Settings cenic
-//! does not model give a warning in [`Model::warnings`]: stiffness on ball
-//! and free joints, geom `priority` and `gap` under the physical
-//! semantics, condim 4 and 6 (torsional and rolling friction), unsupported
-//! sensor types. `size nkey` (extra MuJoCo keyframes at qpos0) is ignored:
-//! only `key` elements become keyframes.
-//!
-//! Known differences from MuJoCo: a body whose mass comes from several
-//! geoms gets principal axes from an eigen-decomposition whose axis order
-//! and signs may differ from MuJoCo's (same frame, other labels), which
-//! only sensors reading that inertial frame (`objtype="body"`) can see; a
-//! single-geom body uses the geom's frame, as MuJoCo does.
-//!
-//! Rejected with an error that names the element and says what cenic
-//! supports instead: `compiler` `coordinate="global"`, non-zero
-//! `boundmass`/`boundinertia`, `balanceinertia`, `alignfree`,
-//! `inertiagrouprange` other than "0 5"; `composite`, `flexcomp`,
-//! `attach`, `plugin`, `extension`, `deformable`, `gravcomp`, `inertial`
-//! inside a `frame`; limits on ball and free joints; joint actuator-force
-//! limits; height fields on moving bodies, SDF geoms, shell inertia,
-//! primitives fitted to meshes, the ellipsoid fluid model
-//! (`fluidshape="ellipsoid"`); `muscle`/`adhesion`/`plugin` actuators,
-//! `user` or muscle dynamics, gains and biases, `actearly`, `refsite`,
-//! slider-crank and body transmissions, actuator parameters inherited from
-//! a default of another actuator type (MuJoCo translates them, cenic does
-//! not); tendon wrapping around geoms and tendon armature; `flex`
-//! equality constraints; `contact`, `tactile` and `plugin` sensors;
-//! `option flag override="enable"`. Every other unknown element or
-//! attribute is an error too, naming the file, line, element and attribute:
-//! never a silently different model. Errors found by the builder's
-//! validation are mapped back to the MJCF element they came from.
-//!
-//! # Contact materials (physical semantics) from MuJoCo's contact settings
-//! When a geom lacks the extension attributes, its [`Material`] is derived
-//! from MuJoCo's `friction`, `condim`, `solref` = (τ, ζ) (default 0.02 s, 1)
-//! and `solimp` d0 (default 0.9):
-//! - μs = μd = `friction[0]`. `condim="1"` (frictionless) gives μ = 0 when
-//!   every geom the geom can touch also has condim 1. MuJoCo uses the larger
-//!   condim of a pair, so a condim-1 geom that can touch a condim-3 geom
-//!   (the humanoid's limbs and its floor) has friction there: such geoms
-//!   keep μ = `friction[0]`, with a warning. Condim 4 and 6 warn (no
-//!   torsional or rolling friction). MuJoCo combines a pair's friction with
-//!   the maximum, cenic with the harmonic mean ([`Material::combine`]); both
-//!   give the common value when the two geoms agree.
-//! - Geoms on static bodies (the world, or welded to it) are rigid:
-//!   stiffness `f64::INFINITY`, so a pair takes the moving geom's k and d.
-//! - Stiffness of a geom of a moving body, with m_ref the total mass of the
-//!   geom's kinematic tree (all bodies under the tree's root):
-//!   **k = m_ref / ((1 − d0)·(τ·ζ)²)**, τ clamped to ≥ 2·timestep as MuJoCo
-//!   does. This is the spring that reproduces MuJoCo's static penetration:
-//!   MuJoCo's soft contact obeys a₁ = (1 − d)·a₀ + d·a_ref with
-//!   a_ref = −b·v − k_mj·d·r, k_mj = 1/(d_max²τ²ζ²), b = 2/(d_max·τ), so at
-//!   rest (a₁ = 0, a₀ = −g) a body of mass m penetrates
-//!   r = (1 − d)·g·(τζ)², i.e. it feels the stiffness m/((1 − d)(τζ)²).
-//!   Simulating a sphere resting on a plane in MuJoCo 4.0.0 confirms this to
-//!   1e-6 for several solref/solimp values (unit test in `contact.rs`);
-//!   the factor d0/(1 − d0) one might read off the constraint regulariser
-//!   R = (1 − d)/d·A misses the d inside a_ref. Springs of two moving geoms
-//!   combine in series to the pair's reduced mass over (1 − d0)(τζ)², which
-//!   is MuJoCo's effective-mass scaling.
-//! - Dissipation (Hunt–Crossley, force k·x·(1 + d·ẋ)): linearised at the
-//!   static equilibrium x₀ = m g/k, the damping is c = m·g·d; asking for
-//!   damping ratio ζ gives **d = 2ζ·√(k/m_ref)/|g|** (|g| = 9.81 m/s² when the
-//!   model has no gravity). MuJoCo's contact is critically damped for ζ = 1
-//!   too (no bounce).
-//! - Negative solref (−stiffness, −damping, in acceleration units per metre
-//!   and per m/s): the same equilibrium argument gives
-//!   **k = m_ref·(−`solref[0]`)/(1 − d0)** and **d = (−`solref[1]`)/((1 − d0)·|g|)**.
-//! - d0 is clamped to [0.0001, 0.9999] as in MuJoCo. solimp's width,
-//!   midpoint and power (d rising from d0 towards dwidth with penetration)
-//!   are not represented: k is the stiffness at small penetration. Beyond
-//!   the width MuJoCo's contact is (1 − d0)/(1 − dmax) times stiffer (2×
-//!   with the default solimp); where a model's contacts work that deep
-//!   (gymnasium's pusher object), set its `stiffness` (as
-//!   `mpc::tasks::pusher_model` does).
-//! - An explicit `stiffness` without `dissipation` gets the dissipation of
-//!   the damping ratio above with that stiffness; explicit values are used
-//!   as given.
+//! What loads, which [`Semantics`] a model gets, cenic's extension
+//! attributes, what is refused, and how contact materials are derived from
+//! MuJoCo's `solref`/`solimp` under the physical semantics: the guide's
+//! chapter "Models and MJCF" (`docs/src/models.md`, section "MJCF
+//! reference").
 
 mod actuator;
 mod constraint;
@@ -266,8 +33,6 @@ mod xml;
 use super::builder::InertiaFromGeom;
 use super::visual::{Pattern, Texture, VisualMaterial};
 use super::{Entity, Keyframe, Model, ModelBuilder, ModelError, Semantics};
-#[allow(unused_imports)] // referenced by the module docs
-use super::{Flags, Material};
 use contact::GeomContact;
 use defaults::{DKind, Defaults};
 use roxmltree::Node;
@@ -298,7 +63,7 @@ impl Model {
     /// [`Model::from_mjcf_file`] with the given constraint semantics, as if
     /// the file said `<option semantics="…">`: e.g. a model written for
     /// MuJoCo with cenic's physical laws (its `solref`/`solimp` mapped to
-    /// Hunt–Crossley springs, see the module docs).
+    /// Hunt–Crossley springs; the guide's "Models and MJCF", `docs/src/models.md`).
     pub fn from_mjcf_file_as(path: impl AsRef<Path>, semantics: Semantics) -> Result<Model, ModelError> {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path)
