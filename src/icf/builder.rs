@@ -69,7 +69,8 @@ pub struct IcfBuilder {
     dof_block: Vec<usize>,
 }
 
-/// Scale factor of the Delassus estimate w ≈ 2.65/m (DESIGN.md §4.2).
+/// Scale factor of the Delassus estimate w ≈ 2.65/m (guide: design,
+/// §Contacts under the physical semantics, `docs/src/design.md`).
 const DELASSUS_FACTOR: f64 = 2.65;
 
 impl IcfBuilder {

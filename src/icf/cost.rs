@@ -1,4 +1,5 @@
-//! Cost ℓ(v), gradient and Hessian of the ICF problem (DESIGN.md §4.2), and
+//! Cost ℓ(v), gradient and Hessian of the ICF problem (guide: design, §One ICF
+//! step, `docs/src/design.md`), and
 //! the cost along a search line for the exact line search.
 
 use super::problem::{
@@ -11,7 +12,8 @@ use crate::math::{Mat3, Real, Vec3, dense_dot};
 /// γn = h·max(0, fe0 − h k vn)·max(0, 1 − d vn) and P(vn) = ∫_vn^v̂ γn ≥ 0,
 /// v̂ = min(fe0/(h k), 1/d) the velocity where the impulse vanishes.
 ///
-/// P equals DESIGN.md's −Nn up to a constant. The constant is chosen so that
+/// P equals the original design's antiderivative −Nn up to a constant (guide:
+/// design, §Contacts under the physical semantics). The constant is chosen so that
 /// P = 0 when the contact does not push: the closed form below expands the
 /// integrand around v̂ (x = v̂ − vn ≥ 0), where one factor vanishes, so every
 /// term is non-negative and nothing cancels — important in f32, where the

@@ -1,4 +1,5 @@
-//! The convex contact problem of one time step ("Lagged ICF", DESIGN.md §4.2–4.3).
+//! The convex contact problem of one time step ("Lagged ICF"; guide: design,
+//! §One ICF step and §The Newton solve, `docs/src/design.md`).
 //!
 //! - [`IcfBuilder`] is the only code that reads the model, the multibody
 //!   data and the contacts; it fills an [`IcfProblem`].
@@ -17,7 +18,8 @@
 //! MuJoCo's constraint cost, so a fixed step of MuJoCo's size solves the
 //! convex problem of MuJoCo's own step.
 //!
-//! Departure from DESIGN.md: the normal impulse uses the signed elastic force
+//! Departure from the original design (guide: design, §Contacts under the
+//! physical semantics): the normal impulse uses the signed elastic force
 //! fe0 = −k φ0 (so a pair reported inside the margin, φ0 > 0, pushes only
 //! once the predicted gap φ0 + h vn closes); the clamp max(0, ·) applies to
 //! the lagged friction impulse n0 only.

@@ -13,7 +13,7 @@ use crate::math::{Real, Vec3};
 /// The friction law μN·vt/√(|vt|² + ε²) reaches 99.5% of μN at slip vs
 /// with ε = vs/10, so a sticking contact loaded up to 99% of its friction
 /// capacity creeps slower than vs: the stiction tolerance means what it
-/// says. (DESIGN.md's ε = vs gives only 71% of μN at vs; a contact loaded
+/// says. (The original design's ε = vs gives only 71% of μN at vs; a contact loaded
 /// beyond that would creep faster than vs.)
 pub const STICTION_EPS_RATIO: f64 = 0.1;
 

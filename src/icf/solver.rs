@@ -1,5 +1,6 @@
 //! Newton's method on the convex ICF cost with dense Cholesky and an exact
-//! line search (DESIGN.md §4.3). The solver sees only [`IcfProblem`].
+//! line search (guide: design, §The Newton solve, `docs/src/design.md`). The
+//! solver sees only [`IcfProblem`].
 
 use super::cost::{CostWork, evaluate_keep, line_eval, prepare_line_cached};
 use super::problem::IcfProblem;

@@ -1,4 +1,5 @@
-//! CENIC error control on top of the Lagged ICF step (DESIGN.md §4.4), and
+//! CENIC error control on top of the Lagged ICF step (guide: design, §CENIC
+//! error control, `docs/src/design.md`), and
 //! the per-world driver [`World`] used by the CPU batch.
 //!
 //! Step doubling: x_full = Φ_h(x0), x_half = Φ_{h/2}(x0),
@@ -11,7 +12,8 @@
 //! adaptive-integration seed, eq. 3), so no accuracy lets a fast object
 //! pass through a thin one.
 //!
-//! Departure from DESIGN.md §4.4 (positions only): with τ_v = 0 the
+//! Departure from the original design (positions only; guide: design, §CENIC
+//! error control): with τ_v = 0 the
 //! integrator resolves impacts in a few steps, and Lagged ICF's friction
 //! through such an impact is only first-order accurate, so post-impact
 //! velocities (and the slide that follows) barely improve with accuracy —

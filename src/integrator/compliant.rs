@@ -5,7 +5,8 @@
 //! [`Mode::ImplicitEuler`](super::Mode::ImplicitEuler)): one place for its
 //! force law, so that only the time discretisation differs between them.
 //!
-//! The ODE is the limit h → 0 of the Lagged ICF step (DESIGN.md §4.2), so
+//! The ODE is the limit h → 0 of the Lagged ICF step (guide: design, §One ICF
+//! step, `docs/src/design.md`), so
 //! CENIC and fixed-step ICF converge to the same trajectories and one
 //! reference serves every scheme:
 //!

@@ -6,7 +6,8 @@
 //! position update q1 = q0 ⊕ h·N(q0)·v1 (symplectic Euler).
 //!
 //! Baselines from the seed papers, for work–precision comparisons on the
-//! same models (DESIGN.md §4.5), share the model, kinematics, collision and
+//! same models (guide: accuracy, §Fixed steps and the other integrators,
+//! `docs/src/accuracy.md`), share the model, kinematics, collision and
 //! contact parameters and differ only in the time discretisation of one
 //! compliant contact ODE ([`compliant`]): [`tamsi`] (TAMSI, fixed step),
 //! [`exponential`] (the exponential integrator, fixed step), [`rk`]
