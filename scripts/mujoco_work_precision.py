@@ -4,11 +4,11 @@ simulator's error against its own converged reference, against CPU time, in one 
 
     cargo build --release --example work_precision_mujoco
     /work/venv/bin/python scripts/mujoco_work_precision.py [--quick] [--out DIR] [--only a,b]
-        [--repeat N]
+        [--repeat N] [--summary]
 
 (MuJoCo 4.0 Python package and matplotlib; not run in CI.) Writes DIR/NAME.csv and DIR/NAME.png per
-model and DIR/ratios.md, the table of cenic's CPU time over MuJoCo's at equal error; the runs'
-trajectories go under DIR/traj (references are reused from there when present).
+model and the tables below; the runs' trajectories go under DIR/traj (references are reused from
+there when present).
 
 Every model of $CENIC_SHARED/models/gymnasium (default ../shared) from its reference pose at rest, and
 the scenes cube_toss (keyframe "toss") and clutter20 with cenic's contact attributes (stiffness,
@@ -23,13 +23,20 @@ to whole intervals. Body positions (every moving body, world frame) are sampled 
 interval; error = the largest distance of any body from the reference over the samples up to 0.5 s
 (rounded up to an interval) and up to the horizon.
 
-MuJoCo: integrators RK4, Euler and implicitfast at the model's timestep / 2^k, k = 0..4, stepped in C by mujoco.rollout with the
-controls expanded per step; reference RK4 at timestep / 64, checked against / 128 (quick: / 32 and
-/ 64). cenic (examples/work_precision_mujoco): CENIC at accuracies 1e-1 … 1e-6 and fixed steps equal
-to MuJoCo's; reference CENIC at 1e-8 checked against 2.5e-9 (a quarter of the accuracy, half the
-steps; per-model exceptions in REFERENCE). Cost: process CPU time (time.process_time and
-CLOCK_PROCESS_CPUTIME_ID; single thread in both), of the stepping only; each model's settings run
-as a round of cenic then a round of MuJoCo, REPEAT rounds, the median kept.
+MuJoCo: integrators RK4, Euler and implicitfast at the model's timestep / 2^k, k = 0..4, stepped in
+C by mujoco.rollout with the controls expanded per step; reference RK4 at timestep / 256, checked
+against / 512 (humanoid and clutter20: / 64 and / 128; quick: / 32 and / 64). cenic
+(examples/work_precision_mujoco): CENIC at accuracies 1e-1 … 1e-6 and fixed steps equal to MuJoCo's;
+reference CENIC at 1e-8, checked against 2.5e-9 (a quarter of the accuracy: about twice the steps);
+clutter20: reference 1e-7, accuracies down to 1e-5 (REFERENCE). Cost: process CPU time
+(time.process_time, CLOCK_PROCESS_CPUTIME_ID; one thread in both) of the stepping only; each model's
+settings run as a round of cenic, then a round of MuJoCo, REPEAT times; the median is kept.
+
+Tables (also with --summary, from the CSVs alone): DIR/ratios.md, cenic's CPU time over MuJoCo's at
+errors of 1e-2, 1e-3, 1e-4 m, each simulator's cost read off the lower envelope of its best curve in
+log-log († where the level is below 3× a reference check, ‡ where a curve's cheapest run is already
+below the level, so its cost is an upper bound); DIR/orders.md, the observed order of every curve
+(slope of −log error against log steps) and CENIC's step counts.
 """
 
 import argparse
@@ -42,6 +49,7 @@ import sys
 import time
 
 import matplotlib
+import matplotlib.ticker
 import mujoco
 import numpy as np
 from mujoco import rollout
@@ -61,7 +69,9 @@ INTEGRATORS = {"RK4": mujoco.mjtIntegrator.mjINT_RK4, "Euler": mujoco.mjtIntegra
 HORIZON, WINDOW = 2.0, 0.5
 # (reference accuracy, finest accuracy timed) where the default (1e-8, 1e-6) costs too much.
 REFERENCE = {"clutter20": (1e-7, 1e-5)}
-LEVELS = (1e-4, 1e-3, 1e-2)
+# MuJoCo's reference step divides the model's timestep by this (256 where the run is cheap).
+MUJOCO_DIVISOR = {"humanoid": 64, "clutter20": 64}
+LEVELS = (1e-2, 1e-3, 1e-4)
 
 
 def models(out):
@@ -172,8 +182,8 @@ def error(a, b, nsamples):
 
 def envelope_cost(points, e):
     """CPU time to reach error e on a curve of (cpu, error) points: the lower envelope (running
-    minimum error over points sorted by cost), interpolated linearly in log-log. None where the curve
-    never reaches e; the cheapest cost (an upper bound) where even it is below e."""
+    minimum error over points sorted by cost), interpolated linearly in log-log, and whether that is
+    only an upper bound (the cheapest point is already below e). None where the curve never reaches e."""
     pts = sorted((c, err) for c, err in points if math.isfinite(err) and err > 0 and c > 0)
     env = []
     for c, err in pts:
@@ -182,11 +192,11 @@ def envelope_cost(points, e):
     if not env or env[-1][1] > e:
         return None
     if env[0][1] <= e:
-        return env[0][0]
+        return env[0][0], True
     for (c0, e0), (c1, e1) in zip(env, env[1:]):
         if e1 <= e < e0:
             f = (math.log(e) - math.log(e0)) / (math.log(e1) - math.log(e0))
-            return math.exp(math.log(c0) + f * (math.log(c1) - math.log(c0)))
+            return math.exp(math.log(c0) + f * (math.log(c1) - math.log(c0))), False
     return None
 
 
@@ -196,12 +206,17 @@ def main():
     ap.add_argument("--quick", action="store_true", help="accuracies to 1e-4, 3 steps, looser references, 1 round")
     ap.add_argument("--only", help="comma-separated model names")
     ap.add_argument("--repeat", type=int, help="rounds per model (default 3; 1 with --quick)")
+    ap.add_argument("--summary", action="store_true", help="only redo the plots and tables from DIR/*.csv")
     args = ap.parse_args()
+    if args.summary:
+        names = [n for n, _, _ in models(args.out) if os.path.exists(os.path.join(args.out, n + ".csv"))]
+        summarize(args.out, [n for n in names if not args.only or n in args.only.split(",")])
+        return
     repeat = args.repeat or (1 if args.quick else 3)
     os.makedirs(args.out, exist_ok=True)
     load = os.getloadavg()
     print(f"MuJoCo {mujoco.__version__}; load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}", flush=True)
-    table = []
+    done = []
     for name, path, key in models(args.out):
         if args.only and name not in args.only.split(","):
             continue
@@ -214,7 +229,7 @@ def main():
         mj = MuJoCo(path, key, interval, n)
         nbody = mj.m.nbody - 1
         ref_acc, finest = REFERENCE.get(name, (1e-8, 1e-6))
-        divisor = 64
+        divisor = MUJOCO_DIVISOR.get(name, 256)
         if args.quick:
             ref_acc, finest, divisor, steps = max(ref_acc * 100, 1e-6), max(finest, 1e-4), 32, steps[:3]
         accuracies = [a for a in (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6) if a >= finest * 0.99]
@@ -283,44 +298,90 @@ def main():
                 w.writerow([name, row[0], row[1], f"{row[2]:e}",
                             f"{row[3]:.6f}" if row[3] != "" else "", row[4], row[5], row[6],
                             f"{row[7]:.4e}", f"{row[8]:.4e}", row[9]])
-        curves = {}
-        for sim, mode, value, c, _, st, rej, e05, e2, fail in rows[2:]:
-            if not fail:
-                curves.setdefault((sim, mode), []).append((value, c, e05, e2, st))
-        floors = (max(rows[0][7], rows[1][7]), max(rows[0][8], rows[1][8]))
-        plot(os.path.join(args.out, name + ".png"), name, curves, rows[:2], interval, n * interval)
-        entry = {"name": name, "dt": dt, "interval": interval, "floors": floors, "ratios": []}
-        for col, label in ((2, "0.5 s"), (3, "2 s")):
+        print(f"{name}: dt {dt:g} s, interval {interval:g} s, {time.time() - started:.0f} s wall; "
+              f"reference checks: cenic {rows[0][7]:.1e}/{rows[0][8]:.1e} m, MuJoCo {rows[1][7]:.1e}/{rows[1][8]:.1e} m",
+              flush=True)
+        done.append(name)
+    load = os.getloadavg()
+    print(f"load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    summarize(args.out, done)
+
+
+def read_csv(path):
+    """Curves {(simulator, mode): [(parameter, cpu, error 0.5 s, error horizon, steps, rejected)]} of
+    the runs that did not fail, and the two reference checks (cenic, MuJoCo): (error 0.5 s, horizon)."""
+    curves, checks = {}, {}
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            e05, e2 = float(r["error_0.5s_m"]), float(r["error_2s_m"])
+            if r["mode"] == "reference-check":
+                checks[r["simulator"]] = (e05, e2)
+            elif not r["failure"]:
+                curves.setdefault((r["simulator"], r["mode"]), []).append(
+                    (float(r["parameter"]), float(r["cpu_s_median"]), e05, e2, int(r["steps"]),
+                     int(r["rejected"] or 0)))
+    return curves, checks
+
+
+def observed_order(pts, col, floor):
+    """Slope of −log(error) against log(steps) by least squares over the points whose error is above
+    3× the reference floor (None with fewer than three)."""
+    xy = [(math.log(p[4]), math.log(p[col])) for p in pts if p[col] > 3 * floor and math.isfinite(p[col])]
+    if len(xy) < 3:
+        return None
+    mx, my = sum(x for x, _ in xy) / len(xy), sum(y for _, y in xy) / len(xy)
+    return -sum((x - mx) * (y - my) for x, y in xy) / sum((x - mx) ** 2 for x, _ in xy)
+
+
+def summarize(out, names):
+    """From DIR/NAME.csv: the plots, DIR/ratios.md (cenic's CPU time over MuJoCo's at equal error) and
+    DIR/orders.md (observed orders and CENIC's step counts)."""
+    ratios = ["| model | window | reference checks, cenic · MuJoCo (m) | "
+              + " | ".join(f"{e:.0e} m" for e in LEVELS) + " |", "|---|---|---|" + "---|" * len(LEVELS)]
+    orders = ["| model | CENIC | cenic fixed | MuJoCo RK4 | MuJoCo Euler | MuJoCo implicitfast "
+              "| CENIC at 1e-4: accepted (rejected) steps, error 0.5 s (m) |", "|---|---|---|---|---|---|---|"]
+    for name in names:
+        curves, checks = read_csv(os.path.join(out, name + ".csv"))
+        dt = max(p[0] for p in curves.get(("mujoco", "RK4"), [(0.01,)]))
+        interval, _ = schedule(dt)
+        horizon = math.ceil(HORIZON / interval - 1e-9) * interval
+        plot(os.path.join(out, name + ".png"), name, curves, checks, interval, horizon)
+        for col, label in ((2, "0.5 s"), (3, f"{horizon:g} s")):
+            floor = max(checks["cenic"][col - 2], checks["mujoco"][col - 2])
+            cells = []
             for e in LEVELS:
                 best = {}
                 for sim in ("cenic", "mujoco"):
                     costs = [(envelope_cost([(p[1], p[col]) for p in pts], e), mode)
                              for (s2, mode), pts in curves.items() if s2 == sim]
-                    costs = [x for x in costs if x[0] is not None]
+                    costs = [(x[0][0], x[1], x[0][1]) for x in costs if x[0] is not None]
                     best[sim] = min(costs) if costs else None
-                entry["ratios"].append((label, e, best["cenic"], best["mujoco"], e < 3 * floors[0 if col == 2 else 1]))
-        table.append(entry)
-        print(f"{name}: dt {dt:g} s, interval {interval:g} s, {time.time() - started:.0f} s wall; "
-              f"reference checks: cenic {rows[0][7]:.1e}/{rows[0][8]:.1e} m, MuJoCo {rows[1][7]:.1e}/{rows[1][8]:.1e} m",
-              flush=True)
-        write_table(os.path.join(args.out, "ratios.md"), table)
-    load = os.getloadavg()
-    print(f"load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    print(open(os.path.join(args.out, "ratios.md")).read())
-
-
-def write_table(path, table):
-    with open(path, "w") as f:
-        f.write("| model | window | error (m) | cenic: best mode, CPU (ms) | MuJoCo: best integrator, CPU (ms) "
-                "| cenic / MuJoCo |\n|---|---|---|---|---|---|\n")
-        for t in table:
-            for label, e, c, m, unresolved in t["ratios"]:
-                cs = f"{c[1]}, {1e3 * c[0]:.3g}" if c else "not reached"
-                ms = f"{m[1]}, {1e3 * m[0]:.3g}" if m else "not reached"
-                ratio = f"{c[0] / m[0]:.2f}" if c and m else "–"
-                if unresolved:
-                    ratio += " (below 3× a reference check)"
-                f.write(f"| {t['name']} | {label} | {e:.0e} | {cs} | {ms} | {ratio} |\n")
+                c, m = best["cenic"], best["mujoco"]
+                if c and m:
+                    cell = f"**{c[0] / m[0]:.2f}** ({c[1]} {1e3 * c[0]:.3g} ms / {m[1]} {1e3 * m[0]:.3g} ms)"
+                    if c[2] or m[2]:
+                        cell += " ‡"
+                else:
+                    cell = "– (" + " and ".join(s for s, b in (("cenic", c), ("MuJoCo", m)) if not b) + " not reached)"
+                if e < 3 * floor:
+                    cell += " †"
+                cells.append(cell)
+            ratios.append(f"| {name} | {label} | {checks['cenic'][col - 2]:.1e} · {checks['mujoco'][col - 2]:.1e} | "
+                          + " | ".join(cells) + " |")
+        floor = max(checks["cenic"][0], checks["mujoco"][0])
+        cols = []
+        for key in (("cenic", "cenic"), ("cenic", "fixed"), ("mujoco", "RK4"), ("mujoco", "Euler"),
+                    ("mujoco", "implicitfast")):
+            o = observed_order(curves.get(key, []), 2, floor)
+            cols.append("–" if o is None else f"{o:.2f}")
+        at = [p for p in curves.get(("cenic", "cenic"), []) if abs(p[0] - 1e-4) < 1e-12]
+        cols.append(f"{at[0][4]} ({at[0][5]}), {at[0][2]:.1e}" if at else "–")
+        orders.append(f"| {name} | " + " | ".join(cols) + " |")
+    with open(os.path.join(out, "ratios.md"), "w") as f:
+        f.write("\n".join(ratios) + "\n")
+    with open(os.path.join(out, "orders.md"), "w") as f:
+        f.write("\n".join(orders) + "\n")
+    print("\n".join(ratios) + "\n\n" + "\n".join(orders))
 
 
 def plot(path, name, curves, checks, interval, horizon):
@@ -340,12 +401,13 @@ def plot(path, name, curves, checks, interval, horizon):
             for p, x, y in zip(pts, xs, ys):
                 ax.annotate(f"{p[0]:.0e}", (x, y), textcoords="offset points", xytext=(3, 3), fontsize=6,
                             color=color)
-        for check, color in zip(checks, ("tab:red", "tab:blue")):
-            ax.axhline(max(check[7 if col == 2 else 8], 1e-12), color=color, lw=0.8, alpha=0.5)
+        for sim, color in (("cenic", "tab:red"), ("mujoco", "tab:blue")):
+            ax.axhline(max(checks[sim][col - 2], 1e-12), color=color, lw=0.8, alpha=0.5)
         ax.set_title(f"{name}: error over the {window}")
         ax.set_xlabel("CPU time for the horizon, one core [s] (median of rounds)")
         ax.set_ylabel("largest body-position deviation from own reference [m]")
         ax.grid(True, which="both", alpha=0.3)
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.legend(fontsize=8)
     fig.suptitle(f"work-precision, {name} (controls held {1e3 * interval:g} ms; thin lines: each reference "
                  f"against its check)", fontsize=10)
