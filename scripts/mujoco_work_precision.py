@@ -34,8 +34,8 @@ settings run as a round of cenic, then a round of MuJoCo, REPEAT times; the medi
 
 Tables (also with --summary, from the CSVs alone): DIR/ratios.md, cenic's CPU time over MuJoCo's at
 errors of 1e-2, 1e-3, 1e-4 m, each simulator's cost read off the lower envelope of its best curve in
-log-log († where the level is below 3× a reference check, ‡ where a curve's cheapest run is already
-below the level, so its cost is an upper bound); DIR/orders.md, the observed order of every curve
+log-log († where the level is below 3× a reference check; ‡ SIMULATOR where that simulator's cheapest
+run is already below the level, so its cost is an upper bound); DIR/orders.md, the observed order of every curve
 (slope of −log error against log steps) and CENIC's step counts.
 """
 
@@ -359,8 +359,9 @@ def summarize(out, names):
                 c, m = best["cenic"], best["mujoco"]
                 if c and m:
                     cell = f"**{c[0] / m[0]:.2f}** ({c[1]} {1e3 * c[0]:.3g} ms / {m[1]} {1e3 * m[0]:.3g} ms)"
-                    if c[2] or m[2]:
-                        cell += " ‡"
+                    bounds = [sim for sim, b in (("cenic", c), ("MuJoCo", m)) if b[2]]
+                    if bounds:
+                        cell += " ‡ " + ", ".join(bounds)
                 else:
                     cell = "– (" + " and ".join(s for s, b in (("cenic", c), ("MuJoCo", m)) if not b) + " not reached)"
                 if e < 3 * floor:
