@@ -26,7 +26,7 @@ interval; error = the largest distance of any body from the reference over the s
 MuJoCo: integrators RK4, Euler and implicitfast at the model's timestep / 2^k, k = 0..4, stepped in
 C by mujoco.rollout with the controls expanded per step; reference RK4 at timestep / 256, checked
 against / 512 (humanoid and clutter20: / 64 and / 128; quick: / 32 and / 64). cenic
-(examples/work_precision_mujoco): CENIC at accuracies 1e-1 … 1e-6 and fixed steps equal to MuJoCo's;
+(tools/work_precision_mujoco.rs): CENIC at accuracies 1e-1 … 1e-6 and fixed steps equal to MuJoCo's;
 reference CENIC at 1e-8, checked against 2.5e-9 (a quarter of the accuracy: about twice the steps);
 clutter20: reference 1e-7, accuracies down to 1e-5 (REFERENCE). Cost: process CPU time
 (time.process_time, CLOCK_PROCESS_CPUTIME_ID; one thread in both) of the stepping only; each model's

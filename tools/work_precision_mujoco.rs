@@ -3,8 +3,9 @@
 //! one model, a list of settings, one run of each, single thread.
 //!
 //! ```text
-//! work_precision_mujoco --model FILE.xml [--key NAME] [--interval S] [--intervals N]
-//!     [--settings cenic:1e-3,fixed:0.002,…] [--traj DIR]
+//! cargo run --release --example work_precision_mujoco -- --model FILE.xml
+//!     [--key NAME] [--interval S] [--intervals N] [--settings cenic:1e-3,fixed:0.002,…]
+//!     [--traj DIR]
 //! ```
 //!
 //! Each run starts from keyframe `--key` (else the model's reference pose at
