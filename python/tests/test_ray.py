@@ -175,12 +175,11 @@ def test_rllib_env_runner_contract(cluster, gym_models):
     # gymnasium.make_vec(ID, num_envs, vectorization_mode=MODE, **env_config)
     # wrapped in DictInfoToList, reset(seed), then steps through episodes cut
     # by next-step autoreset. (RLlib itself needs torch, too heavy for CI.)
-    readme = open(os.path.join(REPO, "README.md")).read()
-    section = readme[readme.index("## More than one machine") :]
-    blocks = re.findall(r"```python\n(.*?)```", section[: section.index("\n## ", 1)], re.S)
+    chapter = open(os.path.join(REPO, "docs", "src", "cluster.md")).read()
+    blocks = re.findall(r"```python(?:,ignore)?\n(.*?)```", chapter, re.S)
     for code in blocks:
-        compile(code, "README.md", "exec")
-    assert blocks[2] == cray.RLLIB_EXAMPLE, "README's RLlib recipe is cenic.ray.RLLIB_EXAMPLE"
+        compile(code, "docs/src/cluster.md", "exec")
+    assert blocks[2] == cray.RLLIB_EXAMPLE, "the guide's RLlib recipe (docs/src/cluster.md) is cenic.ray.RLLIB_EXAMPLE"
     env_id = re.search(r'\.environment\("([^"]+)"', cray.RLLIB_EXAMPLE).group(1)
     mode = re.search(r'gym_env_vectorize_mode="([^"]+)"', cray.RLLIB_EXAMPLE).group(1)
     assert env_id == "cenic:cenic/Ant-v5" and mode == "vector_entry_point"
