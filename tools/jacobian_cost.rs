@@ -1,28 +1,39 @@
-//! Cost of the Jacobian pass (`DiffRollout::linearize`: the taped forward
-//! pass plus the dual-number interval Jacobians) against a plain forward
-//! pass (`DiffRollout::simulate`), on the gymnasium robots and the MPC
-//! pusher's planning problem.
+//! Cost of gradients against a plain forward pass (`DiffRollout::simulate`),
+//! on the gymnasium robots, the cube toss and the MPC pusher's planning
+//! problem, in one run: the reverse pass (`DiffRollout::record` +
+//! `Recording::vjp` of one scalar loss) and the dense path
+//! (`DiffRollout::linearize`: the taped forward pass plus the dual-number
+//! interval Jacobians, then `Linearization::vjp`).
 //!
 //! ```text
 //! RAYON_NUM_THREADS=1 cargo run --release --example jacobian_cost [-- --repeat N]
 //! ```
 //!
-//! Cases: half_cheetah and ant under `CenicParams::for_gradients(1e-4)`,
-//! 20 control intervals of 10 ms from the model pose with smooth
-//! controls; the pusher task's problem (`mpc::tasks::pusher`, goal 3):
-//! 10 intervals of 50 ms, 4 fixed steps of 12.5 ms each, contacts from
-//! distance on, fixed pseudo-random controls. Times: mean wall time of N
-//! repeats after one warm-up (one rayon thread for one core).
+//! Cases: half_cheetah and ant (zoo poses, smooth controls) under
+//! `CenicParams::for_gradients(1e-4)`, 50 control intervals of 10 ms,
+//! parameters friction, stiffness, dissipation and mass; the cube toss
+//! (`scenes::cube_toss`, keyframe "toss") under the same preset, 100
+//! intervals of 10 ms, parameters friction, stiffness and cube size; the
+//! pusher task's problem (`mpc::tasks::pusher`, goal 3): 10 intervals of
+//! 50 ms, 4 fixed steps of 12.5 ms each, contacts from distance on, fixed
+//! pseudo-random controls. The loss is a fixed random linear function of
+//! the trajectory. Times: mean wall time of N repeats after one warm-up
+//! (one rayon thread for one core).
+//!
+//! Memory: the bytes a recording keeps for the reverse pass per accepted
+//! step (`Recording::tape_bytes`: the solve tape), the reverse pass's own
+//! peak (`cenic::diff::rev_tape::capacity_bytes` after one pass from an
+//! empty tape: one solve's recording, independent of the horizon), and the longest horizon whose recording, trajectory and
+//! gradient fit in 1 GB at the measured rate.
 
-use cenic::diff::DiffRollout;
+use cenic::diff::{DiffRollout, Param, rev_tape};
 use cenic::integrator::{CenicParams, Mode};
-use cenic::model::Model;
 use cenic::mpc::tasks::Task;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// A timed case: name, rollout, initial state, controls, intervals.
-type Case = (String, DiffRollout, Vec<f64>, Vec<f64>, usize);
+/// A timed case: name, rollout, initial state, controls, parameters, intervals.
+type Case = (String, DiffRollout, Vec<f64>, Vec<f64>, Vec<f64>, usize);
 
 fn time(repeat: usize, mut f: impl FnMut()) -> f64 {
     f();
@@ -40,18 +51,29 @@ fn main() {
         return;
     };
     let gym = shared.join("models/gymnasium");
-    println!("| case | intervals | forward (ms) | linearize (ms) | ratio |");
-    println!("|---|---|---|---|---|");
+    let grad = Mode::ErrorControlled(CenicParams::for_gradients(1e-4));
     let mut cases: Vec<Case> = vec![];
+    let zoo = cenic::zoo::cases(&shared).expect("zoo models load");
     for name in ["half_cheetah", "ant"] {
-        let path = gym.join(format!("{name}.xml"));
-        let m = Arc::new(Model::from_mjcf_file(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())));
-        let n = 20;
-        let r = DiffRollout::new(m.clone(), Mode::ErrorControlled(CenicParams::for_gradients(1e-4)), 0.01);
-        let u: Vec<f64> = (0..n * m.nu()).map(|i| 0.5 * (0.7 * i as f64).sin()).collect();
-        let x0: Vec<f64> = m.qpos0.iter().copied().chain(std::iter::repeat_n(0.0, m.nv)).collect();
-        cases.push((format!("{name}, CENIC grad:1e-4"), r, x0, u, n));
+        let case = zoo.iter().find(|c| c.name == name).expect("zoo case");
+        let m = case.model.clone();
+        let n = 50;
+        let params = vec![Param::Friction, Param::Stiffness, Param::Dissipation, Param::MassScale];
+        let theta = vec![1.0; params.len()];
+        let r = DiffRollout::new(m.clone(), grad.clone(), 0.01).with_params(params);
+        let u = cenic::zoo::noisy_smooth_controls(&m, n, 0.01);
+        let x0: Vec<f64> = case.qpos.iter().chain(&case.qvel).copied().collect();
+        cases.push((format!("{name}, CENIC grad:1e-4"), r, x0, u, theta, n));
     }
+    let cube = Arc::new(cenic::scenes::cube_toss());
+    let k = cube.keyframe("toss").expect("toss keyframe");
+    let x0: Vec<f64> = k.qpos.iter().chain(&k.qvel).copied().collect();
+    let r = DiffRollout::new(cube.clone(), grad, 0.01).with_params(vec![
+        Param::Friction,
+        Param::Stiffness,
+        Param::GeomSize(1),
+    ]);
+    cases.push(("cube toss, CENIC grad:1e-4".into(), r, x0, vec![], vec![1.0; 3], 100));
     let task = Task::new("pusher", &gym, 3).expect("pusher task");
     let p = &task.problem;
     let u: Vec<f64> = (0..p.horizon * p.nc()).map(|i| ((i * 37 % 11) as f64 / 5.5 - 1.0) * 1.5).collect();
@@ -60,15 +82,62 @@ fn main() {
         p.rollout(Some(task.cfd)),
         task.x0.clone(),
         u,
+        vec![],
         p.horizon,
     ));
-    for (name, r, x0, u, n) in &cases {
+    println!(
+        "| case | intervals | accepted steps | forward (ms) | reverse: record + vjp (ms) | reverse / forward | dense: linearize + vjp (ms) | dense / forward | dense / reverse |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let mut memory = vec![];
+    for (name, r, x0, u, theta, n) in &cases {
+        let nx = r.nx();
+        // A fixed pseudo-random loss L = g · trajectory.
+        let g: Vec<f64> = (0..(n + 1) * nx).map(|i| ((i * 7919 % 101) as f64 / 50.0 - 1.0)).collect();
         let fwd = time(repeat, || {
-            r.simulate(x0, u, &[], *n).expect("forward");
+            r.simulate(x0, u, theta, *n).expect("forward");
         });
-        let lin = time(repeat, || {
-            r.linearize(x0, u, &[], *n).expect("linearize");
+        let rev = time(repeat, || {
+            let rec = r.record(x0, u, theta, *n).expect("record");
+            rec.vjp(&g).expect("reverse pass");
         });
-        println!("| {name} | {n} | {:.2} | {:.2} | {:.1} |", 1e3 * fwd, 1e3 * lin, lin / fwd);
+        let dense = time(repeat, || {
+            let lin = r.linearize(x0, u, theta, *n).expect("linearize");
+            lin.vjp(&g);
+        });
+        let rec = r.record(x0, u, theta, *n).expect("record");
+        rev_tape::release();
+        rec.vjp(&g).expect("reverse pass");
+        let accepted = rec.world_stats().accepted;
+        println!(
+            "| {name} | {n} | {accepted} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} |",
+            1e3 * fwd,
+            1e3 * rev,
+            rev / fwd,
+            1e3 * dense,
+            dense / fwd,
+            dense / rev
+        );
+        // Memory of the reverse pass.
+        let (ux, nc, np) = (nx, r.nc(), r.np());
+        let per_interval = rec.tape_bytes() as f64 / *n as f64 + 8.0 * (ux + 2 * nc) as f64;
+        let work = rev_tape::capacity_bytes();
+        let horizon = ((1e9 - work as f64 - 8.0 * (2 * ux + 2 * np) as f64) / per_interval).floor();
+        memory.push((
+            name.clone(),
+            rec.tape_bytes() as f64 / accepted as f64,
+            rec.solves() as f64 / accepted as f64,
+            work,
+            horizon,
+            r.dt,
+        ));
+    }
+    println!();
+    println!(
+        "| case | recorded bytes per accepted step | solves per accepted step | reverse-pass peak (bytes) | longest horizon in 1 GB (intervals) | (s) |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for (name, per_step, solves, work, horizon, dt) in memory {
+        println!("| {name} | {per_step:.0} | {solves:.2} | {work} | {horizon:.0} | {:.0} |", horizon * dt);
     }
 }

@@ -18,12 +18,10 @@
 //! Phantom pairs come from a separate collision query with margin w_c at the
 //! recorded state; they are not regular constraints.
 
-use super::dual::Dual;
 use crate::collision::{Contacts, collide};
 use crate::dynamics::Data;
 use crate::math::Real;
 use crate::model::Model;
-use num_traits::One;
 
 /// Sharpness β of the softplus ramp (dimensionless): the ramp turns on over
 /// about 1/β of the width.
@@ -55,24 +53,24 @@ pub fn phantom_impulse<T: Real>(cfd: &Cfd, h: T, phi: T) -> T {
 /// Adds the phantom impulses of the pairs in `contacts` (a query with margin
 /// `cfd.width` at the state in `data`) to the residual `grad` (nv):
 /// R −= Σ Jᵀ n γ_ph, J = J_B(p) − J_A(p).
-pub(crate) fn add_phantom<const N: usize>(
+pub(crate) fn add_phantom<T: Real>(
     cfd: &Cfd,
     model: &Model,
-    data: &Data<Dual<N>>,
-    contacts: &mut Contacts<Dual<N>>,
-    h: Dual<N>,
-    grad: &mut [Dual<N>],
+    data: &Data<T>,
+    contacts: &mut Contacts<T>,
+    h: T,
+    grad: &mut [T],
 ) -> usize {
     contacts.skin = cfd.width;
     collide(model, data, contacts);
     let mut count = 0;
     for c in &contacts.list {
-        if !(c.dist.v >= 0.0 && c.dist.v < cfd.width) {
+        if !(c.dist.f64() >= 0.0 && c.dist.f64() < cfd.width) {
             continue;
         }
         count += 1;
         let impulse = c.normal * phantom_impulse(cfd, h, c.dist);
-        for (body, sign) in [(c.body[1], Dual::one()), (c.body[0], -Dual::one())] {
+        for (body, sign) in [(c.body[1], T::one()), (c.body[0], -T::one())] {
             let r = c.pos - data.body_ref[body];
             let mut d = model.bodies[body].last_dof;
             while let Some(k) = d {
@@ -86,6 +84,7 @@ pub(crate) fn add_phantom<const N: usize>(
 
 #[cfg(test)]
 mod tests {
+    use super::super::dual::Dual;
     use super::*;
 
     #[test]

@@ -19,7 +19,7 @@ use crate::dynamics::{integrate_q, normalize_quaternions};
 use crate::icf::cost::{CostWork, evaluate, normal_potential};
 use crate::integrator::linalg::{lu_factor, lu_solve};
 use crate::integrator::{ContactKey, Simulator, Tape};
-use crate::math::{cholesky_factor, cholesky_solve_in_place};
+use crate::math::{Real, cholesky_factor, cholesky_solve_in_place};
 use crate::model::Model;
 use std::sync::Arc;
 
@@ -325,43 +325,43 @@ impl<const N: usize> Linearizer<N> {
 /// of R is +Jᵀ t μ N with t = vt/√(|vt|² + ε²); with N = γn(vn(v)) it
 /// gains ∂R/∂v = μ (dγn/dvn) (Jᵀt)(Jᵀn)ᵀ = −μ g' (Jᵀt)(Jᵀn)ᵀ, which is
 /// not symmetric.
-fn add_load_coupling<const N: usize>(
-    p: &crate::icf::IcfProblem<Dual<N>>,
-    v1: &[Dual<N>],
+pub(crate) fn add_load_coupling<T: Real>(
+    p: &crate::icf::IcfProblem<T>,
+    v1: &[T],
     factor: &mut [f64],
     jt: &mut [f64],
     jn: &mut [f64],
 ) {
     let nv = p.nv;
-    let h = p.h.v;
+    let h = p.h.f64();
     // MuJoCo's soft contacts have no lagged friction load.
     for c in p.contacts.iter().filter(|c| c.soft.is_none()) {
         let mut vc = [0.0; 3];
         for e in c.jac_start..c.jac_start + c.jac_len {
-            let (col, x) = (p.jac_col[e], v1[p.jac_dof[e]].v);
-            vc[0] += col.x.v * x;
-            vc[1] += col.y.v * x;
-            vc[2] += col.z.v * x;
+            let (col, x) = (p.jac_col[e], v1[p.jac_dof[e]].f64());
+            vc[0] += col.x.f64() * x;
+            vc[1] += col.y.f64() * x;
+            vc[2] += col.z.f64() * x;
         }
-        let n = [c.normal.x.v, c.normal.y.v, c.normal.z.v];
+        let n = [c.normal.x.f64(), c.normal.y.f64(), c.normal.z.f64()];
         let vn = n[0] * vc[0] + n[1] * vc[1] + n[2] * vc[2];
-        let (_, _, gp) = normal_potential(h, c.stiffness.v, c.dissipation.v, c.fe0.v, vn);
+        let (_, _, gp) = normal_potential(h, c.stiffness.f64(), c.dissipation.f64(), c.fe0.f64(), vn);
         if gp == 0.0 {
             continue;
         }
         let vt = [vc[0] - n[0] * vn, vc[1] - n[1] * vn, vc[2] - n[2] * vn];
-        let s = (vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2] + c.eps.v * c.eps.v).sqrt();
+        let s = (vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2] + c.eps.f64() * c.eps.f64()).sqrt();
         let t = [vt[0] / s, vt[1] / s, vt[2] / s];
         jt.fill(0.0);
         jn.fill(0.0);
         for e in c.jac_start..c.jac_start + c.jac_len {
             let col = p.jac_col[e];
-            let col = [col.x.v, col.y.v, col.z.v];
+            let col = [col.x.f64(), col.y.f64(), col.z.f64()];
             let k = p.jac_dof[e];
             jt[k] += col[0] * t[0] + col[1] * t[1] + col[2] * t[2];
             jn[k] += col[0] * n[0] + col[1] * n[1] + col[2] * n[2];
         }
-        let scale = -c.mu.v * gp;
+        let scale = -c.mu.f64() * gp;
         for i in 0..nv {
             if jt[i] == 0.0 {
                 continue;
@@ -378,7 +378,7 @@ fn add_load_coupling<const N: usize>(
 /// step's implicit normal impulse γn(vn1) at the recorded v1 (a
 /// straight-through surrogate; v1 is a constant here, its coupling is
 /// [`add_load_coupling`]).
-fn implicit_load_tangents<const N: usize>(p: &mut crate::icf::IcfProblem<Dual<N>>, v1: &[Dual<N>]) {
+pub(crate) fn implicit_load_tangents<T: StraightThrough>(p: &mut crate::icf::IcfProblem<T>, v1: &[T]) {
     let h = p.h;
     for ci in 0..p.contacts.len() {
         let c = p.contacts[ci];
@@ -387,13 +387,32 @@ fn implicit_load_tangents<const N: usize>(p: &mut crate::icf::IcfProblem<Dual<N>
         }
         let vn = c.normal.dot(p.contact_velocity(&c, v1));
         let (_, gn, _) = normal_potential(h, c.stiffness, c.dissipation, c.fe0, vn);
-        p.contacts[ci].n0 = Dual { v: c.n0.v, d: gn.d };
+        p.contacts[ci].n0 = gn.with_value(c.n0.f64());
+    }
+}
+
+/// Scalars whose derivative part can be kept under another value (the
+/// straight-through friction load of [`FrictionLoad::Implicit`]).
+pub(crate) trait StraightThrough: Real {
+    /// The derivatives of `self` with value `v`.
+    fn with_value(self, v: f64) -> Self;
+}
+
+impl<const N: usize> StraightThrough for Dual<N> {
+    fn with_value(self, v: f64) -> Self {
+        Dual { v, d: self.d }
+    }
+}
+
+impl StraightThrough for super::rev::Rev {
+    fn with_value(self, v: f64) -> Self {
+        super::rev::Rev::with_value(self, v)
     }
 }
 
 /// The contacts of the Jacobian pass must be those of the forward solve.
-fn check_contacts<const N: usize>(
-    found: &[crate::collision::Contact<Dual<N>>],
+pub(crate) fn check_contacts<T: Real>(
+    found: &[crate::collision::Contact<T>],
     recorded: &[ContactKey],
     site: SolveSite,
 ) -> Result<(), DiffError> {

@@ -27,6 +27,32 @@
 //! only estimates the error). Chaining the solves of a control interval
 //! gives dense interval Jacobians D_x = ∂x_{k+1}/∂x_k, D_u, D_θ.
 //!
+//! **Reverse pass (vector–Jacobian products).** Callers that need only
+//! the gradient of a scalar loss — given g = ∂L/∂trajectory — use
+//! [`DiffRollout::record`] and [`Recording::vjp`] (or [`DiffRollout::vjp`],
+//! [`DiffRollout::vjp_batch`] over worlds in parallel) instead of the
+//! dense Jacobians. Solves are visited in reverse order with the running
+//! cotangent (q̄1, v̄1) of the solve's end state: q1 = q0 ⊕ h·v1 is
+//! reversed (q̄0 = (∂q1/∂q0)ᵀ q̄1, v̄1 += (∂q1/∂v1)ᵀ q̄1), then
+//! λ = H⁻ᵀ v̄1 with the factorization the dense path uses (Cholesky, or
+//! LU with a transposed solve for [`FrictionLoad::Implicit`]'s coupled H),
+//! and z̄ += −λᵀ ∂R/∂z for z = (q0, v0, u, θ). That product is one reverse
+//! sweep: the same generic CPU pipeline runs once at the recorded state in
+//! [`Rev`] numbers (value + node on a thread-local tape, values
+//! bit-identical to `f64` as with [`Dual`]) with z as leaves, recording
+//! R = ∇ℓ(v1); H's values come from the same run with recording paused,
+//! the contacts are checked against the recorded ones, and the implicit
+//! friction load's tangents and contacts from distance enter R exactly as
+//! in the dense path. Cotangents chain across solves and intervals
+//! (adding g at each interval end) and through the first interval's
+//! quaternion normalisation. Per solve it costs one recorded pipeline
+//! evaluation and one O(nv³) factorization instead of ⌈nz/LANES⌉ dual
+//! passes and nz triangular solves, and no nx × nz matrix is formed; the
+//! forward keeps only the solve tape (states, steps, contact keys).
+//! It equals [`Linearization::vjp`] to rounding (`tests/diff_adjoint.rs`).
+//! [`crate::sysid`] uses it; iLQR ([`crate::mpc`]) and the burn surrogate
+//! keep the dense Jacobians.
+//!
 //! **Departure from DESIGN.md §6** ("R written in burn tensor ops"): R's
 //! Jacobians come from dual numbers through the CPU pipeline instead. Every
 //! model feature — joint types, geom pairs (analytic and GJK/EPA), gains,
@@ -79,7 +105,7 @@
 //! contacts: steps then end just before each touch-down and lift-off and
 //! the gradient is smooth.
 //!
-//! **Robots with sliding feet** (issue 20, BENCHMARKS.md "Gradient
+//! **Robots with sliding feet** (BENCHMARKS.md "Gradient
 //! convergence on robots"). Two things make a legged robot's gradients
 //! converge, and both are what gradients get by default or by preset:
 //! - The friction load n0 is lagged at the start of each step, so the
@@ -137,18 +163,21 @@
 //!
 //! [burn]: https://burn.dev
 
+mod adjoint;
 mod cfd;
 mod dual;
 mod gradcheck;
 mod jacobian;
 mod params;
+mod rev;
 mod rollout;
 
 pub use cfd::{Cfd, SOFTPLUS_SHARPNESS, phantom_impulse};
 pub use dual::Dual;
 pub use gradcheck::{GradCheck, GradCheckOptions, GradCheckReport, gradcheck};
 pub use params::{ControlKind, Param};
-pub use rollout::{DiffRollout, LANES, Linearization, RolloutStats};
+pub use rev::{Rev, tape as rev_tape};
+pub use rollout::{Cotangents, DiffRollout, LANES, Linearization, Recording, RolloutStats};
 
 use crate::integrator::StepError;
 pub use crate::integrator::Tape;

@@ -1,6 +1,7 @@
 //! Differentiable rollouts: the `f64` forward simulation with a tape, the
 //! interval Jacobians, and the burn surrogate graph.
 
+use super::adjoint::Adjoint;
 use super::cfd::Cfd;
 use super::jacobian::{Linearizer, Setup};
 use super::params::{ControlKind, Param, set_controls, set_params};
@@ -105,7 +106,99 @@ impl Linearization {
     }
 }
 
+/// A recorded forward rollout of one world, for vector–Jacobian products
+/// by the reverse pass ([`vjp`](Self::vjp)); see [`DiffRollout::record`].
+#[derive(Clone, Debug)]
+pub struct Recording {
+    rollout: DiffRollout,
+    world: usize,
+    nsteps: usize,
+    x0: Vec<f64>,
+    u: Vec<f64>,
+    theta: Vec<f64>,
+    forward: Forward,
+}
+
+/// Cotangents of a rollout's inputs: (∂L/∂x_0 (nx), ∂L/∂u (nsteps × nc), ∂L/∂θ (nθ)).
+pub type Cotangents = (Vec<f64>, Vec<f64>, Vec<f64>);
+
+impl Recording {
+    /// States x_0 … x_nsteps ((nsteps + 1) × nx, row-major); x_0 as given.
+    pub fn trajectory(&self) -> &[f64] {
+        &self.forward.trajectory
+    }
+
+    /// Control intervals.
+    pub fn nsteps(&self) -> usize {
+        self.nsteps
+    }
+
+    /// Recorded ICF solves.
+    pub fn solves(&self) -> usize {
+        self.forward.tape.len()
+    }
+
+    /// Integration statistics of the forward run.
+    pub fn world_stats(&self) -> WorldStats {
+        self.forward.stats
+    }
+
+    /// Wall time of the forward run with its tape (s).
+    pub fn forward_seconds(&self) -> f64 {
+        self.forward.seconds
+    }
+
+    /// Bytes the recording keeps for the reverse pass: the solve tape
+    /// (states, steps and contact keys of every solve) and the interval
+    /// bounds; the trajectory and inputs not counted.
+    pub fn tape_bytes(&self) -> usize {
+        self.forward.tape.bytes() + self.forward.bounds.len() * core::mem::size_of::<usize>()
+    }
+
+    /// The reverse pass: given `g` = ∂L/∂trajectory ((nsteps + 1) × nx,
+    /// the layout of [`trajectory`](Self::trajectory)), returns
+    /// (∂L/∂x_0, ∂L/∂u, ∂L/∂θ), equal to [`Linearization::vjp`] of the
+    /// same rollout up to rounding, without forming Jacobians (see the
+    /// [module docs](super)).
+    pub fn vjp(&self, g: &[f64]) -> Result<Cotangents, DiffError> {
+        let r = &self.rollout;
+        let (nx, nc, np, n) = (r.nx(), r.nc(), r.np(), self.nsteps);
+        if g.len() != (n + 1) * nx {
+            return Err(DiffError::Input(format!(
+                "trajectory cotangent: expected (nsteps + 1) × nx = {} values, got {}",
+                (n + 1) * nx,
+                g.len()
+            )));
+        }
+        let mut adj = Adjoint::new(r.model.clone(), nc, np);
+        self.vjp_with(&mut adj, g)
+    }
+
+    fn vjp_with(&self, adj: &mut Adjoint, g: &[f64]) -> Result<Cotangents, DiffError> {
+        let r = &self.rollout;
+        let (nx, nc, np, n) = (r.nx(), r.nc(), r.np(), self.nsteps);
+        let setup = r.setup();
+        let f = &self.forward;
+        let mut xbar = g[n * nx..].to_vec();
+        let mut ubar = vec![0.0; n * nc];
+        let mut tbar = vec![0.0; np];
+        for k in (0..n).rev() {
+            let start = if k == 0 { 0 } else { f.bounds[k - 1] };
+            let site = SolveSite { world: self.world, interval: k, solve: 0, time: k as f64 * r.dt };
+            let x_raw = if k == 0 { Some(&self.x0[..]) } else { None };
+            let uk = &self.u[k * nc..(k + 1) * nc];
+            let ub = &mut ubar[k * nc..(k + 1) * nc];
+            adj.interval(&setup, &f.tape, start..f.bounds[k], uk, &self.theta, x_raw, site, &mut xbar, ub, &mut tbar)?;
+            for (x, gk) in xbar.iter_mut().zip(&g[k * nx..(k + 1) * nx]) {
+                *x += gk;
+            }
+        }
+        Ok((xbar, ubar, tbar))
+    }
+}
+
 /// A forward run with its tape.
+#[derive(Clone, Debug)]
 struct Forward {
     trajectory: Vec<f64>,
     tape: Tape,
@@ -252,6 +345,91 @@ impl DiffRollout {
         Ok(self.forward(0, x0, u, theta, nsteps, false)?.trajectory)
     }
 
+    fn setup(&self) -> Setup {
+        Setup { control: self.control, params: self.params.clone(), cfd: self.cfd, friction_load: self.friction_load }
+    }
+
+    /// One world's forward rollout recorded for the reverse pass (see
+    /// [`simulate`](Self::simulate) for the arguments): the trajectory is
+    /// available at once, vector–Jacobian products on demand
+    /// ([`Recording::vjp`]).
+    pub fn record(&self, x0: &[f64], u: &[f64], theta: &[f64], nsteps: usize) -> Result<Recording, DiffError> {
+        Ok(self.record_batch(x0, u, theta, 1, nsteps)?.pop().expect("one world"))
+    }
+
+    /// [`record`](Self::record) for `nworld` worlds (layouts of
+    /// [`linearize_batch`](Self::linearize_batch)), in parallel (rayon).
+    pub fn record_batch(
+        &self,
+        x0: &[f64],
+        u: &[f64],
+        theta: &[f64],
+        nworld: usize,
+        nsteps: usize,
+    ) -> Result<Vec<Recording>, DiffError> {
+        self.validate(x0.len(), u.len(), theta.len(), nworld, nsteps)?;
+        let (nx, nc, np) = (self.nx(), self.nc(), self.np());
+        (0..nworld)
+            .into_par_iter()
+            .map(|w| {
+                let x = &x0[w * nx..(w + 1) * nx];
+                let uw = &u[w * nsteps * nc..(w + 1) * nsteps * nc];
+                let th = &theta[w * np..(w + 1) * np];
+                Ok(Recording {
+                    rollout: self.clone(),
+                    world: w,
+                    nsteps,
+                    x0: x.to_vec(),
+                    u: uw.to_vec(),
+                    theta: th.to_vec(),
+                    forward: self.forward(w, x, uw, th, nsteps, true)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Vector–Jacobian products of recorded rollouts in parallel (rayon
+    /// over worlds): `g` holds each world's trajectory cotangent
+    /// (nworld × (nsteps + 1) × nx, row-major).
+    pub fn vjp_batch(recordings: &[Recording], g: &[f64]) -> Result<Vec<Cotangents>, DiffError> {
+        let Some(first) = recordings.first() else { return Ok(vec![]) };
+        let per = (first.nsteps + 1) * first.rollout.nx();
+        if g.len() != recordings.len() * per {
+            return Err(DiffError::Input(format!(
+                "trajectory cotangents: expected nworld × (nsteps + 1) × nx = {} values, got {}",
+                recordings.len() * per,
+                g.len()
+            )));
+        }
+        recordings
+            .par_iter()
+            .enumerate()
+            .map(|(w, rec)| {
+                if (rec.nsteps + 1) * rec.rollout.nx() != per {
+                    return Err(DiffError::Input(format!("world {w}: recording shape differs from world 0")));
+                }
+                rec.vjp(&g[w * per..(w + 1) * per])
+            })
+            .collect()
+    }
+
+    /// One world's forward rollout and the reverse pass: (trajectory,
+    /// ∂L/∂x_0, ∂L/∂u, ∂L/∂θ) for `g` = ∂L/∂trajectory. Equals
+    /// [`linearize`](Self::linearize) followed by [`Linearization::vjp`]
+    /// up to rounding, at a fraction of the cost.
+    pub fn vjp(
+        &self,
+        x0: &[f64],
+        u: &[f64],
+        theta: &[f64],
+        nsteps: usize,
+        g: &[f64],
+    ) -> Result<(Vec<f64>, Cotangents), DiffError> {
+        let rec = self.record(x0, u, theta, nsteps)?;
+        let c = rec.vjp(g)?;
+        Ok((rec.forward.trajectory, c))
+    }
+
     /// One world's rollout with interval Jacobians (see [`simulate`](Self::simulate) for the arguments).
     pub fn linearize(&self, x0: &[f64], u: &[f64], theta: &[f64], nsteps: usize) -> Result<Linearization, DiffError> {
         Ok(self.linearize_batch(x0, u, theta, 1, nsteps)?.pop().expect("one world"))
@@ -280,12 +458,7 @@ impl DiffRollout {
                 self.forward(w, x, uw, th, nsteps, true)
             })
             .collect::<Result<_, _>>()?;
-        let setup = Setup {
-            control: self.control,
-            params: self.params.clone(),
-            cfd: self.cfd,
-            friction_load: self.friction_load,
-        };
+        let setup = self.setup();
         let t0 = Instant::now();
         // One task per (world, interval); each chains its own solves.
         let tasks: Vec<(usize, usize)> = (0..nworld).flat_map(|w| (0..nsteps).map(move |k| (w, k))).collect();

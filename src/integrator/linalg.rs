@@ -43,6 +43,28 @@ pub fn lu_factor<T: Real>(a: &mut [T], n: usize, piv: &mut [usize]) -> Result<()
     Ok(())
 }
 
+/// Solves Aᵀ x = b in place with the factor of [`lu_factor`] (P·A = L·U,
+/// so Aᵀ = Uᵀ·Lᵀ·P): Uᵀ y = b, Lᵀ w = y, x = Pᵀ w.
+pub fn lu_solve_transpose<T: Real>(lu: &[T], n: usize, piv: &[usize], b: &mut [T]) {
+    for i in 0..n {
+        let mut s = b[i];
+        for j in 0..i {
+            s -= lu[j * n + i] * b[j];
+        }
+        b[i] = s / lu[i * n + i];
+    }
+    for i in (0..n).rev() {
+        let mut s = b[i];
+        for j in i + 1..n {
+            s -= lu[j * n + i] * b[j];
+        }
+        b[i] = s;
+    }
+    for k in (0..n).rev() {
+        b.swap(k, piv[k]);
+    }
+}
+
 /// Solves A x = b in place with the factor of [`lu_factor`].
 pub fn lu_solve<T: Real>(lu: &[T], n: usize, piv: &[usize], b: &mut [T]) {
     for (k, &p) in piv.iter().enumerate().take(n) {
@@ -180,6 +202,24 @@ mod tests {
         let mut piv = [0; 3];
         lu_factor(&mut a, 3, &mut piv).unwrap();
         lu_solve(&a, 3, &piv, &mut b);
+        for i in 0..3 {
+            assert!((b[i] - x[i]).abs() < 1e-14, "{b:?}");
+        }
+    }
+
+    #[test]
+    fn lu_transpose_solve_matches_the_transposed_system() {
+        let a0: [f64; 9] = [0.0, 2.0, 1.0, 1.0, 1.0, 0.0, 3.0, -1.0, 4.0];
+        let x: [f64; 3] = [1.0, -2.0, 0.5];
+        let mut b = [0.0f64; 3];
+        for (i, bi) in b.iter_mut().enumerate() {
+            *bi = (0..3).map(|j| a0[j * 3 + i] * x[j]).sum();
+        }
+        let mut a = a0;
+        let mut piv = [0; 3];
+        lu_factor(&mut a, 3, &mut piv).unwrap();
+        assert_ne!(piv, [0, 1, 2], "the case must pivot");
+        lu_solve_transpose(&a, 3, &piv, &mut b);
         for i in 0..3 {
             assert!((b[i] - x[i]).abs() < 1e-14, "{b:?}");
         }

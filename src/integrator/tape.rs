@@ -73,6 +73,15 @@ impl Tape {
         self.h.is_empty()
     }
 
+    /// Bytes of recorded data: per solve h, skin, q0, v0, v1 and the
+    /// contact index, plus the contact keys.
+    pub fn bytes(&self) -> usize {
+        use core::mem::size_of;
+        size_of::<f64>() * (self.h.len() + self.skin.len() + self.q0.len() + self.v0.len() + self.v1.len())
+            + size_of::<usize>() * self.contact_start.len()
+            + size_of::<ContactKey>() * self.contacts.len()
+    }
+
     /// Forgets all solves (keeps storage).
     pub fn clear(&mut self) {
         self.h.clear();

@@ -30,9 +30,11 @@
 //! the centre, free of the quaternion sign ambiguity; the loss is e² or the
 //! pseudo-Huber √(e² + δ²) − δ, averaged over the predicted samples. Mini-batches of segments are
 //! rolled out in parallel (rayon), each a [`crate::diff::DiffRollout`]
-//! (CENIC or fixed steps, optional contacts from distance) whose
-//! straight-through surrogate ([`crate::diff::DiffRollout::surrogate`])
-//! gives the gradient of the batch loss through burn's autodiff; burn's
+//! (CENIC or fixed steps, optional contacts from distance) recorded for
+//! the reverse pass: burn's autodiff gives the loss's cotangent on the
+//! trajectory, the reverse pass ([`crate::diff::Recording::vjp`]) its
+//! pull-back to the parameter multipliers θ, and burn again the chain
+//! through θ(φ) to the fit coordinates; burn's
 //! Adam takes the step with a cosine learning-rate schedule ([`fit`]). A
 //! segment whose simulation fails is left out of its batch and counted in
 //! the report.

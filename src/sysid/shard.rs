@@ -13,7 +13,7 @@ use super::SysidError;
 use super::data::{Pose, Segment, Toss};
 use super::params::{CubeModel, CubeParams, FitParam, Parametrization};
 use super::predict::{Loss, NX, rollout_for};
-use crate::diff::{Cfd, DiffError, DiffRollout, FrictionLoad, Linearization};
+use crate::diff::{Cfd, DiffError, DiffRollout, FrictionLoad, Recording};
 use crate::integrator::{CenicParams, Mode};
 use burn::tensor::{DType, Device, Tensor, TensorData};
 use rayon::prelude::*;
@@ -415,64 +415,85 @@ impl GradientSource for Shard {
             return Ok(out);
         }
         let theta = self.param.multipliers(&self.param.from_phi(phi));
-        let results: Vec<Result<Linearization, DiffError>> = batch
+        let results: Vec<Result<Recording, DiffError>> = batch
             .par_iter()
             .map(|s| {
                 let toss = &self.tosses[s.toss];
-                rollout_for(&self.rollout, toss).linearize(&toss.state(s.start), &[], &theta, s.steps())
+                rollout_for(&self.rollout, toss).record(&toss.state(s.start), &[], &theta, s.steps())
             })
             .collect();
-        let mut lins = Vec::with_capacity(m);
+        let mut recs = Vec::with_capacity(m);
         let mut kept = Vec::with_capacity(m);
         for (i, r) in results.into_iter().enumerate() {
             match r {
-                Ok(l) => {
-                    out.solves[i] = l.stats.solves;
-                    lins.push(l);
+                Ok(rec) => {
+                    out.solves[i] = rec.solves();
+                    recs.push(rec);
                     kept.push(i);
                 }
                 Err(e) => out.failures.push((i, e.to_string())),
             }
         }
-        if lins.is_empty() {
+        if recs.is_empty() {
             return Ok(out);
         }
-        let nw = lins.len();
+        let nw = recs.len();
         let steps = batch[0].steps();
         let opts = (&self.device, DType::F64);
-        let mut x0 = Vec::with_capacity(nw * NX);
+        let mut traj = Vec::with_capacity(nw * (steps + 1) * NX);
         let mut pos = Vec::with_capacity(nw * steps * 3);
         let mut quat = Vec::with_capacity(nw * steps * 4);
-        for (&i, l) in kept.iter().zip(&lins) {
+        for (&i, rec) in kept.iter().zip(&recs) {
             let s = &batch[i];
-            x0.extend_from_slice(&l.trajectory[..NX]);
+            traj.extend_from_slice(rec.trajectory());
             for j in 1..s.samples {
                 let p = &self.tosses[s.toss].poses[s.start + j];
                 pos.extend_from_slice(&p.pos);
                 quat.extend_from_slice(&p.quat);
             }
         }
-        let x0 = Tensor::<2>::from_data(TensorData::new(x0, [nw, NX]), opts);
+        // The loss and its cotangent on the trajectory (burn), then the
+        // reverse pass per segment for ∂loss/∂θ, then θ(φ) (burn).
+        let traj = Tensor::<3>::from_data(TensorData::new(traj, [nw, steps + 1, NX]), opts).require_grad();
         let pos = Tensor::<3>::from_data(TensorData::new(pos, [nw, steps, 3]), opts);
         let quat = Tensor::<3>::from_data(TensorData::new(quat, [nw, steps, 4]), opts);
-        // One row of coordinates per segment: the gradient of the summed
-        // losses with respect to row k is segment k's own gradient.
+        let p: Tensor<3> = traj.clone().slice([0..nw, 1..steps + 1, 0..3]);
+        let q: Tensor<3> = traj.clone().slice([0..nw, 1..steps + 1, 3..7]);
+        let dp2 = (p - pos).powi_scalar(2).sum_dim(2);
+        let dot = (q * quat).sum_dim(2);
+        let per_segment = self.loss.tensor(dp2, dot).mean_dim(1);
+        let values: Vec<f64> = per_segment.to_data().iter::<f64>().collect();
+        let grads = per_segment.sum().backward();
+        let per = (steps + 1) * NX;
+        let g: Vec<f64> = traj.grad(&grads).map_or(vec![0.0; nw * per], |g| g.to_data().iter::<f64>().collect());
+        let np = self.rollout.np();
+        let mut theta_bar = vec![0.0; nw * np];
+        let mut vjp_failed = vec![false; nw];
+        let cot = recs.par_iter().enumerate().map(|(k, rec)| rec.vjp(&g[k * per..(k + 1) * per])).collect::<Vec<_>>();
+        for (k, c) in cot.into_iter().enumerate() {
+            match c {
+                Ok((_, _, tb)) => theta_bar[k * np..(k + 1) * np].copy_from_slice(&tb),
+                Err(e) => {
+                    out.failures.push((kept[k], e.to_string()));
+                    vjp_failed[k] = true;
+                }
+            }
+        }
+        // One row of coordinates per segment: the gradient of Σ θ̄_k · θ(φ_k)
+        // with respect to row k is segment k's own gradient.
         let rows: Vec<f64> = (0..nw).flat_map(|_| phi.iter().copied()).collect();
         let phi_t = Tensor::<2>::from_data(TensorData::new(rows, [nw, nphi]), opts).require_grad();
         let theta_t = Tensor::cat(
             (0..nw).map(|k| self.param.multipliers_tensor(phi_t.clone().slice([k..k + 1, 0..nphi]))).collect(),
             0,
         );
-        let traj = DiffRollout::surrogate(&lins, x0, None, Some(theta_t));
-        let p: Tensor<3> = traj.clone().slice([0..nw, 1..steps + 1, 0..3]);
-        let q: Tensor<3> = traj.slice([0..nw, 1..steps + 1, 3..7]);
-        let dp2 = (p - pos).powi_scalar(2).sum_dim(2);
-        let dot = (q * quat).sum_dim(2);
-        let per_segment = self.loss.tensor(dp2, dot).mean_dim(1);
-        let values: Vec<f64> = per_segment.to_data().iter::<f64>().collect();
-        let grads = per_segment.sum().backward();
+        let tb = Tensor::<2>::from_data(TensorData::new(theta_bar, [nw, np]), opts);
+        let grads = (theta_t * tb).sum().backward();
         let g: Vec<f64> = phi_t.grad(&grads).map_or(vec![0.0; nw * nphi], |g| g.to_data().iter::<f64>().collect());
         for (k, &i) in kept.iter().enumerate() {
+            if vjp_failed[k] {
+                continue;
+            }
             out.loss[i] = values[k];
             out.gradient[i * nphi..(i + 1) * nphi].copy_from_slice(&g[k * nphi..(k + 1) * nphi]);
         }

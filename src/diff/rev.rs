@@ -1,0 +1,705 @@
+//! Reverse-mode scalars: a value and the index of its node on this
+//! thread's tape, implementing [`Real`] so that every generic CPU stage
+//! (kinematics, collision, the ICF builder and cost) records its
+//! derivatives while it runs unchanged.
+//!
+//! Values follow the rules of [`super::Dual`]: every operation computes
+//! its value with exactly the `f64` operation of plain `f64`, and
+//! comparisons look at values only, so a pipeline run in [`Rev`] takes the
+//! same branches and produces bit-identical values to the `f64` run.
+//! Derivatives at kinks follow the branch the value took.
+//!
+//! The tape ([`tape`]) is thread-local: a node holds at most two parents
+//! and the local partial derivatives towards them. Operations whose inputs
+//! are all constants record nothing (their result is a constant, index 0),
+//! so model constants cost no tape. One [`tape::backward`] sweep then gives
+//! the adjoint of every node for one seeded output combination.
+//!
+//! Where [`super::Dual`] returns a zero tangent for a zero input tangent
+//! at a point with an infinite derivative (`sqrt`, `hypot`, `cbrt` at 0:
+//! the norm of a zero vector), the reverse rule uses a zero partial, which
+//! gives the same result whenever the forward tangent is defined.
+
+use crate::math::Real;
+use core::cmp::Ordering;
+use core::fmt;
+use core::iter::Sum;
+use core::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Rem, RemAssign, Sub, SubAssign};
+use num_traits::{Float, FloatConst, Num, NumCast, One, ToPrimitive, Zero};
+
+/// A reverse-mode scalar: value `v` and the index of its node on this
+/// thread's [`tape`] (0: a constant).
+#[derive(Clone, Copy)]
+#[repr(C)]
+pub struct Rev {
+    /// Value (bit-identical to the `f64` computation).
+    pub v: f64,
+    /// Node on this thread's tape; 0 for constants.
+    idx: u64,
+}
+
+// SAFETY: `repr(C)` struct of an `f64` and a `u64` (no padding, every bit
+// pattern is valid: index 0 is a constant), `Copy` and `'static`.
+unsafe impl bytemuck::Zeroable for Rev {}
+// SAFETY: see above.
+unsafe impl bytemuck::Pod for Rev {}
+
+/// The thread-local tape of [`Rev`] operations.
+pub mod tape {
+    use core::cell::RefCell;
+
+    /// One recorded operation: up to two parents and the partial
+    /// derivatives of its value towards them (parent 0 is the constant
+    /// node, whose adjoint is never read).
+    #[derive(Clone, Copy)]
+    pub(super) struct Node {
+        pub a: u32,
+        pub b: u32,
+        pub da: f64,
+        pub db: f64,
+    }
+
+    pub(super) struct State {
+        pub nodes: Vec<Node>,
+        pub recording: bool,
+    }
+
+    thread_local! {
+        pub(super) static TAPE: RefCell<State> = const { RefCell::new(State { nodes: Vec::new(), recording: true }) };
+    }
+
+    /// Forgets every node of this thread's tape (keeping its storage) and
+    /// turns recording on. [`super::Rev`] values made before are invalid
+    /// afterwards.
+    pub fn clear() {
+        TAPE.with(|t| {
+            let mut t = t.borrow_mut();
+            t.nodes.clear();
+            t.nodes.push(Node { a: 0, b: 0, da: 0.0, db: 0.0 });
+            t.recording = true;
+        });
+    }
+
+    /// Frees this thread's tape storage (the next [`clear`] starts empty).
+    pub fn release() {
+        TAPE.with(|t| {
+            let mut t = t.borrow_mut();
+            t.nodes = Vec::new();
+            t.recording = true;
+        });
+    }
+
+    /// Nodes on this thread's tape.
+    pub fn len() -> usize {
+        TAPE.with(|t| t.borrow().nodes.len())
+    }
+
+    /// Bytes of tape storage held by this thread (its capacity).
+    pub fn capacity_bytes() -> usize {
+        TAPE.with(|t| t.borrow().nodes.capacity() * core::mem::size_of::<Node>())
+    }
+
+    /// Turns recording on or off and returns the previous setting. While
+    /// off, operations return constants: values are still exact, for
+    /// quantities (e.g. a Hessian) whose derivatives are not needed.
+    pub fn set_recording(on: bool) -> bool {
+        TAPE.with(|t| core::mem::replace(&mut t.borrow_mut().recording, on))
+    }
+
+    /// Reverse sweep: `adj` must hold the seeds (adjoints of the outputs,
+    /// indexed by node, length at least [`len`]); afterwards `adj[i]` is
+    /// the adjoint of node i. Nodes with a zero adjoint are skipped.
+    pub fn backward(adj: &mut [f64]) {
+        TAPE.with(|t| {
+            let t = t.borrow();
+            let nodes = &t.nodes;
+            assert!(adj.len() >= nodes.len(), "adjoint vector shorter than the tape");
+            for i in (1..nodes.len()).rev() {
+                let a = adj[i];
+                if a == 0.0 {
+                    continue;
+                }
+                let n = nodes[i];
+                adj[n.a as usize] += a * n.da;
+                adj[n.b as usize] += a * n.db;
+            }
+        });
+    }
+}
+
+#[inline(always)]
+fn push(a: u64, da: f64, b: u64, db: f64) -> u64 {
+    tape::TAPE.with(|t| {
+        let mut t = t.borrow_mut();
+        if !t.recording {
+            return 0;
+        }
+        debug_assert!(!t.nodes.is_empty(), "Rev tape used before tape::clear()");
+        let i = t.nodes.len();
+        assert!(i < u32::MAX as usize, "Rev tape full");
+        t.nodes.push(tape::Node { a: a as u32, b: b as u32, da, db });
+        i as u64
+    })
+}
+
+impl Rev {
+    /// A constant.
+    #[inline(always)]
+    pub const fn cst(v: f64) -> Self {
+        Self { v, idx: 0 }
+    }
+    /// A new independent input (a leaf node on this thread's tape).
+    #[inline]
+    pub fn var(v: f64) -> Self {
+        Self { v, idx: push(0, 0.0, 0, 0.0) }
+    }
+    /// The node index (0 for constants): where [`tape::backward`] leaves
+    /// this value's adjoint.
+    #[inline(always)]
+    pub fn index(&self) -> usize {
+        self.idx as usize
+    }
+    /// True for constants (no node).
+    #[inline(always)]
+    pub fn is_constant(&self) -> bool {
+        self.idx == 0
+    }
+    /// Value `v` with the derivatives of `self` (a straight-through
+    /// surrogate: the node is shared).
+    #[inline(always)]
+    pub fn with_value(self, v: f64) -> Self {
+        Self { v, idx: self.idx }
+    }
+    /// Value `v`, derivative `f` towards `x`.
+    #[inline(always)]
+    fn chain(v: f64, x: &Self, f: f64) -> Self {
+        if x.idx == 0 {
+            return Self::cst(v);
+        }
+        Self { v, idx: push(x.idx, f, 0, 0.0) }
+    }
+    /// Value `v`, derivatives `fa`, `fb` towards `a`, `b`.
+    #[inline(always)]
+    fn chain2(v: f64, a: &Self, fa: f64, b: &Self, fb: f64) -> Self {
+        match (a.idx, b.idx) {
+            (0, 0) => Self::cst(v),
+            (0, _) => Self { v, idx: push(b.idx, fb, 0, 0.0) },
+            (_, 0) => Self { v, idx: push(a.idx, fa, 0, 0.0) },
+            _ => Self { v, idx: push(a.idx, fa, b.idx, fb) },
+        }
+    }
+    /// Derivative `1/den` towards `x`, zero where `den` is 0 (see the module docs).
+    #[inline(always)]
+    fn chain_div(v: f64, x: &Self, den: f64) -> Self {
+        Self::chain(v, x, if den == 0.0 { 0.0 } else { 1.0 / den })
+    }
+}
+
+impl Default for Rev {
+    fn default() -> Self {
+        Self::cst(0.0)
+    }
+}
+
+impl fmt::Debug for Rev {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Rev({:?}, node {})", self.v, self.idx)
+    }
+}
+
+impl fmt::Display for Rev {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.v, f)
+    }
+}
+
+impl PartialEq for Rev {
+    /// Compares values only (branch decisions must match the `f64` path).
+    #[inline(always)]
+    fn eq(&self, o: &Self) -> bool {
+        self.v == o.v
+    }
+}
+
+impl PartialOrd for Rev {
+    /// Compares values only.
+    #[inline(always)]
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        self.v.partial_cmp(&o.v)
+    }
+}
+
+impl Add for Rev {
+    type Output = Self;
+    #[inline(always)]
+    fn add(self, o: Self) -> Self {
+        Self::chain2(self.v + o.v, &self, 1.0, &o, 1.0)
+    }
+}
+
+impl Sub for Rev {
+    type Output = Self;
+    #[inline(always)]
+    fn sub(self, o: Self) -> Self {
+        Self::chain2(self.v - o.v, &self, 1.0, &o, -1.0)
+    }
+}
+
+impl Mul for Rev {
+    type Output = Self;
+    #[inline(always)]
+    fn mul(self, o: Self) -> Self {
+        Self::chain2(self.v * o.v, &self, o.v, &o, self.v)
+    }
+}
+
+impl Div for Rev {
+    type Output = Self;
+    #[inline(always)]
+    fn div(self, o: Self) -> Self {
+        let v = self.v / o.v;
+        let inv = 1.0 / o.v;
+        Self::chain2(v, &self, inv, &o, -v * inv)
+    }
+}
+
+impl Rem for Rev {
+    type Output = Self;
+    #[inline]
+    fn rem(self, o: Self) -> Self {
+        // a % b = a − trunc(a/b)·b, with trunc piecewise constant.
+        let q = (self.v / o.v).trunc();
+        Self::chain2(self.v % o.v, &self, 1.0, &o, -q)
+    }
+}
+
+impl Neg for Rev {
+    type Output = Self;
+    #[inline(always)]
+    fn neg(self) -> Self {
+        Self::chain(-self.v, &self, -1.0)
+    }
+}
+
+macro_rules! assign_op {
+    ($tr:ident, $f:ident, $op:tt) => {
+        impl $tr for Rev {
+            #[inline(always)]
+            fn $f(&mut self, o: Self) {
+                *self = *self $op o;
+            }
+        }
+    };
+}
+assign_op!(AddAssign, add_assign, +);
+assign_op!(SubAssign, sub_assign, -);
+assign_op!(MulAssign, mul_assign, *);
+assign_op!(DivAssign, div_assign, /);
+assign_op!(RemAssign, rem_assign, %);
+
+impl Sum for Rev {
+    /// Starts from −0.0 like `f64`'s `Sum`, so the value is bit-identical.
+    fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
+        iter.fold(Self::cst(-0.0), |a, b| a + b)
+    }
+}
+
+impl<'a> Sum<&'a Rev> for Rev {
+    fn sum<I: Iterator<Item = &'a Self>>(iter: I) -> Self {
+        iter.fold(Self::cst(-0.0), |a, b| a + *b)
+    }
+}
+
+impl Zero for Rev {
+    #[inline(always)]
+    fn zero() -> Self {
+        Self::cst(0.0)
+    }
+    #[inline(always)]
+    fn is_zero(&self) -> bool {
+        self.v == 0.0
+    }
+}
+
+impl One for Rev {
+    #[inline(always)]
+    fn one() -> Self {
+        Self::cst(1.0)
+    }
+}
+
+impl Num for Rev {
+    type FromStrRadixErr = <f64 as Num>::FromStrRadixErr;
+    fn from_str_radix(s: &str, radix: u32) -> Result<Self, Self::FromStrRadixErr> {
+        f64::from_str_radix(s, radix).map(Self::cst)
+    }
+}
+
+impl ToPrimitive for Rev {
+    fn to_i64(&self) -> Option<i64> {
+        self.v.to_i64()
+    }
+    fn to_u64(&self) -> Option<u64> {
+        self.v.to_u64()
+    }
+    fn to_i128(&self) -> Option<i128> {
+        self.v.to_i128()
+    }
+    fn to_u128(&self) -> Option<u128> {
+        self.v.to_u128()
+    }
+    fn to_f32(&self) -> Option<f32> {
+        self.v.to_f32()
+    }
+    fn to_f64(&self) -> Option<f64> {
+        Some(self.v)
+    }
+}
+
+impl NumCast for Rev {
+    fn from<T: ToPrimitive>(n: T) -> Option<Self> {
+        n.to_f64().map(Self::cst)
+    }
+}
+
+macro_rules! consts {
+    ($($name:ident),*) => {
+        $(
+            #[inline(always)]
+            fn $name() -> Self {
+                Self::cst(<f64 as FloatConst>::$name())
+            }
+        )*
+    };
+}
+
+impl FloatConst for Rev {
+    consts!(
+        E,
+        FRAC_1_PI,
+        FRAC_1_SQRT_2,
+        FRAC_2_PI,
+        FRAC_2_SQRT_PI,
+        FRAC_PI_2,
+        FRAC_PI_3,
+        FRAC_PI_4,
+        FRAC_PI_6,
+        FRAC_PI_8,
+        LN_10,
+        LN_2,
+        LOG10_E,
+        LOG2_E,
+        PI,
+        SQRT_2,
+        TAU,
+        LOG10_2,
+        LOG2_10
+    );
+}
+
+impl Float for Rev {
+    fn nan() -> Self {
+        Self::cst(f64::NAN)
+    }
+    fn infinity() -> Self {
+        Self::cst(f64::INFINITY)
+    }
+    fn neg_infinity() -> Self {
+        Self::cst(f64::NEG_INFINITY)
+    }
+    fn neg_zero() -> Self {
+        Self::cst(-0.0)
+    }
+    fn min_value() -> Self {
+        Self::cst(f64::MIN)
+    }
+    fn min_positive_value() -> Self {
+        Self::cst(f64::MIN_POSITIVE)
+    }
+    fn epsilon() -> Self {
+        Self::cst(f64::EPSILON)
+    }
+    fn max_value() -> Self {
+        Self::cst(f64::MAX)
+    }
+    fn is_nan(self) -> bool {
+        self.v.is_nan()
+    }
+    fn is_infinite(self) -> bool {
+        self.v.is_infinite()
+    }
+    fn is_finite(self) -> bool {
+        self.v.is_finite()
+    }
+    fn is_normal(self) -> bool {
+        self.v.is_normal()
+    }
+    fn is_subnormal(self) -> bool {
+        self.v.is_subnormal()
+    }
+    fn classify(self) -> core::num::FpCategory {
+        self.v.classify()
+    }
+    fn floor(self) -> Self {
+        Self::cst(self.v.floor())
+    }
+    fn ceil(self) -> Self {
+        Self::cst(self.v.ceil())
+    }
+    fn round(self) -> Self {
+        Self::cst(self.v.round())
+    }
+    fn trunc(self) -> Self {
+        Self::cst(self.v.trunc())
+    }
+    fn fract(self) -> Self {
+        Self::chain(self.v.fract(), &self, 1.0)
+    }
+    fn abs(self) -> Self {
+        Self::chain(self.v.abs(), &self, if self.v < 0.0 { -1.0 } else { 1.0 })
+    }
+    fn signum(self) -> Self {
+        Self::cst(self.v.signum())
+    }
+    fn is_sign_positive(self) -> bool {
+        self.v.is_sign_positive()
+    }
+    fn is_sign_negative(self) -> bool {
+        self.v.is_sign_negative()
+    }
+    fn mul_add(self, a: Self, b: Self) -> Self {
+        let v = self.v.mul_add(a.v, b.v);
+        // Three parents: the product's node (value unused), then the sum.
+        let p = Self::chain2(0.0, &self, a.v, &a, self.v);
+        Self::chain2(v, &p, 1.0, &b, 1.0)
+    }
+    fn recip(self) -> Self {
+        let v = self.v.recip();
+        Self::chain(v, &self, -v * v)
+    }
+    fn powi(self, n: i32) -> Self {
+        let f = if n == 0 { 0.0 } else { n as f64 * self.v.powi(n - 1) };
+        Self::chain(self.v.powi(n), &self, f)
+    }
+    fn powf(self, n: Self) -> Self {
+        let v = self.v.powf(n.v);
+        let fx = if n.v == 0.0 { 0.0 } else { n.v * self.v.powf(n.v - 1.0) };
+        let fn_ = if n.is_constant() { 0.0 } else { v * self.v.ln() };
+        Self::chain2(v, &self, fx, &n, fn_)
+    }
+    fn sqrt(self) -> Self {
+        let v = self.v.sqrt();
+        Self::chain_div(v, &self, 2.0 * v)
+    }
+    fn exp(self) -> Self {
+        let v = self.v.exp();
+        Self::chain(v, &self, v)
+    }
+    fn exp2(self) -> Self {
+        let v = self.v.exp2();
+        Self::chain(v, &self, v * core::f64::consts::LN_2)
+    }
+    fn ln(self) -> Self {
+        Self::chain(self.v.ln(), &self, 1.0 / self.v)
+    }
+    fn log(self, base: Self) -> Self {
+        // log_b(x) = ln x / ln b.
+        let v = self.v.log(base.v);
+        let lb = base.v.ln();
+        Self::chain2(v, &self, 1.0 / (self.v * lb), &base, -v / (base.v * lb))
+    }
+    fn log2(self) -> Self {
+        Self::chain(self.v.log2(), &self, 1.0 / (self.v * core::f64::consts::LN_2))
+    }
+    fn log10(self) -> Self {
+        Self::chain(self.v.log10(), &self, 1.0 / (self.v * core::f64::consts::LN_10))
+    }
+    fn to_degrees(self) -> Self {
+        Self::chain(self.v.to_degrees(), &self, 180.0 / core::f64::consts::PI)
+    }
+    fn to_radians(self) -> Self {
+        Self::chain(self.v.to_radians(), &self, core::f64::consts::PI / 180.0)
+    }
+    fn max(self, o: Self) -> Self {
+        // f64::max returns the non-NaN operand; follow the operand whose value is returned.
+        if self.v >= o.v || o.v.is_nan() { Self { v: self.v.max(o.v), idx: self.idx } } else { o }
+    }
+    fn min(self, o: Self) -> Self {
+        if self.v <= o.v || o.v.is_nan() { Self { v: self.v.min(o.v), idx: self.idx } } else { o }
+    }
+    fn clamp(self, lo: Self, hi: Self) -> Self {
+        if self.v < lo.v {
+            lo
+        } else if self.v > hi.v {
+            hi
+        } else {
+            self
+        }
+    }
+    fn abs_sub(self, o: Self) -> Self {
+        if self.v <= o.v { Self::cst(0.0) } else { self - o }
+    }
+    fn cbrt(self) -> Self {
+        let v = self.v.cbrt();
+        Self::chain_div(v, &self, 3.0 * v * v)
+    }
+    fn hypot(self, o: Self) -> Self {
+        let v = self.v.hypot(o.v);
+        if v == 0.0 {
+            return Self::cst(v);
+        }
+        Self::chain2(v, &self, self.v / v, &o, o.v / v)
+    }
+    fn sin(self) -> Self {
+        Self::chain(self.v.sin(), &self, self.v.cos())
+    }
+    fn cos(self) -> Self {
+        Self::chain(self.v.cos(), &self, -self.v.sin())
+    }
+    fn tan(self) -> Self {
+        let v = self.v.tan();
+        Self::chain(v, &self, 1.0 + v * v)
+    }
+    fn asin(self) -> Self {
+        Self::chain(self.v.asin(), &self, 1.0 / (1.0 - self.v * self.v).sqrt())
+    }
+    fn acos(self) -> Self {
+        Self::chain(self.v.acos(), &self, -1.0 / (1.0 - self.v * self.v).sqrt())
+    }
+    fn atan(self) -> Self {
+        Self::chain(self.v.atan(), &self, 1.0 / (1.0 + self.v * self.v))
+    }
+    fn atan2(self, x: Self) -> Self {
+        // self = y.
+        let r2 = self.v * self.v + x.v * x.v;
+        let v = self.v.atan2(x.v);
+        if r2 == 0.0 {
+            return Self::cst(v);
+        }
+        Self::chain2(v, &self, x.v / r2, &x, -self.v / r2)
+    }
+    fn sin_cos(self) -> (Self, Self) {
+        (self.sin(), self.cos())
+    }
+    fn exp_m1(self) -> Self {
+        Self::chain(self.v.exp_m1(), &self, self.v.exp())
+    }
+    fn ln_1p(self) -> Self {
+        Self::chain(self.v.ln_1p(), &self, 1.0 / (1.0 + self.v))
+    }
+    fn sinh(self) -> Self {
+        Self::chain(self.v.sinh(), &self, self.v.cosh())
+    }
+    fn cosh(self) -> Self {
+        Self::chain(self.v.cosh(), &self, self.v.sinh())
+    }
+    fn tanh(self) -> Self {
+        let v = self.v.tanh();
+        Self::chain(v, &self, 1.0 - v * v)
+    }
+    fn asinh(self) -> Self {
+        Self::chain(self.v.asinh(), &self, 1.0 / (self.v * self.v + 1.0).sqrt())
+    }
+    fn acosh(self) -> Self {
+        Self::chain(self.v.acosh(), &self, 1.0 / (self.v * self.v - 1.0).sqrt())
+    }
+    fn atanh(self) -> Self {
+        Self::chain(self.v.atanh(), &self, 1.0 / (1.0 - self.v * self.v))
+    }
+    fn integer_decode(self) -> (u64, i16, i8) {
+        self.v.integer_decode()
+    }
+    fn copysign(self, sign: Self) -> Self {
+        let v = self.v.copysign(sign.v);
+        let flip = self.v.is_sign_negative() != sign.v.is_sign_negative();
+        Self::chain(v, &self, if flip { -1.0 } else { 1.0 })
+    }
+}
+
+impl Real for Rev {
+    #[inline(always)]
+    fn c(x: f64) -> Self {
+        Self::cst(x)
+    }
+    #[inline(always)]
+    fn f64(self) -> f64 {
+        self.v
+    }
+    const EPS: Self = Self::cst(f64::EPSILON);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diff::Dual;
+
+    /// d f / dx at `x` by one reverse sweep.
+    fn rev_derivative(f: impl Fn(Rev) -> Rev, x: f64) -> (f64, f64) {
+        tape::clear();
+        let a = Rev::var(x);
+        let y = f(a);
+        let mut adj = vec![0.0; tape::len()];
+        adj[y.index()] += 1.0;
+        tape::backward(&mut adj);
+        (y.v, if y.is_constant() { 0.0 } else { adj[a.index()] })
+    }
+
+    #[test]
+    fn unary_rules_match_dual_numbers_and_values_match_f64() {
+        type F = (fn(Rev) -> Rev, fn(Dual<1>) -> Dual<1>);
+        let cases: &[(F, f64)] = &[
+            ((|x| x.sqrt(), |x| x.sqrt()), 0.7),
+            ((|x| x.exp(), |x| x.exp()), 0.3),
+            ((|x| x.ln(), |x| x.ln()), 1.7),
+            ((|x| x.sin(), |x| x.sin()), 0.4),
+            ((|x| x.cos(), |x| x.cos()), 0.4),
+            ((|x| x.tan(), |x| x.tan()), 0.4),
+            ((|x| x.asin(), |x| x.asin()), 0.4),
+            ((|x| x.acos(), |x| x.acos()), 0.4),
+            ((|x| x.atan(), |x| x.atan()), 0.4),
+            ((|x| x.tanh(), |x| x.tanh()), 0.4),
+            ((|x| x.cbrt(), |x| x.cbrt()), 0.4),
+            ((|x| x.recip(), |x| x.recip()), 0.4),
+            ((|x| x.powi(3), |x| x.powi(3)), -0.4),
+            ((|x| x.powf(Rev::cst(2.5)), |x| x.powf(Dual::cst(2.5))), 0.4),
+            ((|x| Rev::cst(1.3).powf(x), |x| Dual::cst(1.3).powf(x)), 0.4),
+            ((|x| x.powf(x), |x| x.powf(x)), 0.4),
+            ((|x| x.abs(), |x| x.abs()), -0.4),
+            ((|x| x.mul_add(x, Rev::cst(0.3)), |x| x.mul_add(x, Dual::cst(0.3))), 0.4),
+            ((|x| x.mul_add(Rev::cst(0.7), x * x), |x| x.mul_add(Dual::cst(0.7), x * x)), 0.4),
+            ((|x| x.hypot(Rev::cst(0.3)), |x| x.hypot(Dual::cst(0.3))), 0.4),
+            ((|x| x.atan2(Rev::cst(-0.3)), |x| x.atan2(Dual::cst(-0.3))), 0.4),
+            ((|x| Rev::cst(0.3).atan2(x), |x| Dual::cst(0.3).atan2(x)), -0.4),
+            ((|x| x % Rev::cst(0.3), |x| x % Dual::cst(0.3)), 0.4),
+            ((|x| (x * x - x) / (x + Rev::cst(2.0)), |x| (x * x - x) / (x + Dual::cst(2.0))), 0.4),
+            ((|x| x.max(x * x), |x| x.max(x * x)), 0.4),
+            ((|x| x.min(x * x), |x| x.min(x * x)), 0.4),
+            // The norm of a zero vector: zero derivative, not NaN.
+            ((|x| ((x - Rev::cst(0.4)) * (x - Rev::cst(0.4))).sqrt(), |x| ((x - Dual::cst(0.4)) * (x - Dual::cst(0.4))).sqrt()), 0.4),
+        ];
+        for (i, &((fr, fd), x)) in cases.iter().enumerate() {
+            let (v, d) = rev_derivative(fr, x);
+            let y = fd(Dual::var(x, 0));
+            assert_eq!(v.to_bits(), y.v.to_bits(), "case {i}: value differs");
+            let tol = 1e-14 * y.d[0].abs().max(1.0);
+            assert!((d - y.d[0]).abs() <= tol, "case {i}: reverse {d} vs forward {}", y.d[0]);
+        }
+    }
+
+    #[test]
+    fn constants_record_nothing_and_pausing_stops_recording() {
+        tape::clear();
+        let a = Rev::cst(2.0) * Rev::cst(3.0) + Rev::cst(1.0).sqrt();
+        assert!(a.is_constant() && tape::len() == 1);
+        let x = Rev::var(1.5);
+        assert!(tape::set_recording(false));
+        let y = x * x;
+        assert!(y.is_constant() && y.v == 2.25 && tape::len() == 2);
+        assert!(!tape::set_recording(true));
+        let z = x * x + x;
+        let mut adj = vec![0.0; tape::len()];
+        adj[z.index()] = 1.0;
+        tape::backward(&mut adj);
+        assert_eq!(adj[x.index()], 4.0);
+    }
+}
