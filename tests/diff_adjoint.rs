@@ -3,7 +3,9 @@
 //! vector–Jacobian products to 1e-10 relative, for random trajectory
 //! cotangents, on the cube toss (CENIC, fixed steps, contacts from
 //! distance, both friction loads, parameters) and the gymnasium
-//! half_cheetah and ant (controls and parameters; read from the shared
+//! half_cheetah and ant (controls and parameters; MuJoCo's soft contacts
+//! with and without contacts from distance, cenic's physical contacts with
+//! both friction loads; read from the shared
 //! folder, skipped without it unless `CENIC_REQUIRE_SHARED=1` or
 //! `CI=true`, which make a missing folder a failure).
 
@@ -11,6 +13,7 @@ mod common;
 
 use cenic::diff::{Cfd, DiffRollout, FrictionLoad, Param};
 use cenic::integrator::{CenicParams, Mode};
+use cenic::model::Semantics;
 use cenic::{scenes, zoo};
 use common::Rng;
 use std::sync::Arc;
@@ -131,22 +134,30 @@ fn robot(name: &str, n: usize, dt: f64) -> Option<(Arc<cenic::model::Model>, Vec
     Some((case.model.clone(), x0, u))
 }
 
+/// The robot under MuJoCo's soft contacts (the gymnasium default: no
+/// lagged friction load, so one load) with and without contacts from
+/// distance, and under cenic's physical contacts with both friction loads.
 fn robot_case(name: &str) {
     let (n, dt) = (25, 0.01);
     let Some((model, x0, u)) = robot(name, n, dt) else { return };
     let params = vec![Param::Friction, Param::Stiffness, Param::Dissipation, Param::MassScale];
     let theta: Vec<f64> = (0..params.len()).map(|i| 1.0 + 0.05 * i as f64).collect();
     let mode = Mode::ErrorControlled(CenicParams::for_gradients(1e-4));
+    let rollout = |m: &Arc<cenic::model::Model>, load, cfd| {
+        DiffRollout::new(m.clone(), mode.clone(), dt).with_params(params.clone()).with_friction_load(load).with_cfd(cfd)
+    };
+    for cfd in [None, Some(Cfd { width: 0.02, strength: 20.0 })] {
+        let r = rollout(&model, FrictionLoad::Implicit, cfd);
+        let (_, pairs) = compare(&r, &x0, &u, &theta, n, &format!("{name} (MuJoCo contacts), CFD {}", cfd.is_some()));
+        assert_eq!(cfd.is_some(), pairs > 0, "{name}: {pairs} phantom pairs");
+    }
+    let path = common::shared_file(&format!("models/gymnasium/{name}.xml")).expect("model file");
+    let physical = Arc::new(cenic::model::Model::from_mjcf_file_as(path, Semantics::Physical).unwrap());
     let mut results = vec![];
     for load in [FrictionLoad::Implicit, FrictionLoad::Lagged] {
-        for cfd in [None, Some(Cfd { width: 0.02, strength: 20.0 })] {
-            let r = DiffRollout::new(model.clone(), mode.clone(), dt)
-                .with_params(params.clone())
-                .with_friction_load(load)
-                .with_cfd(cfd);
-            let (g, pairs) = compare(&r, &x0, &u, &theta, n, &format!("{name}, {load:?}, CFD {}", cfd.is_some()));
-            results.push((load, cfd.is_some(), g, pairs));
-        }
+        let r = rollout(&physical, load, None);
+        let (g, pairs) = compare(&r, &x0, &u, &theta, n, &format!("{name} (physical contacts), {load:?}"));
+        results.push((load, false, g, pairs));
     }
     check_coverage(&results, name);
 }

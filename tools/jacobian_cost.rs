@@ -93,7 +93,7 @@ fn main() {
     for (name, r, x0, u, theta, n) in &cases {
         let nx = r.nx();
         // A fixed pseudo-random loss L = g · trajectory.
-        let g: Vec<f64> = (0..(n + 1) * nx).map(|i| ((i * 7919 % 101) as f64 / 50.0 - 1.0)).collect();
+        let g: Vec<f64> = (0..(n + 1) * nx).map(|i| (i * 7919 % 101) as f64 / 50.0 - 1.0).collect();
         let fwd = time(repeat, || {
             r.simulate(x0, u, theta, *n).expect("forward");
         });
