@@ -6,8 +6,11 @@
 //! interval Jacobians, then `Linearization::vjp`).
 //!
 //! ```text
-//! RAYON_NUM_THREADS=1 cargo run --release --example jacobian_cost [-- --repeat N]
+//! RAYON_NUM_THREADS=1 cargo run --release --example jacobian_cost [-- --repeat N] [--case NAME] [--no-dense]
 //! ```
+//!
+//! `--case` keeps the cases whose name contains NAME; `--no-dense` skips
+//! the dense path (for profiling the reverse pass).
 //!
 //! Cases: half_cheetah and ant (zoo poses, smooth controls) under
 //! `CenicParams::for_gradients(1e-4)`, 50 control intervals of 10 ms,
@@ -46,6 +49,8 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let repeat =
         args.iter().position(|a| a == "--repeat").map(|i| args[i + 1].parse().expect("--repeat N")).unwrap_or(5);
+    let only = args.iter().position(|a| a == "--case").map(|i| args[i + 1].clone());
+    let skip_dense = args.iter().any(|a| a == "--no-dense");
     let Some(shared) = cenic::zoo::shared_dir() else {
         eprintln!("skipping: the shared gymnasium models are not found (set CENIC_SHARED)");
         return;
@@ -91,6 +96,9 @@ fn main() {
     println!("|---|---|---|---|---|---|---|---|---|");
     let mut memory = vec![];
     for (name, r, x0, u, theta, n) in &cases {
+        if only.as_ref().is_some_and(|o| !name.contains(o.as_str())) {
+            continue;
+        }
         let nx = r.nx();
         // A fixed pseudo-random loss L = g · trajectory.
         let g: Vec<f64> = (0..(n + 1) * nx).map(|i| (i * 7919 % 101) as f64 / 50.0 - 1.0).collect();
@@ -101,10 +109,10 @@ fn main() {
             let rec = r.record(x0, u, theta, *n).expect("record");
             rec.vjp(&g).expect("reverse pass");
         });
-        let dense = time(repeat, || {
+        let dense = if skip_dense { f64::NAN } else { time(repeat, || {
             let lin = r.linearize(x0, u, theta, *n).expect("linearize");
             lin.vjp(&g);
-        });
+        }) };
         let rec = r.record(x0, u, theta, *n).expect("record");
         rev_tape::release();
         rec.vjp(&g).expect("reverse pass");
