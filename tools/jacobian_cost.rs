@@ -109,10 +109,14 @@ fn main() {
             let rec = r.record(x0, u, theta, *n).expect("record");
             rec.vjp(&g).expect("reverse pass");
         });
-        let dense = if skip_dense { f64::NAN } else { time(repeat, || {
-            let lin = r.linearize(x0, u, theta, *n).expect("linearize");
-            lin.vjp(&g);
-        }) };
+        let dense = if skip_dense {
+            f64::NAN
+        } else {
+            time(repeat, || {
+                let lin = r.linearize(x0, u, theta, *n).expect("linearize");
+                lin.vjp(&g);
+            })
+        };
         let rec = r.record(x0, u, theta, *n).expect("record");
         rev_tape::release();
         rec.vjp(&g).expect("reverse pass");

@@ -46,7 +46,7 @@ unsafe impl bytemuck::Pod for Rev {}
 
 /// The thread-local tape of [`Rev`] operations.
 pub mod tape {
-    use core::cell::RefCell;
+    use core::cell::UnsafeCell;
 
     /// One recorded operation: up to two parents and the partial
     /// derivatives of its value towards them (parent 0 is the constant
@@ -65,15 +65,26 @@ pub mod tape {
     }
 
     thread_local! {
-        pub(super) static TAPE: RefCell<State> = const { RefCell::new(State { nodes: Vec::new(), recording: true }) };
+        // An `UnsafeCell` rather than a `RefCell`: a push is a handful of
+        // instructions and runs for every operation of the recorded
+        // pipeline, where a borrow flag is a measurable share.
+        static TAPE: UnsafeCell<State> = const { UnsafeCell::new(State { nodes: Vec::new(), recording: true }) };
+    }
+
+    /// Runs `f` on this thread's tape.
+    #[inline(always)]
+    pub(super) fn with<R>(f: impl FnOnce(&mut State) -> R) -> R {
+        // SAFETY: the state is thread-local, and every access goes through
+        // this function with a closure that neither re-enters it nor lets
+        // the reference escape, so no two references to it coexist.
+        TAPE.with(|t| f(unsafe { &mut *t.get() }))
     }
 
     /// Forgets every node of this thread's tape (keeping its storage) and
     /// turns recording on. [`super::Rev`] values made before are invalid
     /// afterwards.
     pub fn clear() {
-        TAPE.with(|t| {
-            let mut t = t.borrow_mut();
+        with(|t| {
             t.nodes.clear();
             t.nodes.push(Node { a: 0, b: 0, da: 0.0, db: 0.0 });
             t.recording = true;
@@ -82,8 +93,7 @@ pub mod tape {
 
     /// Frees this thread's tape storage (the next [`clear`] starts empty).
     pub fn release() {
-        TAPE.with(|t| {
-            let mut t = t.borrow_mut();
+        with(|t| {
             t.nodes = Vec::new();
             t.recording = true;
         });
@@ -91,27 +101,26 @@ pub mod tape {
 
     /// Nodes on this thread's tape.
     pub fn len() -> usize {
-        TAPE.with(|t| t.borrow().nodes.len())
+        with(|t| t.nodes.len())
     }
 
     /// Bytes of tape storage held by this thread (its capacity).
     pub fn capacity_bytes() -> usize {
-        TAPE.with(|t| t.borrow().nodes.capacity() * core::mem::size_of::<Node>())
+        with(|t| t.nodes.capacity() * core::mem::size_of::<Node>())
     }
 
     /// Turns recording on or off and returns the previous setting. While
     /// off, operations return constants: values are still exact, for
     /// quantities (e.g. a Hessian) whose derivatives are not needed.
     pub fn set_recording(on: bool) -> bool {
-        TAPE.with(|t| core::mem::replace(&mut t.borrow_mut().recording, on))
+        with(|t| core::mem::replace(&mut t.recording, on))
     }
 
     /// Reverse sweep: `adj` must hold the seeds (adjoints of the outputs,
     /// indexed by node, length at least [`len`]); afterwards `adj[i]` is
     /// the adjoint of node i. Nodes with a zero adjoint are skipped.
     pub fn backward(adj: &mut [f64]) {
-        TAPE.with(|t| {
-            let t = t.borrow();
+        with(|t| {
             let nodes = &t.nodes;
             assert!(adj.len() >= nodes.len(), "adjoint vector shorter than the tape");
             for i in (1..nodes.len()).rev() {
@@ -129,14 +138,17 @@ pub mod tape {
 
 #[inline(always)]
 fn push(a: u64, da: f64, b: u64, db: f64) -> u64 {
-    tape::TAPE.with(|t| {
-        let mut t = t.borrow_mut();
+    tape::with(|t| {
         if !t.recording {
             return 0;
         }
-        debug_assert!(!t.nodes.is_empty(), "Rev tape used before tape::clear()");
-        let i = t.nodes.len();
-        assert!(i < u32::MAX as usize, "Rev tape full");
+        let mut i = t.nodes.len();
+        if i == 0 {
+            // First use on this thread without `clear`: the constant node.
+            t.nodes.push(tape::Node { a: 0, b: 0, da: 0.0, db: 0.0 });
+            i = 1;
+        }
+        debug_assert!(i < u32::MAX as usize, "Rev tape full");
         t.nodes.push(tape::Node { a: a as u32, b: b as u32, da, db });
         i as u64
     })
@@ -675,7 +687,13 @@ mod tests {
             ((|x| x.max(x * x), |x| x.max(x * x)), 0.4),
             ((|x| x.min(x * x), |x| x.min(x * x)), 0.4),
             // The norm of a zero vector: zero derivative, not NaN.
-            ((|x| ((x - Rev::cst(0.4)) * (x - Rev::cst(0.4))).sqrt(), |x| ((x - Dual::cst(0.4)) * (x - Dual::cst(0.4))).sqrt()), 0.4),
+            (
+                (
+                    |x| ((x - Rev::cst(0.4)) * (x - Rev::cst(0.4))).sqrt(),
+                    |x| ((x - Dual::cst(0.4)) * (x - Dual::cst(0.4))).sqrt(),
+                ),
+                0.4,
+            ),
         ];
         for (i, &((fr, fd), x)) in cases.iter().enumerate() {
             let (v, d) = rev_derivative(fr, x);
