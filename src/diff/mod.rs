@@ -1,6 +1,6 @@
 //! Gradients through contact: differentiable rollouts for [burn], with an
 //! implicit-function-theorem adjoint of every ICF solve and contacts from
-//! distance (DESIGN.md §6).
+//! distance (guide: design, §Gradients, `docs/src/design.md`).
 //!
 //! # Design
 //!
@@ -53,7 +53,7 @@
 //! [`crate::sysid`] uses it; iLQR ([`crate::mpc`]) and the burn surrogate
 //! keep the dense Jacobians.
 //!
-//! **Departure from DESIGN.md §6** ("R written in burn tensor ops"): R's
+//! **Departure from the original design** (R written in burn tensor ops): R's
 //! Jacobians come from dual numbers through the CPU pipeline instead. Every
 //! model feature — joint types, geom pairs (analytic and GJK/EPA), gains,
 //! limits, friction regimes — is differentiable with nothing written twice,
