@@ -338,6 +338,36 @@ pub struct StepRecord {
     pub contacts: usize,
 }
 
+/// One step-doubling trial, accepted or rejected, recorded when
+/// [`World::record_trials`] is on (for diagnosing the step-size controller).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TrialRecord {
+    /// Time at the start of the trial (s).
+    pub t: f64,
+    /// Trial step (s).
+    pub h: f64,
+    /// Step the controller asked for (s); larger than `h` when the trial was
+    /// cut to the interval end, by conservative advancement or an event.
+    pub h_asked: f64,
+    /// The last accepted step before this trial (s; 0 before the first).
+    pub h_prev: f64,
+    /// Error ratio err/accuracy (infinite for a failed solve).
+    pub err: f64,
+    /// Dof where the error is largest.
+    pub dof: usize,
+    /// Whether the velocity term τ_v·Δv is the largest.
+    pub velocity: bool,
+    /// Whether the trial was accepted.
+    pub accepted: bool,
+    /// Acting constraints (contacts with non-positive activation gap, and
+    /// joint limits with non-positive gap) at the start of the trial.
+    pub acting_start: usize,
+    /// The same count at the midpoint state x_half.
+    pub acting_mid: usize,
+    /// The next step the controller chose, over `h` (the growth factor).
+    pub growth: f64,
+}
+
 /// One world with its own clock, step size and statistics.
 #[derive(Clone, Debug)]
 pub struct World<T: Real> {
@@ -353,6 +383,14 @@ pub struct World<T: Real> {
     pub record_steps: bool,
     /// Accepted steps (when recording).
     pub steps: Vec<StepRecord>,
+    /// When true, every error-controlled trial is appended to `trials`.
+    pub record_trials: bool,
+    /// Error-controlled trials, accepted and rejected (when recording).
+    pub trials: Vec<TrialRecord>,
+    /// The last accepted error-controlled step (s; 0 before the first).
+    h_last: f64,
+    /// Acting constraints at the midpoint of the last trial (when recording trials).
+    acting_mid: usize,
     /// When set, the ICF solves behind every accepted state are appended to
     /// it (for gradients, see [`crate::diff`]).
     pub tape: Option<Tape>,
@@ -389,6 +427,10 @@ impl<T: Real> World<T> {
             h_next,
             record_steps: false,
             steps: vec![],
+            record_trials: false,
+            trials: vec![],
+            h_last: 0.0,
+            acting_mid: 0,
             tape: None,
             pending: Tape::new(nq, nv),
             q0: vec![T::zero(); nq],
@@ -420,6 +462,8 @@ impl<T: Real> World<T> {
             m => m.first_step(&self.sim.model),
         };
         self.steps.clear();
+        self.trials.clear();
+        self.h_last = 0.0;
         if let Some(t) = &mut self.tape {
             t.clear();
         }
@@ -507,6 +551,7 @@ impl<T: Real> World<T> {
         self.sim.contacts.skin = p.skin;
         self.stats.contact_overflow += self.sim.compute_geometry();
         let contacts_at_start = self.sim.contacts.len();
+        let acting_start = if self.record_trials { self.acting() } else { 0 };
         let h_event = if p.land_contact_events { self.event_bound(p) } else { f64::INFINITY };
         let mut h = self.h_next.min(p.max_step).max(p.min_step);
         loop {
@@ -553,17 +598,68 @@ impl<T: Real> World<T> {
                                 contacts: contacts_at_start,
                             });
                         }
-                        self.sim.time += h_try;
                         self.h_next = next_step(h, h_try, err).clamp(p.min_step, p.max_step);
+                        if self.record_trials {
+                            let (h_next, t) = (self.h_next, self.sim.time);
+                            self.trials.push(TrialRecord {
+                                t,
+                                h: h_try,
+                                h_asked: h,
+                                h_prev: self.h_last,
+                                err,
+                                dof: e.dof,
+                                velocity: e.velocity,
+                                accepted: true,
+                                acting_start,
+                                acting_mid: self.acting_mid,
+                                growth: h_next / h_try,
+                            });
+                        }
+                        self.sim.time += h_try;
+                        self.h_last = h_try;
                         return Ok(());
                     }
                     self.stats.rejected += 1;
+                    let h_asked = h;
                     h = (h_try * step_factor(err)).max(p.min_step);
+                    if self.record_trials {
+                        let t = self.sim.time;
+                        self.trials.push(TrialRecord {
+                            t,
+                            h: h_try,
+                            h_asked,
+                            h_prev: self.h_last,
+                            err,
+                            dof: e.dof,
+                            velocity: e.velocity,
+                            accepted: false,
+                            acting_start,
+                            acting_mid: self.acting_mid,
+                            growth: h / h_try,
+                        });
+                    }
                 }
                 Err(StepError::Solve(_)) if h_try > p.min_step * (1.0 + 1e-9) => {
                     // A failed solve at this size: retry smaller.
                     self.stats.rejected += 1;
+                    let h_asked = h;
                     h = (h_try * 0.25).max(p.min_step);
+                    if self.record_trials {
+                        let t = self.sim.time;
+                        self.trials.push(TrialRecord {
+                            t,
+                            h: h_try,
+                            h_asked,
+                            h_prev: self.h_last,
+                            err: f64::INFINITY,
+                            dof: 0,
+                            velocity: false,
+                            accepted: false,
+                            acting_start,
+                            acting_mid: acting_start,
+                            growth: 0.25,
+                        });
+                    }
                 }
                 Err(e) => {
                     self.restore_start();
@@ -574,6 +670,14 @@ impl<T: Real> World<T> {
             self.restore_start();
             self.sim.compute_geometry();
         }
+    }
+
+    /// Acting constraints of the current ICF problem: contacts with a
+    /// non-positive activation gap and joint limits with a non-positive gap.
+    fn acting(&self) -> usize {
+        let pr = &self.sim.problem;
+        let c = pr.contacts.iter().filter(|c| c.activation_gap().f64() <= 0.0).count();
+        c + pr.limits.iter().filter(|l| l.g0.f64() <= 0.0).count()
     }
 
     fn restore_start(&mut self) {
@@ -624,6 +728,9 @@ impl<T: Real> World<T> {
         }
         // Second half step from x_half, warm-started at v_full.
         self.stats.contact_overflow += self.sim.compute_geometry();
+        if self.record_trials {
+            self.acting_mid = self.acting();
+        }
         let mut v = std::mem::take(&mut self.v_half);
         v.copy_from_slice(&self.v_full);
         let r = self.sim.solve_velocity(half, &mut v, solver);

@@ -25,7 +25,9 @@ pub mod rk;
 pub mod tamsi;
 mod tape;
 
-pub use cenic::{CenicParams, GRADIENT_VELOCITY_TIME_SCALE, Mode, STICK_BAND, StepRecord, World, WorldStats};
+pub use cenic::{
+    CenicParams, GRADIENT_VELOCITY_TIME_SCALE, Mode, STICK_BAND, StepRecord, TrialRecord, World, WorldStats,
+};
 pub use exponential::ExponentialParams;
 pub use implicit_euler::ImplicitEulerParams;
 pub use mujoco::MuJoCoStep;
