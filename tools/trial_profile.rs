@@ -5,7 +5,7 @@
 //! ```text
 //! cargo run --release --example trial_profile -- --model FILE.xml [--key NAME]
 //!     [--interval S] [--intervals N] [--accuracies 1e-2,1e-3,…] [--reference A]
-//!     [--cache FILE] [--csv FILE]
+//!     [--cache FILE] [--csv FILE] [--land-events] [--tau S]
 //! ```
 //!
 //! The run is the one of `work_precision_mujoco` (keyframe `--key` or the
@@ -21,6 +21,9 @@
 //! rejection, how much the step had grown over the last accepted one, and
 //! the observed exponent of the error estimate in h between an accepted
 //! step and the rejected trial after it. `--csv` writes every trial.
+//! `--land-events` turns on [`CenicParams::land_contact_events`] and
+//! `--tau` sets [`CenicParams::velocity_time_scale`] (s) for the runs (not
+//! the reference, which keeps the defaults).
 
 use cenic::dynamics::{self, Data};
 use cenic::integrator::{CenicParams, Mode, TrialRecord, World};
@@ -41,8 +44,19 @@ struct Run {
     failure: Option<String>,
 }
 
-fn run(model: &Arc<Model>, q0: &[f64], v0: &[f64], accuracy: f64, interval: f64, intervals: usize, land: bool) -> Run {
-    let mode = Mode::ErrorControlled(CenicParams { accuracy, land_contact_events: land, ..Default::default() });
+/// Settings of the runs besides the accuracy.
+#[derive(Clone, Copy)]
+struct Opts {
+    interval: f64,
+    intervals: usize,
+    land: bool,
+    tau: f64,
+}
+
+fn run(model: &Arc<Model>, q0: &[f64], v0: &[f64], accuracy: f64, o: Opts) -> Run {
+    let (interval, intervals) = (o.interval, o.intervals);
+    let p = CenicParams { accuracy, land_contact_events: o.land, velocity_time_scale: o.tau, ..Default::default() };
+    let mode = Mode::ErrorControlled(p);
     let mut world = World::<f64>::new(model.clone(), mode);
     world.sim.set_state(q0, v0);
     world.record_trials = true;
@@ -103,10 +117,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let cache = arg(&args, "--cache");
     let land = args.iter().any(|a| a == "--land-events");
+    let tau: f64 = arg(&args, "--tau").map_or(Ok(CenicParams::default().velocity_time_scale), |s| s.parse())?;
+    let opts = Opts { interval, intervals, land, tau };
     let reference_xpos: Vec<f64> = match cache.as_deref().and_then(|c| std::fs::read(c).ok()) {
         Some(bytes) => bytes.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect(),
         None => {
-            let r = run(&model, &q0, &v0, reference, interval, intervals, false);
+            let r = run(
+                &model,
+                &q0,
+                &v0,
+                reference,
+                Opts { land: false, tau: CenicParams::default().velocity_time_scale, ..opts },
+            );
             if let Some(f) = &r.failure {
                 return Err(format!("reference run failed at {f}").into());
             }
@@ -127,7 +149,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &a in &accuracies {
-        let r = run(&model, &q0, &v0, a, interval, intervals, land);
+        let r = run(&model, &q0, &v0, a, opts);
         let n = r.xpos.len().min(reference_xpos.len());
         let error = (0..n / 3)
             .map(|i| (0..3).map(|k| (r.xpos[3 * i + k] - reference_xpos[3 * i + k]).powi(2)).sum::<f64>().sqrt())
