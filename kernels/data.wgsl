@@ -670,7 +670,9 @@ struct IcfWorld {
     /// NEWTON_START (set by icf_set_time_step), NEWTON_RUNNING or NEWTON_DONE:
     /// a solve may span several icf_solve dispatches.
     phase: u32,
-    _pad0: u32,
+    /// icf_solve dispatches the current solve has run in (a paused solve
+    /// resumes in the next).
+    dispatches: u32,
     /// Newton state carried between dispatches: last step norm ‖D⁻¹Δv‖,
     /// last residual, and ε·‖D r‖.
     prev_step: f32,
@@ -823,6 +825,15 @@ struct StepRecord {
 @group(0) @binding(96) var<storage, read_write> icf_rows: array<u32>;
 /// [0]: unfinished solves (counted by icf_count_unfinished).
 @group(0) @binding(97) var<storage, read_write> icf_counter: array<atomic<u32>>;
+/// The unfinished solves listed for a launch (icf_list_unfinished*): the
+/// lengths of the two lists ([ACTIVE_COUNT + slot]), the worlds listed since
+/// creation ([ACTIVE_LISTED]), the most dispatches a finished solve took
+/// since the host last cleared it ([ACTIVE_MOST_DISPATCHES]), then the
+/// world indices of the current list (ACTIVE_LIST + i, nworld entries).
+@group(0) @binding(98) var<storage, read_write> icf_active: array<atomic<u32>>;
+/// The indirect launch of each list's solve (x, y, z, unused) × 2 slots,
+/// sized from its length by icf_list_unfinished*.
+@group(0) @binding(99) var<storage, read_write> icf_dispatch: array<atomic<u32>>;
 
 // CENIC
 @group(0) @binding(100) var<uniform> cenic_params: CenicParams;
@@ -884,6 +895,12 @@ const SOLVE_NON_FINITE: u32 = 4u;
 const NEWTON_START: u32 = 0u;
 const NEWTON_RUNNING: u32 = 1u;
 const NEWTON_DONE: u32 = 2u;
+
+/// icf_active entries (src/gpu/icf.rs active).
+const ACTIVE_COUNT: u32 = 0u;
+const ACTIVE_LISTED: u32 = 2u;
+const ACTIVE_MOST_DISPATCHES: u32 = 3u;
+const ACTIVE_LIST: u32 = 4u;
 
 /// Rows of icf_vec per world.
 const ICF_NVEC: u32 = 9u;

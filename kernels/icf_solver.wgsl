@@ -339,8 +339,12 @@ fn solve_world(w: u32, lid: u32) {
             // that stops dispatching early sees a failure, never a stale OK).
             icf_world[w].status = SOLVE_MAX_ITERATIONS;
             icf_world[w].detail = f32(prm.max_iterations);
+            icf_world[w].dispatches = 1u;
         }
     } else {
+        if (lid == 0u) {
+            icf_world[w].dispatches += 1u;
+        }
         iter = wg_bcast_u32(lid, icf_world[w].iterations);
         tol0 = wg_bcast_f32(lid, icf_world[w].tol0);
         tol = wg_bcast_f32(lid, icf_world[w].tolerance);
@@ -500,6 +504,11 @@ fn solve_world(w: u32, lid: u32) {
                 icf_world[w].phase = NEWTON_DONE;
             }
         }
+        if (icf_world[w].phase == NEWTON_DONE) {
+            // How many launches of the unfinished solves an iteration
+            // should plan (src/gpu/batch: the solve repeats).
+            atomicMax(&icf_active[ACTIVE_MOST_DISPATCHES], icf_world[w].dispatches);
+        }
     }
 }
 
@@ -515,4 +524,71 @@ fn icf_count_unfinished(@builtin(global_invocation_id) gid: vec3u, @builtin(num_
     if (icf_world[w].solving != 0u && icf_world[w].phase != NEWTON_DONE) {
         atomicAdd(&icf_counter[0], 1u);
     }
+}
+
+// ---------------------------------------------------------------- lists of unfinished solves
+//
+// A batch launches its solves over a list of the worlds whose solve is
+// unfinished instead of over every world: icf_list_unfinished<slot> lists
+// them (in any order: each world's arithmetic is its own) and sizes the
+// slot's indirect launch of icf_solve[_serial]_listed<slot> from the
+// count, so that a straggler costs its own work, not a launch of every
+// world. The two slots alternate (the host toggles them): a listing
+// clears the other slot, whose launch has run, for the next one.
+
+/// Workgroups a launch may have in x (WebGPU's guaranteed minimum of
+/// max_compute_workgroups_per_dimension; more go to y, as dispatch_size does).
+const LIST_GROUPS_X: u32 = 65535u;
+
+/// Listed worlds per workgroup of a listed solve: a thread each in the
+/// serial stage, a workgroup each in the cooperative ones.
+fn listed_per_group() -> u32 {
+    if (SOLVER_THREADS == 1u) {
+        return WORKGROUP_SIZE;
+    }
+    return 1u;
+}
+
+/// Lists world w in `slot` when its solve is unfinished (the test of
+/// icf_count_unfinished) and grows the slot's launch to cover it.
+fn list_unfinished(w: u32, slot: u32) {
+    if (w == 0u) {
+        let other = 1u - slot;
+        atomicStore(&icf_active[ACTIVE_COUNT + other], 0u);
+        atomicStore(&icf_dispatch[4u * other], 0u);
+        atomicStore(&icf_dispatch[4u * other + 1u], 0u);
+        atomicStore(&icf_dispatch[4u * other + 2u], 0u);
+    }
+    if (w >= dims.nworld || icf_world[w].solving == 0u || icf_world[w].phase == NEWTON_DONE) {
+        return;
+    }
+    let i = atomicAdd(&icf_active[ACTIVE_COUNT + slot], 1u);
+    atomicStore(&icf_active[ACTIVE_LIST + i], w);
+    atomicAdd(&icf_active[ACTIVE_LISTED], 1u);
+    let group = i / listed_per_group();
+    atomicMax(&icf_dispatch[4u * slot], min(group + 1u, LIST_GROUPS_X));
+    atomicMax(&icf_dispatch[4u * slot + 1u], group / LIST_GROUPS_X + 1u);
+    atomicMax(&icf_dispatch[4u * slot + 2u], 1u);
+}
+
+/// The world at entry i of `slot`'s list, NONE past its end.
+fn listed_world(slot: u32, i: u32) -> u32 {
+    if (i >= atomicLoad(&icf_active[ACTIVE_COUNT + slot])) {
+        return NONE;
+    }
+    return atomicLoad(&icf_active[ACTIVE_LIST + i]);
+}
+
+/// Lists the unfinished solves in slot 0, one thread per world.
+/// Reads: icf_world (solving, phase); writes: icf_active, icf_dispatch.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn icf_list_unfinished0(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    list_unfinished(thread_index(gid, nwg), 0u);
+}
+
+/// Lists the unfinished solves in slot 1, one thread per world.
+/// Reads: icf_world (solving, phase); writes: icf_active, icf_dispatch.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn icf_list_unfinished1(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    list_unfinished(thread_index(gid, nwg), 1u);
 }

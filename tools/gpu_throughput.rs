@@ -220,6 +220,9 @@ struct GpuRow {
     /// Host waits, dispatches and bytes read per `advance` call.
     waits: f64,
     launches: f64,
+    /// Worlds run by the Newton solve launches per `advance` call (a world
+    /// once per launch its solve was unfinished in).
+    solve_worlds: f64,
     bytes_per_step: f64,
     device_bytes: u64,
     setup: f64,
@@ -251,7 +254,9 @@ fn gpu_row(
     let _ = b.times();
     let setup = t0.elapsed().as_secs_f64();
     warm_up(&mut b, plan.step.min(plan.horizon));
+    let listed = b.solve_world_launches();
     let (wall, work, c) = measure(&mut b, plan.horizon, plan.step, Some(ctx))?;
+    let listed = b.solve_world_launches().wrapping_sub(listed);
     let c = c.expect("counted");
     let calls = (plan.horizon / plan.step).round().max(1.0);
     let stages = if plan.stages {
@@ -279,6 +284,7 @@ fn gpu_row(
         work,
         waits: c.waits as f64 / calls,
         launches: c.dispatches as f64 / calls,
+        solve_worlds: listed as f64 / calls,
         bytes_per_step: c.bytes_read as f64 / work.steps.max(1) as f64,
         device_bytes: b.device_bytes() / n as u64,
         setup,
@@ -370,12 +376,14 @@ impl Report {
             g.setup,
         ));
         self.notes.push(format!(
-            "{scene}, {mname}, {n} worlds: {:.2} host waits and {:.1} dispatches per advance, {:.1} bytes read per world-step",
-            g.waits, g.launches, g.bytes_per_step
+            "{scene}, {mname}, {n} worlds: {:.2} host waits, {:.1} dispatches and {:.1} world-solve launches per advance, {:.1} bytes read per world-step",
+            g.waits, g.launches, g.solve_worlds, g.bytes_per_step
         ));
         if let Some((times, steps, how)) = &g.stages {
             let total: f64 = times.iter().map(|t| t.seconds).sum();
-            let calls = (times.iter().map(|t| t.count).max().unwrap_or(0)).max(1);
+            // Iterations: the launches of the first run of parts (a
+            // listing and solve pair may repeat within an iteration).
+            let calls = times.first().map_or(0, |t| t.count).max(1);
             for t in times.iter().filter(|t| t.count > 0) {
                 self.stages.push(format!(
                     "| {scene} | {mname} | {n} | {} | {:.2} | {:.3} | {:.3} | {:.0} % | {how} |",

@@ -33,6 +33,7 @@ use crate::math::Vec3;
 use crate::model::{ActuatorKind, JointKind, Model, Semantics};
 use bytemuck::{Pod, Zeroable};
 use core::mem::offset_of;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// `kernels/icf_builder.wgsl`: the problem's build and `set_time_step`.
 pub static BUILDER: KernelFile =
@@ -602,8 +603,8 @@ pub struct GpuIcfWorld {
     pub converged: u32,
     /// Newton phase: 0 start, 1 running (resumed by the next dispatch), 2 done.
     pub phase: u32,
-    /// Padding.
-    pub _pad0: u32,
+    /// `icf_solve` dispatches the current solve has run in.
+    pub dispatches: u32,
     /// Last step norm ‖D⁻¹Δv‖.
     pub prev_step: f32,
     /// Last residual.
@@ -612,6 +613,21 @@ pub struct GpuIcfWorld {
     pub tol0: f32,
     /// Padding.
     pub _pad1: u32,
+}
+
+/// Entries of `icf_active` (`ACTIVE_*` in `kernels/data.wgsl`): the lists
+/// of unfinished solves a batch launches its solves over.
+pub mod active {
+    /// Length of list slot s at `COUNT + s` (two slots).
+    pub const COUNT: usize = 0;
+    /// Worlds listed since the buffer was created (one per world and listed launch).
+    pub const LISTED: usize = 2;
+    /// Most `icf_solve` dispatches a solve finished in since the host cleared it.
+    pub const MOST_DISPATCHES: usize = 3;
+    /// First world index of the current list (nworld entries).
+    pub const LIST: usize = 4;
+    /// Bytes of one slot's indirect launch in `icf_dispatch` (x, y, z, unused).
+    pub const DISPATCH_BYTES: u64 = 16;
 }
 
 /// Solve status codes (`SOLVE_*` in `kernels/data.wgsl`).
@@ -989,6 +1005,11 @@ pub struct IcfBuffers {
     pub rows: StorageBuffer<u32>,
     /// Unfinished-solve counter.
     pub counter: StorageBuffer<u32>,
+    /// The lists of unfinished solves and their counters ([`active`]).
+    pub active: StorageBuffer<u32>,
+    /// The indirect launches of the listed solves: (x, y, z, unused) per
+    /// list slot, written by `icf_list_unfinished*`.
+    dispatch: wgpu::Buffer,
     /// `icf_solve` dispatches that finish every solve without checking
     /// (`None`: dispatch and check until none is unfinished).
     solve_dispatches: Option<usize>,
@@ -1009,7 +1030,7 @@ impl std::fmt::Debug for IcfBuffers {
 
 impl IcfBuffers {
     /// WGSL names of the buffers this provides.
-    pub const BUFFER_NAMES: [&'static str; 17] = [
+    pub const BUFFER_NAMES: [&'static str; 19] = [
         "icf_dims",
         "icf_params",
         "icf_bodies",
@@ -1027,6 +1048,8 @@ impl IcfBuffers {
         "icf_vec",
         "icf_rows",
         "icf_counter",
+        "icf_active",
+        "icf_dispatch",
     ];
 
     /// Buffers for `nworld` worlds of `model` with `ncon` contacts per world,
@@ -1072,6 +1095,13 @@ impl IcfBuffers {
             vec: StorageBuffer::new(ctx, "icf_vec", nworld * IcfVec::COUNT * nv)?,
             rows: StorageBuffer::new(ctx, "icf_rows", nworld * nv * (ncon + 1))?,
             counter: StorageBuffer::new(ctx, "icf_counter", 4)?,
+            active: StorageBuffer::new(ctx, "icf_active", active::LIST + nworld)?,
+            dispatch: ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("icf_dispatch"),
+                size: 2 * active::DISPATCH_BYTES,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }),
             solve_dispatches: None,
             software: ctx.is_software(),
             variant: SolverVariant::auto(nv, nworld, ctx.is_software()),
@@ -1342,6 +1372,8 @@ impl BufferSource for IcfBuffers {
             "icf_vec" => self.vec.buffer(),
             "icf_rows" => self.rows.buffer(),
             "icf_counter" => self.counter.buffer(),
+            "icf_active" => self.active.buffer(),
+            "icf_dispatch" => &self.dispatch,
             _ => return None,
         })
     }
@@ -1357,6 +1389,13 @@ pub struct IcfKernels {
     evaluate: Kernel,
     solve: Kernel,
     count_unfinished: Kernel,
+    /// `icf_list_unfinished<slot>` per list slot.
+    list: [Kernel; 2],
+    /// The solve over list slot 0 or 1, launched indirectly.
+    solve_listed: [Kernel; 2],
+    /// The slot of the next listing (the two alternate: a listing clears
+    /// the other slot for the one after it).
+    slot: AtomicUsize,
 }
 
 impl IcfKernels {
@@ -1390,6 +1429,7 @@ impl IcfKernels {
                 ("icf_evaluate", "icf_solve", nworld * WORKGROUP_SIZE as usize)
             }
         };
+        let listed = |slot: usize| format!("{solve}_listed{slot}");
         let stage = variant.stage(state)?.module();
         Ok(Self {
             build: Kernel::new(ctx, &BUILDER, "icf_build", nworld, sources)?,
@@ -1399,6 +1439,15 @@ impl IcfKernels {
             evaluate: Kernel::new(ctx, &stage, evaluate, threads, sources)?,
             solve: Kernel::new(ctx, &stage, solve, threads, sources)?,
             count_unfinished: Kernel::new(ctx, &stage, "icf_count_unfinished", nworld, sources)?,
+            list: [
+                Kernel::new(ctx, &stage, "icf_list_unfinished0", nworld, sources)?,
+                Kernel::new(ctx, &stage, "icf_list_unfinished1", nworld, sources)?,
+            ],
+            solve_listed: [
+                Kernel::new(ctx, &stage, &listed(0), threads, sources)?,
+                Kernel::new(ctx, &stage, &listed(1), threads, sources)?,
+            ],
+            slot: AtomicUsize::new(0),
         })
     }
 
@@ -1425,6 +1474,23 @@ impl IcfKernels {
     /// start in row [`IcfVec::V`] (see [`IcfKernels::encode_solves`]).
     pub fn encode_solve(&self, pass: &mut wgpu::ComputePass<'_>) {
         self.solve.encode(pass);
+    }
+
+    /// Encodes a listing of the unfinished solves (`icf_list_unfinished*`:
+    /// the worlds solving whose Newton solve has not finished, in
+    /// `buffers.active`), which also sizes the next listed solve.
+    pub fn encode_list(&self, pass: &mut wgpu::ComputePass<'_>) {
+        self.list[self.slot.load(Ordering::Relaxed)].encode(pass);
+    }
+
+    /// Encodes one dispatch of [`crate::icf::IcfSolver::solve`] over the
+    /// worlds of the last [`Self::encode_list`] (launched indirectly: a
+    /// workgroup or a thread per listed world, nothing when none is),
+    /// then switches to the other list slot.
+    pub fn encode_listed_solve(&self, pass: &mut wgpu::ComputePass<'_>, buffers: &IcfBuffers) {
+        let slot = self.slot.load(Ordering::Relaxed);
+        self.solve_listed[slot].encode_indirect(pass, &buffers.dispatch, slot as u64 * active::DISPATCH_BYTES);
+        self.slot.store(1 - slot, Ordering::Relaxed);
     }
 
     /// Encodes the dispatches that finish every solve, when their number

@@ -120,6 +120,17 @@ impl Kernel {
         pass.dispatch_workgroups(self.workgroups.0, self.workgroups.1, 1);
     }
 
+    /// Records one launch into `pass` whose workgroups (x, y, z) the device
+    /// reads from `args` at byte `offset` when it runs (sized by an earlier
+    /// launch; zero workgroups run nothing). `args` must have
+    /// [`wgpu::BufferUsages::INDIRECT`].
+    pub fn encode_indirect(&self, pass: &mut wgpu::ComputePass<'_>, args: &wgpu::Buffer, offset: u64) {
+        self.counters.dispatch();
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, &self.bind_group, &[]);
+        pass.dispatch_workgroups_indirect(args, offset);
+    }
+
     /// `module::entry`.
     pub fn name(&self) -> String {
         format!("{}::{}", self.module, self.entry)

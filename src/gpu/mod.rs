@@ -58,7 +58,9 @@
 //! `integrate_q`) one thread per (world, item). The batch
 //! ([`GpuBatch`]) runs a CENIC trial as launches of its parts (one thread
 //! per world, several parts per launch: [`cenic::Fusion`]), the collision
-//! and the Newton solves, and reads back once per advance.
+//! and the Newton solves (each launched indirectly over a list, built on
+//! the device, of the worlds whose solve is unfinished), and reads back
+//! once per advance.
 //!
 //! Nothing here runs unless asked for: creating a [`GpuContext`] is the only
 //! way in, and it returns [`GpuError::NoAdapter`] (never panics) on machines

@@ -13,7 +13,7 @@ use crate::gpu::cenic::{GpuCenicStats, GpuCenicWorld, GpuStepRecord, RESET_HEADE
 use crate::gpu::context::{GpuContext, run_pass};
 use crate::gpu::error::GpuError;
 use crate::gpu::fields::Field;
-use crate::gpu::icf::GpuIcfWorld;
+use crate::gpu::icf::{GpuIcfWorld, active};
 use crate::integrator::{Mode, WorldStats};
 use crate::model::Model;
 use std::sync::{Arc, Mutex};
@@ -134,7 +134,10 @@ impl GpuBatch {
     }
 
     /// The launches of one iteration, in order: WGSL entry points of trial
-    /// parts, `collide` and `solve`.
+    /// parts, `collide`, `list unfinished solves` and `solve` (a listing
+    /// and its solve repeat within an iteration as often as the longest
+    /// solve of the last advance took launches: on a software adapter, whose
+    /// loop budget pauses long solves).
     pub fn launch_names(&self) -> Vec<String> {
         self.pipeline.launch_names()
     }
@@ -156,6 +159,22 @@ impl GpuBatch {
     /// Iterations (trials of every running world) encoded since creation.
     pub fn iterations(&self) -> u64 {
         self.view().iterations
+    }
+
+    /// Worlds the Newton solve launches ran since creation, as of the
+    /// last settled advance: each solve launch runs only the worlds whose
+    /// solve is unfinished (listed on the device), so this counts a world
+    /// once per launch it was solving in, and idle, finished and waiting
+    /// worlds not at all (a 32-bit device count, wrapping).
+    pub fn solve_world_launches(&self) -> u32 {
+        let _ = self.settle(false, false);
+        self.view().listed
+    }
+
+    /// Newton solve launches encoded since creation (each over the worlds
+    /// whose solve was unfinished, possibly none).
+    pub fn solve_launches(&self) -> u64 {
+        self.pipeline.solve_launches()
     }
 
     /// World `world`'s accepted steps since its reset, up to the
@@ -437,6 +456,8 @@ impl GpuBatch {
             let mut q = vec![0f32; if need_state { (qlen / 4) as usize } else { 0 }];
             let mut v = vec![0f32; if need_state { (vlen / 4) as usize } else { 0 }];
             let mut raw_stats = vec![GpuCenicStats::default(); if need_stats { n } else { 0 }];
+            // The solve lists' counters (icf_active up to the list).
+            let mut active = [0u32; active::LIST];
             self.pipeline.cenic_buffers.counter.write_at(&self.ctx, 0, &[0, 0])?;
             {
                 let mut parts: Vec<(&wgpu::Buffer, u64, &mut [u8])> = vec![
@@ -445,6 +466,7 @@ impl GpuBatch {
                     (qbuf, qoff, bytemuck::cast_slice_mut(&mut q)),
                     (vbuf, voff, bytemuck::cast_slice_mut(&mut v)),
                     (self.pipeline.cenic_buffers.stats.buffer(), 0, bytemuck::cast_slice_mut(&mut raw_stats)),
+                    (self.pipeline.icf_buffers.active.buffer(), 0, bytemuck::cast_slice_mut(&mut active)),
                 ];
                 let summarize = unsettled.is_some();
                 self.readback.read_parts(
@@ -464,6 +486,7 @@ impl GpuBatch {
             }
             let state_read = need_state.then(|| (data.unpack(Field::Q, &q), data.unpack(Field::V, &v)));
             let stats_read = need_stats.then(|| raw_stats.iter().map(WorldStats::from).collect::<Vec<_>>());
+            self.view().listed = active[active::LISTED];
             let Some(u) = unsettled else {
                 let mut view = self.view();
                 view.state = state_read.or(view.state.take());
@@ -479,6 +502,13 @@ impl GpuBatch {
                     u.iterations += more;
                 }
                 continue;
+            }
+            // The next advances repeat each solve as often as the longest
+            // solve of this one needed (kept when none finished).
+            let most = active[active::MOST_DISPATCHES] as usize;
+            if most > 0 {
+                self.pipeline.set_solve_repeats(most);
+                self.pipeline.icf_buffers.active.write_at(&self.ctx, active::MOST_DISPATCHES, &[0])?;
             }
             let newly_failed: Vec<usize> = {
                 let view = self.view();

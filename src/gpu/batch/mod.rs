@@ -7,12 +7,21 @@
 //! trial parts (one thread per world: begin, geometry and dynamics, ICF
 //! build, step choice, step-dependent terms, solution, position update,
 //! error control; grouped per [`Fusion`](crate::gpu::Fusion)) between the collision and the
-//! Newton solves. Fixed steps take 5 launches per iteration (4 on top of
-//! the collision's own when it runs in passes), step doubling 11. Every
-//! world records the part it is at, so a launch only works on the worlds at
-//! its part: idle, failed and rejected worlds cost a check, and a solve that
-//! a software adapter's loop budget paused resumes in the next solve launch
-//! (the world waits at its stage meanwhile).
+//! Newton solves. Fixed steps take 6 launches per iteration (5 on top of
+//! the collision's own when it runs in passes), step doubling 14. Every
+//! world records the part it is at, so a launch of parts only works on the
+//! worlds at its part: idle, failed and rejected worlds cost a check.
+//!
+//! A Newton solve is two launches: `icf_list_unfinished*` lists the worlds
+//! whose solve is unfinished (an atomic counter; any order, as each world's
+//! arithmetic is its own) and sizes the indirect launch of the solve over
+//! that list, so that idle, finished and waiting worlds cost nothing there
+//! and a straggler costs only its own work. A solve that a software
+//! adapter's loop budget paused resumes in the next listed launch; each
+//! solve of an iteration repeats its listing and launch as often as the
+//! longest solve of the last settled advance needed (one on hardware), so
+//! that paused solves finish within the iteration instead of costing
+//! further iterations of every part. The lists are sized at creation.
 //!
 //! Host round trips: [`Batch::advance`](crate::batch::Batch::advance) encodes the iterations it expects
 //! to need (fixed steps: the exact count; error control: from the previous

@@ -23,6 +23,7 @@ use crate::integrator::Mode;
 use crate::integrator::WorldStats;
 use crate::model::Model;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// Settings of a [`GpuBatch`](super::GpuBatch) beyond the mode.
 #[derive(Clone, Debug, Default)]
@@ -78,7 +79,16 @@ pub struct Pipeline {
     pub(super) sensors: Option<GpuSensors>,
     /// Timestamps around each launch, when enabled.
     profiler: Option<Profiler>,
+    /// Listings and launches of the unfinished solves per solve of an
+    /// iteration ([`Self::set_solve_repeats`]).
+    solve_repeats: AtomicUsize,
+    /// Listed solve launches encoded since creation.
+    solve_launches: AtomicU64,
 }
+
+/// Most listed solve launches per solve of an iteration
+/// ([`Pipeline::set_solve_repeats`]).
+pub const MAX_SOLVE_REPEATS: usize = 64;
 
 impl Pipeline {
     /// The stages for `nworld` worlds of `model` advancing in `mode`
@@ -151,6 +161,8 @@ impl Pipeline {
             schedule,
             sensors: None,
             profiler: None,
+            solve_repeats: AtomicUsize::new(1),
+            solve_launches: AtomicU64::new(0),
         };
         // The sensors, reading the state buffers (those the device cannot
         // evaluate are refused when read, not here).
@@ -198,7 +210,8 @@ impl Pipeline {
     }
 
     /// The launches of one iteration, in order: WGSL entry points of trial
-    /// parts, `collide` and `solve`.
+    /// parts, `collide`, `list unfinished solves` and `solve` (a listing
+    /// and its solve may repeat: [`Self::set_solve_repeats`]).
     pub fn launch_names(&self) -> Vec<String> {
         self.schedule.names()
     }
@@ -209,13 +222,48 @@ impl Pipeline {
         self.dynamics.encode(pass, Stage::Velocities);
     }
 
+    /// Sets how often each solve of an iteration lists the unfinished
+    /// solves and launches them (1 to [`MAX_SOLVE_REPEATS`]): the solves a
+    /// software adapter's loop budget paused resume within the iteration
+    /// instead of in the next ones (which would run every part and the
+    /// collision again for the worlds still running); once every solve
+    /// has finished, a repeat costs a listing and an empty launch.
+    pub(super) fn set_solve_repeats(&self, n: usize) {
+        self.solve_repeats.store(n.clamp(1, MAX_SOLVE_REPEATS), Ordering::Relaxed);
+    }
+
+    /// Listed solve launches encoded since creation.
+    pub(super) fn solve_launches(&self) -> u64 {
+        self.solve_launches.load(Ordering::Relaxed)
+    }
+
     /// Records launch `l` of an iteration (the host collision is not a launch).
     fn encode_launch(&self, pass: &mut wgpu::ComputePass<'_>, l: Launch) {
         match l {
             Launch::Parts(k) => self.schedule.step(k).encode(pass),
-            Launch::Solve => self.icf.encode_solve(pass),
+            Launch::List => self.icf.encode_list(pass),
+            Launch::Solve => {
+                self.solve_launches.fetch_add(1, Ordering::Relaxed);
+                self.icf.encode_listed_solve(pass, &self.icf_buffers)
+            }
             Launch::Collide => self.collision.encode(pass),
         }
+    }
+
+    /// The launches `range` of an iteration as encoded, with their index:
+    /// each listing and solve pair repeated [`Self::set_solve_repeats`] times.
+    fn expanded(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = (usize, Launch)> + '_ {
+        let launches = &self.schedule.launches;
+        let repeats = self.solve_repeats.load(Ordering::Relaxed);
+        launches[range.clone()].iter().zip(range).flat_map(move |(l, k)| {
+            // A solve is encoded with the listing before it.
+            let (count, period) = match l {
+                Launch::List => (2 * repeats, 2),
+                Launch::Solve => (0, 1),
+                _ => (1, 1),
+            };
+            (0..count).map(move |j| (k + j % period, launches[k + j % period]))
+        })
     }
 
     /// Encodes `n` iterations into one submission (GPU collision), after
@@ -233,7 +281,7 @@ impl Pipeline {
                 for (k, l) in launches.iter().enumerate() {
                     if *l == Launch::Collide {
                         run_pass(&self.ctx, "cenic iteration", |pass| {
-                            launches[from..k].iter().for_each(|l| self.encode_launch(pass, *l))
+                            self.expanded(from..k).for_each(|(_, l)| self.encode_launch(pass, l))
                         })?;
                         self.collision.collide_on_host(
                             &self.ctx,
@@ -246,7 +294,7 @@ impl Pipeline {
                     }
                 }
                 run_pass(&self.ctx, "cenic iteration", |pass| {
-                    launches[from..].iter().for_each(|l| self.encode_launch(pass, *l))
+                    self.expanded(from..launches.len()).for_each(|(_, l)| self.encode_launch(pass, l))
                 })?;
             }
         } else if let Some(p @ Profiler::Host(_)) = &self.profiler {
@@ -255,10 +303,10 @@ impl Pipeline {
                 run_pass(&self.ctx, "cenic: start advance", |pass| self.cenic.start_advance.encode(pass))?;
             }
             for _ in 0..n {
-                for (k, l) in launches.iter().enumerate() {
+                for (k, l) in self.expanded(0..launches.len()) {
                     self.ctx.wait()?;
                     let t = std::time::Instant::now();
-                    run_pass(&self.ctx, "cenic launch (host timed)", |pass| self.encode_launch(pass, *l))?;
+                    run_pass(&self.ctx, "cenic launch (host timed)", |pass| self.encode_launch(pass, l))?;
                     self.ctx.wait()?;
                     p.add_host_time(k, t.elapsed().as_secs_f64());
                 }
@@ -269,10 +317,10 @@ impl Pipeline {
                     self.cenic.start_advance.encode(pass);
                 }
                 for _ in 0..n {
-                    for (k, l) in launches.iter().enumerate() {
+                    for (k, l) in self.expanded(0..launches.len()) {
                         match &self.profiler {
-                            Some(Profiler::Timestamps(p)) => p.timed(pass, k, |pass| self.encode_launch(pass, *l)),
-                            _ => self.encode_launch(pass, *l),
+                            Some(Profiler::Timestamps(p)) => p.timed(pass, k, |pass| self.encode_launch(pass, l)),
+                            _ => self.encode_launch(pass, l),
                         }
                     }
                 }

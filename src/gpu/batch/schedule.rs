@@ -1,7 +1,8 @@
 //! The launches of one iteration of a batch: the runs of trial parts of
 //! the mode's iteration ([`FIXED_ITERATION`], [`STEP_DOUBLING_ITERATION`]),
 //! grouped by [`Fusion`] into launches of generated entry points, between
-//! the collision and the Newton solves.
+//! the collision and the Newton solves (each a listing of the unfinished
+//! solves and a solve launch over that list).
 
 use crate::gpu::buffers::BufferSource;
 use crate::gpu::cenic::{
@@ -19,7 +20,10 @@ pub(super) enum Launch {
     Parts(usize),
     /// The collision (a host round trip with the host collision).
     Collide,
-    /// One Newton solve launch.
+    /// The listing of the unfinished Newton solves, which sizes the next
+    /// [`Launch::Solve`].
+    List,
+    /// One Newton solve launch over the listed worlds.
     Solve,
 }
 
@@ -54,7 +58,7 @@ impl Schedule {
         for op in ops {
             match op {
                 IterationOp::Collide => launches.push(Launch::Collide),
-                IterationOp::Solve => launches.push(Launch::Solve),
+                IterationOp::Solve => launches.extend([Launch::List, Launch::Solve]),
                 IterationOp::Parts(parts) => {
                     for run in group_parts(parts, fusion, ctx.is_software(), &loops) {
                         let name = entry_name(run);
@@ -80,13 +84,14 @@ impl Schedule {
     }
 
     /// The launches of one iteration, in order: WGSL entry points of trial
-    /// parts, `collide` and `solve`.
+    /// parts, `collide`, `list unfinished solves` and `solve`.
     pub(super) fn names(&self) -> Vec<String> {
         self.launches
             .iter()
             .map(|l| match l {
                 Launch::Parts(k) => self.steps[*k].name(),
                 Launch::Collide => "collide".into(),
+                Launch::List => "list unfinished solves".into(),
                 Launch::Solve => "solve".into(),
             })
             .collect()

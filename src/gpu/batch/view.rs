@@ -25,6 +25,8 @@ pub(super) struct HostView {
     /// (then the next settling readback brings them along).
     pub(super) asked_state: bool,
     pub(super) asked_stats: bool,
+    /// Worlds listed for solve launches since creation (the device's count, wrapping).
+    pub(super) listed: u32,
 }
 
 #[derive(Clone, Copy, Debug)]
