@@ -826,10 +826,11 @@ struct StepRecord {
 /// [0]: unfinished solves (counted by icf_count_unfinished).
 @group(0) @binding(97) var<storage, read_write> icf_counter: array<atomic<u32>>;
 /// The unfinished solves listed for a launch (icf_list_unfinished*): the
-/// lengths of the two lists ([ACTIVE_COUNT + slot]), the worlds listed since
-/// creation ([ACTIVE_LISTED]), the most dispatches a finished solve took
-/// since the host last cleared it ([ACTIVE_MOST_DISPATCHES]), then the
-/// world indices of the current list (ACTIVE_LIST + i, nworld entries).
+/// lengths of the two lists ([ACTIVE_COUNT + slot]), the slot of the last
+/// listing ([ACTIVE_SLOT]), the worlds listed since creation
+/// ([ACTIVE_LISTED]), the most dispatches a finished solve took since the
+/// host last cleared it ([ACTIVE_MOST_DISPATCHES]), then the world indices
+/// of the current list (ACTIVE_LIST + i, nworld entries).
 @group(0) @binding(98) var<storage, read_write> icf_active: array<atomic<u32>>;
 /// The indirect launch of each list's solve (x, y, z, unused) × 2 slots,
 /// sized from its length by icf_list_unfinished*.
@@ -898,9 +899,10 @@ const NEWTON_DONE: u32 = 2u;
 
 /// icf_active entries (src/gpu/icf.rs active).
 const ACTIVE_COUNT: u32 = 0u;
-const ACTIVE_LISTED: u32 = 2u;
-const ACTIVE_MOST_DISPATCHES: u32 = 3u;
-const ACTIVE_LIST: u32 = 4u;
+const ACTIVE_SLOT: u32 = 2u;
+const ACTIVE_LISTED: u32 = 3u;
+const ACTIVE_MOST_DISPATCHES: u32 = 4u;
+const ACTIVE_LIST: u32 = 5u;
 
 /// Rows of icf_vec per world.
 const ICF_NVEC: u32 = 9u;

@@ -103,33 +103,17 @@ fn icf_solve(
     }
 }
 
-/// icf_solve over the worlds listed in `slot` (icf_list_unfinished<slot>),
-/// a workgroup per listed world.
-fn solve_listed(slot: u32, i: u32, lid: u32) {
-    let w = wg_bcast_u32(lid, listed_world(slot, i));
+/// icf_solve for the worlds of the last listing (icf_list_unfinished*,
+/// which sizes this launch: it runs indirectly), a workgroup per world.
+/// Reads: as icf_solve, icf_active; writes: as icf_solve, icf_active (the most dispatches).
+@compute @workgroup_size(SOLVER_THREADS)
+fn icf_solve_listed(
+    @builtin(workgroup_id) wid: vec3u,
+    @builtin(num_workgroups) nwg: vec3u,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let w = wg_bcast_u32(lid, listed_world(coop_world(wid, nwg)));
     if (w < dims.nworld) {
         solve_world(w, lid);
     }
-}
-
-/// icf_solve for the worlds of list slot 0 (launched indirectly).
-/// Reads: as icf_solve, icf_active; writes: as icf_solve, icf_active (the most dispatches).
-@compute @workgroup_size(SOLVER_THREADS)
-fn icf_solve_listed0(
-    @builtin(workgroup_id) wid: vec3u,
-    @builtin(num_workgroups) nwg: vec3u,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    solve_listed(0u, coop_world(wid, nwg), lid);
-}
-
-/// icf_solve for the worlds of list slot 1 (launched indirectly).
-/// Reads: as icf_solve, icf_active; writes: as icf_solve, icf_active (the most dispatches).
-@compute @workgroup_size(SOLVER_THREADS)
-fn icf_solve_listed1(
-    @builtin(workgroup_id) wid: vec3u,
-    @builtin(num_workgroups) nwg: vec3u,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    solve_listed(1u, coop_world(wid, nwg), lid);
 }

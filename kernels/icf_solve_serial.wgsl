@@ -24,24 +24,13 @@ fn icf_solve_serial(@builtin(global_invocation_id) gid: vec3u, @builtin(num_work
     }
 }
 
-/// icf_solve_serial over the worlds listed in `slot` (icf_list_unfinished<slot>).
-fn solve_listed_serial(slot: u32, i: u32) {
-    let w = listed_world(slot, i);
+/// icf_solve_serial for the worlds of the last listing
+/// (icf_list_unfinished*, which sizes this launch: it runs indirectly).
+/// Reads: as icf_solve_serial, icf_active; writes: as icf_solve_serial, icf_active (the most dispatches).
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn icf_solve_serial_listed(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let w = listed_world(thread_index(gid, nwg));
     if (w < dims.nworld) {
         solve_world(w, 0u);
     }
-}
-
-/// icf_solve_serial for the worlds of list slot 0 (launched indirectly).
-/// Reads: as icf_solve_serial, icf_active; writes: as icf_solve_serial, icf_active (the most dispatches).
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn icf_solve_serial_listed0(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    solve_listed_serial(0u, thread_index(gid, nwg));
-}
-
-/// icf_solve_serial for the worlds of list slot 1 (launched indirectly).
-/// Reads: as icf_solve_serial, icf_active; writes: as icf_solve_serial, icf_active (the most dispatches).
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn icf_solve_serial_listed1(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    solve_listed_serial(1u, thread_index(gid, nwg));
 }

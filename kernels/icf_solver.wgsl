@@ -530,11 +530,11 @@ fn icf_count_unfinished(@builtin(global_invocation_id) gid: vec3u, @builtin(num_
 //
 // A batch launches its solves over a list of the worlds whose solve is
 // unfinished instead of over every world: icf_list_unfinished<slot> lists
-// them (in any order: each world's arithmetic is its own) and sizes the
-// slot's indirect launch of icf_solve[_serial]_listed<slot> from the
-// count, so that a straggler costs its own work, not a launch of every
-// world. The two slots alternate (the host toggles them): a listing
-// clears the other slot, whose launch has run, for the next one.
+// them (in any order: each world's arithmetic is its own), sizes the
+// slot's indirect launch of icf_solve[_serial]_listed from the count and
+// records the slot for it, so that a straggler costs its own work, not a
+// launch of every world. The two slots alternate (the host toggles them):
+// a listing clears the other slot, whose launch has run, for the next one.
 
 /// Workgroups a launch may have in x (WebGPU's guaranteed minimum of
 /// max_compute_workgroups_per_dimension; more go to y, as dispatch_size does).
@@ -553,6 +553,7 @@ fn listed_per_group() -> u32 {
 /// icf_count_unfinished) and grows the slot's launch to cover it.
 fn list_unfinished(w: u32, slot: u32) {
     if (w == 0u) {
+        atomicStore(&icf_active[ACTIVE_SLOT], slot);
         let other = 1u - slot;
         atomicStore(&icf_active[ACTIVE_COUNT + other], 0u);
         atomicStore(&icf_dispatch[4u * other], 0u);
@@ -571,8 +572,9 @@ fn list_unfinished(w: u32, slot: u32) {
     atomicMax(&icf_dispatch[4u * slot + 2u], 1u);
 }
 
-/// The world at entry i of `slot`'s list, NONE past its end.
-fn listed_world(slot: u32, i: u32) -> u32 {
+/// The world at entry i of the last listing, NONE past its end.
+fn listed_world(i: u32) -> u32 {
+    let slot = atomicLoad(&icf_active[ACTIVE_SLOT]);
     if (i >= atomicLoad(&icf_active[ACTIVE_COUNT + slot])) {
         return NONE;
     }

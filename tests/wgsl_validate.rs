@@ -11,7 +11,7 @@ use naga::{Module, TypeInner};
 use std::collections::HashMap;
 
 /// Entry points launched with one workgroup per world (`SOLVER_THREADS`, generated into `icf_solve_coop`).
-const COOPERATIVE: [&str; 4] = ["icf_evaluate", "icf_solve", "icf_solve_listed0", "icf_solve_listed1"];
+const COOPERATIVE: [&str; 3] = ["icf_evaluate", "icf_solve", "icf_solve_listed"];
 const SOLVER_THREADS: u32 = cenic::gpu::icf::SOLVER_THREADS;
 
 fn validate(label: &str, source: &str) -> Module {

@@ -620,12 +620,14 @@ pub struct GpuIcfWorld {
 pub mod active {
     /// Length of list slot s at `COUNT + s` (two slots).
     pub const COUNT: usize = 0;
+    /// The slot of the last listing.
+    pub const SLOT: usize = 2;
     /// Worlds listed since the buffer was created (one per world and listed launch).
-    pub const LISTED: usize = 2;
+    pub const LISTED: usize = 3;
     /// Most `icf_solve` dispatches a solve finished in since the host cleared it.
-    pub const MOST_DISPATCHES: usize = 3;
+    pub const MOST_DISPATCHES: usize = 4;
     /// First world index of the current list (nworld entries).
-    pub const LIST: usize = 4;
+    pub const LIST: usize = 5;
     /// Bytes of one slot's indirect launch in `icf_dispatch` (x, y, z, unused).
     pub const DISPATCH_BYTES: u64 = 16;
 }
@@ -1389,13 +1391,6 @@ pub struct IcfKernels {
     evaluate: Kernel,
     solve: Kernel,
     count_unfinished: Kernel,
-    /// `icf_list_unfinished<slot>` per list slot.
-    list: [Kernel; 2],
-    /// The solve over list slot 0 or 1, launched indirectly.
-    solve_listed: [Kernel; 2],
-    /// The slot of the next listing (the two alternate: a listing clears
-    /// the other slot for the one after it).
-    slot: AtomicUsize,
 }
 
 impl IcfKernels {
@@ -1429,7 +1424,7 @@ impl IcfKernels {
                 ("icf_evaluate", "icf_solve", nworld * WORKGROUP_SIZE as usize)
             }
         };
-        let listed = |slot: usize| format!("{solve}_listed{slot}");
+
         let stage = variant.stage(state)?.module();
         Ok(Self {
             build: Kernel::new(ctx, &BUILDER, "icf_build", nworld, sources)?,
@@ -1439,15 +1434,6 @@ impl IcfKernels {
             evaluate: Kernel::new(ctx, &stage, evaluate, threads, sources)?,
             solve: Kernel::new(ctx, &stage, solve, threads, sources)?,
             count_unfinished: Kernel::new(ctx, &stage, "icf_count_unfinished", nworld, sources)?,
-            list: [
-                Kernel::new(ctx, &stage, "icf_list_unfinished0", nworld, sources)?,
-                Kernel::new(ctx, &stage, "icf_list_unfinished1", nworld, sources)?,
-            ],
-            solve_listed: [
-                Kernel::new(ctx, &stage, &listed(0), threads, sources)?,
-                Kernel::new(ctx, &stage, &listed(1), threads, sources)?,
-            ],
-            slot: AtomicUsize::new(0),
         })
     }
 
@@ -1474,23 +1460,6 @@ impl IcfKernels {
     /// start in row [`IcfVec::V`] (see [`IcfKernels::encode_solves`]).
     pub fn encode_solve(&self, pass: &mut wgpu::ComputePass<'_>) {
         self.solve.encode(pass);
-    }
-
-    /// Encodes a listing of the unfinished solves (`icf_list_unfinished*`:
-    /// the worlds solving whose Newton solve has not finished, in
-    /// `buffers.active`), which also sizes the next listed solve.
-    pub fn encode_list(&self, pass: &mut wgpu::ComputePass<'_>) {
-        self.list[self.slot.load(Ordering::Relaxed)].encode(pass);
-    }
-
-    /// Encodes one dispatch of [`crate::icf::IcfSolver::solve`] over the
-    /// worlds of the last [`Self::encode_list`] (launched indirectly: a
-    /// workgroup or a thread per listed world, nothing when none is),
-    /// then switches to the other list slot.
-    pub fn encode_listed_solve(&self, pass: &mut wgpu::ComputePass<'_>, buffers: &IcfBuffers) {
-        let slot = self.slot.load(Ordering::Relaxed);
-        self.solve_listed[slot].encode_indirect(pass, &buffers.dispatch, slot as u64 * active::DISPATCH_BYTES);
-        self.slot.store(1 - slot, Ordering::Relaxed);
     }
 
     /// Encodes the dispatches that finish every solve, when their number
@@ -1528,6 +1497,68 @@ impl IcfKernels {
             }
             run_pass(ctx, "icf_solve (resumed)", |pass| self.encode_solve(pass))?;
         }
+    }
+}
+
+/// The Newton solves of a batch over the worlds whose solve is unfinished:
+/// a listing (`icf_list_unfinished*`, one thread per world) builds the list
+/// in [`IcfBuffers::active`] and sizes the indirect launch of the solve
+/// (`icf_solve_listed` or `icf_solve_serial_listed`: a workgroup or a
+/// thread per listed world), so that idle, finished and waiting worlds
+/// cost nothing in it. Encode [`Self::encode_list`] and
+/// [`Self::encode_solve`] in pairs.
+#[derive(Debug)]
+pub struct ListedSolves {
+    /// `icf_list_unfinished<slot>` per list slot.
+    list: [Kernel; 2],
+    /// The solve over the last listing, launched indirectly.
+    solve: Kernel,
+    /// The slot of the next listing (the two alternate: a listing clears
+    /// the other slot for the one after it).
+    slot: AtomicUsize,
+}
+
+impl ListedSolves {
+    /// The listing and the solve for `nworld` worlds on `variant`'s stage
+    /// with its dense state in `state`, binding from `sources` (model,
+    /// per-world data, contacts, [`IcfBuffers`]).
+    pub fn new(
+        ctx: &GpuContext,
+        nworld: usize,
+        variant: SolverVariant,
+        state: SolverState,
+        sources: &[&dyn BufferSource],
+    ) -> Result<Self, GpuError> {
+        let (solve, threads) = match variant {
+            SolverVariant::Serial => ("icf_solve_serial_listed", nworld),
+            // Up to one workgroup per world.
+            SolverVariant::Cooperative | SolverVariant::Wide => ("icf_solve_listed", nworld * WORKGROUP_SIZE as usize),
+        };
+        let stage = variant.stage(state)?.module();
+        Ok(Self {
+            list: [
+                Kernel::new(ctx, &stage, "icf_list_unfinished0", nworld, sources)?,
+                Kernel::new(ctx, &stage, "icf_list_unfinished1", nworld, sources)?,
+            ],
+            solve: Kernel::new(ctx, &stage, solve, threads, sources)?,
+            slot: AtomicUsize::new(0),
+        })
+    }
+
+    /// Encodes a listing of the unfinished solves (the solving worlds whose
+    /// Newton solve has not finished), which sizes the next [`Self::encode_solve`].
+    pub fn encode_list(&self, pass: &mut wgpu::ComputePass<'_>) {
+        self.list[self.slot.load(Ordering::Relaxed)].encode(pass);
+    }
+
+    /// Encodes one dispatch of [`crate::icf::IcfSolver::solve`] (resuming
+    /// paused solves) over the worlds of the last listing, launched
+    /// indirectly (nothing runs when none is listed), and switches to the
+    /// other list slot.
+    pub fn encode_solve(&self, pass: &mut wgpu::ComputePass<'_>, buffers: &IcfBuffers) {
+        let slot = self.slot.load(Ordering::Relaxed);
+        self.solve.encode_indirect(pass, &buffers.dispatch, slot as u64 * active::DISPATCH_BYTES);
+        self.slot.store(1 - slot, Ordering::Relaxed);
     }
 }
 

@@ -14,7 +14,7 @@ use crate::gpu::context::{GpuContext, run_pass};
 use crate::gpu::dynamics::{GpuDynamics, Stage};
 use crate::gpu::error::GpuError;
 use crate::gpu::fields::{GpuData, Layout};
-use crate::gpu::icf::{IcfBuffers, IcfKernels, SolverState, SolverVariant};
+use crate::gpu::icf::{IcfBuffers, ListedSolves, SolverState, SolverVariant};
 use crate::gpu::model::GpuModel;
 use crate::gpu::sensors::GpuSensors;
 use crate::icf::SolverParams;
@@ -67,8 +67,8 @@ pub struct Pipeline {
     pub(super) collision: Collision,
     /// The contact problems, their settings and solver state.
     pub(super) icf_buffers: IcfBuffers,
-    /// The builder and the Newton solve.
-    pub(super) icf: IcfKernels,
+    /// The Newton solves over the worlds whose solve is unfinished.
+    pub(super) icf: ListedSolves,
     /// Clocks, statistics, counters.
     pub(super) cenic_buffers: CenicBuffers,
     /// Starting advances, summaries, masked resets.
@@ -137,7 +137,7 @@ impl Pipeline {
                 [dynamics.gpu_model(), dynamics.gpu_data(), contacts, &icf_buffers, &cenic_buffers];
             let variant = icf_buffers.variant();
             let state = options.solver_state.unwrap_or_else(|| SolverState::for_model(&ctx, model.nv, variant));
-            let icf = IcfKernels::with_state(&ctx, nworld, ncon, variant, state, &sources)?;
+            let icf = ListedSolves::new(&ctx, nworld, variant, state, &sources)?;
             let cenic = CenicKernels::new(&ctx, nworld, &sources)?;
             let npair = match mode {
                 Mode::ErrorControlled(p) if p.conservative_advancement => cenic_buffers.params.npair as usize,
@@ -244,7 +244,7 @@ impl Pipeline {
             Launch::List => self.icf.encode_list(pass),
             Launch::Solve => {
                 self.solve_launches.fetch_add(1, Ordering::Relaxed);
-                self.icf.encode_listed_solve(pass, &self.icf_buffers)
+                self.icf.encode_solve(pass, &self.icf_buffers)
             }
             Launch::Collide => self.collision.encode(pass),
         }
