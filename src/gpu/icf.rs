@@ -1424,7 +1424,6 @@ impl IcfKernels {
                 ("icf_evaluate", "icf_solve", nworld * WORKGROUP_SIZE as usize)
             }
         };
-
         let stage = variant.stage(state)?.module();
         Ok(Self {
             build: Kernel::new(ctx, &BUILDER, "icf_build", nworld, sources)?,

@@ -134,10 +134,10 @@ impl GpuBatch {
     }
 
     /// The launches of one iteration, in order: WGSL entry points of trial
-    /// parts, `collide`, `list unfinished solves` and `solve` (a listing
-    /// and its solve repeat within an iteration as often as the longest
-    /// solve of the last advance took launches: on a software adapter, whose
-    /// loop budget pauses long solves).
+    /// parts, `collide`, `list unfinished solves` and `solve` (in fixed
+    /// steps a listing and its solve repeat within an iteration as often as
+    /// the longest solve of the last advance took launches: on a software
+    /// adapter, whose loop budget pauses long solves).
     pub fn launch_names(&self) -> Vec<String> {
         self.pipeline.launch_names()
     }
@@ -503,11 +503,18 @@ impl GpuBatch {
                 }
                 continue;
             }
-            // The next advances repeat each solve as often as the longest
-            // solve of this one needed (kept when none finished).
+            // Fixed steps: the next advances repeat each solve as often as
+            // the longest solve of this one needed (kept when none
+            // finished). Every world steps in every iteration, so a paused
+            // solve would hold all worlds for whole iterations. Under error
+            // control the trials are not aligned and a repeat launches few
+            // worlds: there the repeats cost more launches than the
+            // iterations they save (BENCHMARKS.md, lavapipe), so once.
             let most = active[active::MOST_DISPATCHES] as usize;
             if most > 0 {
-                self.pipeline.set_solve_repeats(most);
+                if matches!(self.mode, Mode::Fixed { .. }) {
+                    self.pipeline.set_solve_repeats(most);
+                }
                 self.pipeline.icf_buffers.active.write_at(&self.ctx, active::MOST_DISPATCHES, &[0])?;
             }
             let newly_failed: Vec<usize> = {

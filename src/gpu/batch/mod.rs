@@ -17,11 +17,13 @@
 //! arithmetic is its own) and sizes the indirect launch of the solve over
 //! that list, so that idle, finished and waiting worlds cost nothing there
 //! and a straggler costs only its own work. A solve that a software
-//! adapter's loop budget paused resumes in the next listed launch; each
-//! solve of an iteration repeats its listing and launch as often as the
-//! longest solve of the last settled advance needed (one on hardware), so
-//! that paused solves finish within the iteration instead of costing
-//! further iterations of every part. The lists are sized at creation.
+//! adapter's loop budget paused resumes in the next listed launch. In
+//! fixed steps each solve of an iteration repeats its listing and launch as
+//! often as the longest solve of the last settled advance needed (one on
+//! hardware), so that paused solves finish within the iteration instead of
+//! holding every world for further iterations of every part; under error
+//! control the trials of the worlds are not aligned, and a solve launches
+//! once per iteration. The lists are sized at creation.
 //!
 //! Host round trips: [`Batch::advance`](crate::batch::Batch::advance) encodes the iterations it expects
 //! to need (fixed steps: the exact count; error control: from the previous
