@@ -88,7 +88,7 @@ pub struct Pipeline {
 
 /// Most listed solve launches per solve of an iteration
 /// ([`Pipeline::set_solve_repeats`]).
-pub const MAX_SOLVE_REPEATS: usize = 64;
+pub(super) const MAX_SOLVE_REPEATS: usize = 64;
 
 impl Pipeline {
     /// The stages for `nworld` worlds of `model` advancing in `mode`
@@ -211,7 +211,7 @@ impl Pipeline {
 
     /// The launches of one iteration, in order: WGSL entry points of trial
     /// parts, `collide`, `list unfinished solves` and `solve` (a listing
-    /// and its solve may repeat: [`Self::set_solve_repeats`]).
+    /// and its solve may repeat within an iteration in fixed steps).
     pub fn launch_names(&self) -> Vec<String> {
         self.schedule.names()
     }
