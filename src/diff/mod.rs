@@ -171,6 +171,7 @@ mod jacobian;
 mod params;
 mod rev;
 mod rollout;
+mod rules;
 
 pub use cfd::{Cfd, SOFTPLUS_SHARPNESS, phantom_impulse};
 pub use dual::Dual;
