@@ -226,3 +226,22 @@ macro_rules! to_primitive_methods {
     };
 }
 pub(super) use to_primitive_methods;
+
+/// `FloatConst`: every constant as a constant scalar (zero derivative).
+macro_rules! float_consts {
+    () => {
+        super::rules::float_consts!(
+            E, FRAC_1_PI, FRAC_1_SQRT_2, FRAC_2_PI, FRAC_2_SQRT_PI, FRAC_PI_2, FRAC_PI_3, FRAC_PI_4, FRAC_PI_6,
+            FRAC_PI_8, LN_10, LN_2, LOG10_E, LOG2_E, PI, SQRT_2, TAU, LOG10_2, LOG2_10
+        );
+    };
+    ($($name:ident),*) => {
+        $(
+            #[inline(always)]
+            fn $name() -> Self {
+                Self::cst(<f64 as FloatConst>::$name())
+            }
+        )*
+    };
+}
+pub(super) use float_consts;
