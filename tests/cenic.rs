@@ -401,3 +401,35 @@ fn rigid_coulomb_belt(amp: f64, omega: f64, ramp: f64, t_end: f64, mus: f64, mud
     }
     (stuck, switches)
 }
+
+/// `World::record_trials` records every trial of the step-size controller
+/// once: the accepted ones as the statistics count them, the rejected ones
+/// with their error ratio above 1 and a shrinking retry, in time order.
+#[test]
+fn trial_records_match_the_step_statistics() {
+    let model = Arc::new(cenic::scenes::cube_toss());
+    let mode = Mode::ErrorControlled(CenicParams { accuracy: 1e-4, ..Default::default() });
+    let mut world = World::<f64>::new(model.clone(), mode.clone());
+    world.sim.reset_to_keyframe("toss").unwrap();
+    world.record_trials = true;
+    world.advance(0.5).unwrap();
+    let (s, trials) = (&world.stats, &world.trials);
+    assert!(s.rejected > 0, "the toss must reject some trials to test them");
+    assert_eq!(trials.len() as u64, s.accepted + s.rejected, "one record per trial");
+    let accepted: Vec<_> = trials.iter().filter(|r| r.accepted).collect();
+    assert_eq!(accepted.len() as u64, s.accepted);
+    for r in &accepted {
+        assert!(r.err <= 1.0 && r.h > 0.0 && r.h <= r.h_asked * (1.0 + 1e-12), "{r:?}");
+    }
+    for r in trials.iter().filter(|r| !r.accepted) {
+        assert!(r.err > 1.0 && r.growth < 1.0, "a rejection retries shorter: {r:?}");
+    }
+    assert!(trials.windows(2).all(|w| w[1].t >= w[0].t), "records in time order");
+    // Recording changes nothing, and off it records nothing.
+    let mut plain = World::<f64>::new(model, mode);
+    plain.sim.reset_to_keyframe("toss").unwrap();
+    plain.advance(0.5).unwrap();
+    assert!(plain.trials.is_empty());
+    assert_eq!(plain.sim.data.q, world.sim.data.q);
+    assert_eq!((plain.stats.accepted, plain.stats.rejected), (s.accepted, s.rejected));
+}

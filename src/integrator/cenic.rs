@@ -567,6 +567,21 @@ impl<T: Real> World<T> {
                 h_try = h_event.max(p.min_step);
                 self.stats.event_limited += 1;
             }
+            // What a record of this trial holds whatever its outcome (recorded
+            // only with `record_trials`; the outcome's fields are set below).
+            let trial = TrialRecord {
+                t: self.sim.time,
+                h: h_try,
+                h_asked: h,
+                h_prev: self.h_last,
+                err: f64::INFINITY,
+                dof: 0,
+                velocity: false,
+                accepted: false,
+                acting_start,
+                acting_mid: acting_start,
+                growth: 0.0,
+            };
             match self.try_step(&model, p, h_try, &solver) {
                 Ok(_) if self.stick_bound < h_try && self.stick_bound >= p.min_step => {
                     // A contact sticks inside this step: retry to end where it does.
@@ -600,19 +615,14 @@ impl<T: Real> World<T> {
                         }
                         self.h_next = next_step(h, h_try, err).clamp(p.min_step, p.max_step);
                         if self.record_trials {
-                            let (h_next, t) = (self.h_next, self.sim.time);
                             self.trials.push(TrialRecord {
-                                t,
-                                h: h_try,
-                                h_asked: h,
-                                h_prev: self.h_last,
                                 err,
                                 dof: e.dof,
                                 velocity: e.velocity,
                                 accepted: true,
-                                acting_start,
                                 acting_mid: self.acting_mid,
-                                growth: h_next / h_try,
+                                growth: self.h_next / h_try,
+                                ..trial
                             });
                         }
                         self.sim.time += h_try;
@@ -620,45 +630,24 @@ impl<T: Real> World<T> {
                         return Ok(());
                     }
                     self.stats.rejected += 1;
-                    let h_asked = h;
                     h = (h_try * step_factor(err)).max(p.min_step);
                     if self.record_trials {
-                        let t = self.sim.time;
                         self.trials.push(TrialRecord {
-                            t,
-                            h: h_try,
-                            h_asked,
-                            h_prev: self.h_last,
                             err,
                             dof: e.dof,
                             velocity: e.velocity,
-                            accepted: false,
-                            acting_start,
                             acting_mid: self.acting_mid,
                             growth: h / h_try,
+                            ..trial
                         });
                     }
                 }
                 Err(StepError::Solve(_)) if h_try > p.min_step * (1.0 + 1e-9) => {
                     // A failed solve at this size: retry smaller.
                     self.stats.rejected += 1;
-                    let h_asked = h;
                     h = (h_try * 0.25).max(p.min_step);
                     if self.record_trials {
-                        let t = self.sim.time;
-                        self.trials.push(TrialRecord {
-                            t,
-                            h: h_try,
-                            h_asked,
-                            h_prev: self.h_last,
-                            err: f64::INFINITY,
-                            dof: 0,
-                            velocity: false,
-                            accepted: false,
-                            acting_start,
-                            acting_mid: acting_start,
-                            growth: 0.25,
-                        });
+                        self.trials.push(TrialRecord { growth: 0.25, ..trial });
                     }
                 }
                 Err(e) => {
