@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The real-GPU check of the GPU path, as one prepared run on a lent NVIDIA
-# machine (the `device` tool; see BENCHMARKS.md, "GPU batch on an NVIDIA
-# H200"). The machine has no Rust toolchain and no network, so the binaries
+# The real-GPU check of the GPU path, as one prepared run on an NVIDIA
+# machine (see BENCHMARKS.md, "GPU batch", whose H200 rows name the
+# commands). The machine has no Rust toolchain and no network, so the binaries
 # are built here and travel in `.dev/` (ignored by git):
 #
 #   cargo build --release --example gpu_throughput --example rl_throughput
@@ -240,8 +240,8 @@ if [ "${BENCH}" = solver ]; then
     exit 0
 fi
 # The cube toss is in flight until 0.25 s: --settle 0.3 measures impacts
-# and sliding; the robots start on the floor by default (0.4 s). (The H200
-# rows of 2026-11-26 ran the cube and the robots in flight; BENCHMARKS.md.)
+# and sliding; the robots start on the floor by default (0.4 s), so every
+# row is measured in contact.
 run 60 cube_fixed --scene cube --mode fixed --dt 1e-3 --advance 1e-3 --horizon 0.05 --settle 0.3 --sizes 1024,16384,65536 --budget 8
 run 40 cube_fixed_10ms --gpu-only --scene cube --mode fixed --dt 1e-3 --advance 1e-2 --horizon 0.1 --settle 0.3 --sizes 65536,262144 --budget 8
 run 50 ant_fixed --scene ant --mode fixed --advance 0.01 --horizon 0.1 --sizes 1024,16384,65536 --budget 8

@@ -6,7 +6,7 @@
 //! [-π, π]; atan: 4096 ulp), and on NVIDIA's driver (the special-function
 //! unit) the sine of a 1e-3 rad angle is off by ~1e-4 relative: enough to
 //! break CPU parity of a rotation increment or of the CENIC error estimate
-//! (seen on an H200, BENCHMARKS.md "GPU batch on an NVIDIA H200"). The
+//! (seen on an H200, BENCHMARKS.md "H200: kernel arithmetic, layout and collision threshold"). The
 //! replacements must hold a few ulp everywhere; the builtins' errors are
 //! printed, not asserted (they are the driver's).
 
