@@ -1,6 +1,8 @@
 //! The reverse pass (`Recording::vjp`) against the dense path
 //! (`DiffRollout::linearize` + `Linearization::vjp`): the same
-//! vector–Jacobian products to 1e-10 relative, for random trajectory
+//! vector–Jacobian products to 1e-10 relative, and the same Jacobians bit
+//! for bit when formed later from the recording (`Recording::linearize`,
+//! `DiffRollout::linearize_recordings`), for random trajectory
 //! cotangents, on the cube toss (CENIC, fixed steps, contacts from
 //! distance, both friction loads, parameters) and the gymnasium
 //! half_cheetah and ant (controls and parameters; MuJoCo's soft contacts
@@ -32,6 +34,13 @@ fn compare(r: &DiffRollout, x0: &[f64], u: &[f64], theta: &[f64], n: usize, what
     let rec = r.record(x0, u, theta, n).unwrap_or_else(|e| panic!("{what}: record: {e}"));
     assert_eq!(rec.trajectory(), &lin.trajectory[..], "{what}: the recording's trajectory differs");
     assert_eq!(rec.solves(), lin.stats.solves, "{what}: solve counts differ");
+    // The Jacobians formed later from the recording's tape are the dense path's, bit for bit.
+    let relin = rec.linearize().unwrap_or_else(|e| panic!("{what}: Jacobians from the tape: {e}"));
+    assert!(
+        relin.d_x == lin.d_x && relin.d_u == lin.d_u && relin.d_theta == lin.d_theta,
+        "{what}: the Jacobians from the recording's tape differ from the dense path's"
+    );
+    assert_eq!(relin.stats.phantom_pairs, lin.stats.phantom_pairs, "{what}: phantom pairs differ");
     let nx = r.nx();
     let mut rng = Rng::new(0x5eed ^ n as u64);
     let mut gs = vec![];
@@ -39,7 +48,8 @@ fn compare(r: &DiffRollout, x0: &[f64], u: &[f64], theta: &[f64], n: usize, what
     for c in 0..3 {
         let g: Vec<f64> = (0..(n + 1) * nx).map(|_| rng.normal()).collect();
         let (ex, eu, et) = lin.vjp(&g);
-        let (ax, au, at) = rec.vjp(&g).unwrap_or_else(|e| panic!("{what}: reverse pass: {e}"));
+        let ((ax, au, at), stats) = rec.vjp_with_stats(&g).unwrap_or_else(|e| panic!("{what}: reverse pass: {e}"));
+        assert_eq!(stats.phantom_pairs, lin.stats.phantom_pairs, "{what}: phantom pairs of the two passes differ");
         for (name, a, e) in [("x0", &ax, &ex), ("u", &au, &eu), ("theta", &at, &et)] {
             assert_eq!(a.len(), e.len(), "{what}: {name} length");
             if e.is_empty() {
@@ -179,4 +189,31 @@ fn wrong_cotangent_length_is_named() {
     let rec = r.record(&toss_state(), &[], &[], 3).unwrap();
     let e = rec.vjp(&[0.0; 5]).unwrap_err().to_string();
     assert!(e.contains("trajectory cotangent") && e.contains("got 5"), "{e}");
+}
+
+#[test]
+fn jacobians_of_a_recorded_batch_equal_the_dense_batch() {
+    let model = Arc::new(scenes::cube_toss());
+    let mode = Mode::ErrorControlled(CenicParams::for_gradients(1e-4));
+    let r = DiffRollout::new(model.clone(), mode.clone(), 0.025).with_params(cube_params());
+    let mut x0 = toss_state();
+    let mut second = toss_state();
+    second[9] += 0.7; // a different throw: world 1 differs from world 0
+    x0.extend(second);
+    let theta: Vec<f64> = (0..2 * cube_params().len()).map(|i| 1.0 + 0.03 * i as f64).collect();
+    let n = 12;
+    let lins = r.linearize_batch(&x0, &[], &theta, 2, n).unwrap();
+    let recs = r.record_batch(&x0, &[], &theta, 2, n).unwrap();
+    let relins = DiffRollout::linearize_recordings(&recs).unwrap();
+    assert_eq!(relins.len(), 2);
+    assert_ne!(lins[0].d_x, lins[1].d_x, "the two worlds must differ");
+    for (w, (a, b)) in relins.iter().zip(&lins).enumerate() {
+        assert_eq!(a.trajectory, b.trajectory, "world {w}: trajectory");
+        assert!(a.d_x == b.d_x && a.d_u == b.d_u && a.d_theta == b.d_theta, "world {w}: Jacobians differ");
+    }
+    // Recordings of a different map are refused, naming the world.
+    let other = DiffRollout::new(model, mode, 0.025).with_params(vec![Param::Friction]);
+    let alien = other.record(&toss_state(), &[], &[1.0], n).unwrap();
+    let e = DiffRollout::linearize_recordings(&[recs[0].clone(), alien]).unwrap_err().to_string();
+    assert!(e.contains("world 1") && e.contains("different rollout"), "{e}");
 }

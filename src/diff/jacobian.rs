@@ -142,6 +142,7 @@ impl<const N: usize> Linearizer<N> {
             self.chunks.extend((lo..hi).step_by(N).map(|c| (c, (c + N).min(hi))));
         }
         let mut clean_geometry = false;
+        let mut pairs_counted = false;
         for pass in 0..self.chunks.len() {
             let (start, end) = self.chunks[pass];
             let first = pass == 0;
@@ -181,7 +182,12 @@ impl<const N: usize> Linearizer<N> {
             };
             evaluate(&sim.problem, &self.v1, &mut self.grad, hess, &mut self.work);
             if let Some(cfd) = setup.cfd.as_ref().filter(|_| !velocity_only) {
-                self.phantom_pairs += add_phantom(cfd, &model, &sim.data, &mut self.phantom, h, &mut self.grad);
+                let pairs = add_phantom(cfd, &model, &sim.data, &mut self.phantom, h, &mut self.grad);
+                // Every position or parameter pass of a solve meets the same pairs: count them once.
+                if !pairs_counted {
+                    self.phantom_pairs += pairs;
+                    pairs_counted = true;
+                }
             }
             for r in 0..nv {
                 for slot in 0..end - start {

@@ -178,7 +178,7 @@ pub use dual::Dual;
 pub use gradcheck::{GradCheck, GradCheckOptions, GradCheckReport, gradcheck};
 pub use params::{ControlKind, Param};
 pub use rev::{Rev, tape as rev_tape};
-pub use rollout::{Cotangents, DiffRollout, LANES, Linearization, Recording, RolloutStats};
+pub use rollout::{Cotangents, DiffRollout, LANES, Linearization, Recording, RolloutStats, VjpStats};
 
 use crate::integrator::StepError;
 pub use crate::integrator::Tape;

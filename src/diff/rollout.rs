@@ -48,7 +48,8 @@ pub struct RolloutStats {
     pub forward_seconds: f64,
     /// Wall time of the Jacobian pass (s).
     pub jacobian_seconds: f64,
-    /// Phantom pairs used by contacts from distance.
+    /// Phantom pairs used by contacts from distance, counted once per
+    /// recorded solve.
     pub phantom_pairs: usize,
     /// Integration statistics, merged over worlds.
     pub world: WorldStats,
@@ -119,6 +120,17 @@ pub struct Recording {
     forward: Forward,
 }
 
+/// Counts of one reverse pass ([`Recording::vjp_with_stats`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VjpStats {
+    /// Phantom pairs used by contacts from distance, counted once per
+    /// recorded solve.(the dense path's
+    /// [`RolloutStats::phantom_pairs`] of the same rollout).
+    pub phantom_pairs: usize,
+    /// Largest reverse-mode tape of one solve (nodes).
+    pub peak_nodes: usize,
+}
+
 /// Cotangents of a rollout's inputs: (∂L/∂x_0 (nx), ∂L/∂u (nsteps × nc), ∂L/∂θ (nθ)).
 pub type Cotangents = (Vec<f64>, Vec<f64>, Vec<f64>);
 
@@ -161,6 +173,11 @@ impl Recording {
     /// same rollout up to rounding, without forming Jacobians (see the
     /// [module docs](super)).
     pub fn vjp(&self, g: &[f64]) -> Result<Cotangents, DiffError> {
+        Ok(self.vjp_with_stats(g)?.0)
+    }
+
+    /// [`vjp`](Self::vjp) with the counts of its reverse pass.
+    pub fn vjp_with_stats(&self, g: &[f64]) -> Result<(Cotangents, VjpStats), DiffError> {
         let r = &self.rollout;
         let (nx, nc, np, n) = (r.nx(), r.nc(), r.np(), self.nsteps);
         if g.len() != (n + 1) * nx {
@@ -171,7 +188,15 @@ impl Recording {
             )));
         }
         let mut adj = Adjoint::new(r.model.clone(), nc, np);
-        self.vjp_with(&mut adj, g)
+        let c = self.vjp_with(&mut adj, g)?;
+        Ok((c, VjpStats { phantom_pairs: adj.phantom_pairs, peak_nodes: adj.peak_nodes }))
+    }
+
+    /// The interval Jacobians of this rollout from its tape, without a
+    /// new forward run: [`DiffRollout::linearize`] of the same inputs, bit
+    /// for bit (see [`DiffRollout::linearize_recordings`]).
+    pub fn linearize(&self) -> Result<Linearization, DiffError> {
+        Ok(DiffRollout::linearize_recordings(std::slice::from_ref(self))?.pop().expect("one world"))
     }
 
     fn vjp_with(&self, adj: &mut Adjoint, g: &[f64]) -> Result<Cotangents, DiffError> {
@@ -206,6 +231,14 @@ struct Forward {
     bounds: Vec<usize>,
     stats: WorldStats,
     seconds: f64,
+}
+
+/// One world's forward run with the inputs it was run from.
+struct Run<'a> {
+    forward: &'a Forward,
+    x0: &'a [f64],
+    u: &'a [f64],
+    theta: &'a [f64],
 }
 
 impl DiffRollout {
@@ -448,34 +481,88 @@ impl DiffRollout {
     ) -> Result<Vec<Linearization>, DiffError> {
         self.validate(x0.len(), u.len(), theta.len(), nworld, nsteps)?;
         let (nx, nc, np) = (self.nx(), self.nc(), self.np());
-        let nz = nx + nc + np;
+        let inputs = |w: usize| {
+            (&x0[w * nx..(w + 1) * nx], &u[w * nsteps * nc..(w + 1) * nsteps * nc], &theta[w * np..(w + 1) * np])
+        };
         let forwards: Vec<Forward> = (0..nworld)
             .into_par_iter()
             .map(|w| {
-                let x = &x0[w * nx..(w + 1) * nx];
-                let uw = &u[w * nsteps * nc..(w + 1) * nsteps * nc];
-                let th = &theta[w * np..(w + 1) * np];
+                let (x, uw, th) = inputs(w);
                 self.forward(w, x, uw, th, nsteps, true)
             })
             .collect::<Result<_, _>>()?;
+        let runs: Vec<Run<'_>> = forwards
+            .iter()
+            .enumerate()
+            .map(|(w, forward)| {
+                let (x0, u, theta) = inputs(w);
+                Run { forward, x0, u, theta }
+            })
+            .collect();
+        self.jacobians(&runs, nsteps)
+    }
+
+    /// The interval Jacobians of recorded rollouts, from their tapes (no
+    /// forward run): equal to [`linearize_batch`](Self::linearize_batch) of
+    /// the same inputs, bit for bit. For callers that record first
+    /// ([`record_batch`](Self::record_batch)) for cheap vector–Jacobian
+    /// products and form the Jacobians only when asked. Worlds and
+    /// intervals are processed in parallel (rayon). The recordings must
+    /// come from one rollout (the same model, integrator, interval, controls,
+    /// parameters, contacts from distance and friction load) and hold the
+    /// same number of intervals; a recording that differs is an input error
+    /// naming its world.
+    pub fn linearize_recordings(recordings: &[Recording]) -> Result<Vec<Linearization>, DiffError> {
+        let Some(first) = recordings.first() else { return Ok(vec![]) };
+        let r = &first.rollout;
+        for (w, rec) in recordings.iter().enumerate() {
+            if !rec.rollout.same_map(r) || rec.nsteps != first.nsteps {
+                return Err(DiffError::Input(format!(
+                    "world {w}: recorded by a different rollout or over a different number of intervals than world 0"
+                )));
+            }
+        }
+        let runs: Vec<Run<'_>> = recordings
+            .iter()
+            .map(|rec| Run { forward: &rec.forward, x0: &rec.x0, u: &rec.u, theta: &rec.theta })
+            .collect();
+        r.jacobians(&runs, first.nsteps)
+    }
+
+    /// Whether `other` simulates and differentiates the same map.
+    fn same_map(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.model, &other.model)
+            && self.mode == other.mode
+            && self.dt == other.dt
+            && self.control == other.control
+            && self.params == other.params
+            && self.cfd == other.cfd
+            && self.friction_load == other.friction_load
+    }
+
+    /// The Jacobian pass over recorded forward runs, one task per (world,
+    /// interval); each chains its own solves.
+    fn jacobians(&self, runs: &[Run<'_>], nsteps: usize) -> Result<Vec<Linearization>, DiffError> {
+        let (nx, nc, np) = (self.nx(), self.nc(), self.np());
+        let nz = nx + nc + np;
+        let nworld = runs.len();
         let setup = self.setup();
         let t0 = Instant::now();
-        // One task per (world, interval); each chains its own solves.
         let tasks: Vec<(usize, usize)> = (0..nworld).flat_map(|w| (0..nsteps).map(move |k| (w, k))).collect();
         let results: Vec<(Vec<f64>, usize)> = tasks
             .par_iter()
             .map_init(
                 || Linearizer::<LANES>::new(self.model.clone(), nc, np),
                 |lin, &(w, k)| {
-                    let f = &forwards[w];
+                    let run = &runs[w];
+                    let f = run.forward;
                     let start = if k == 0 { 0 } else { f.bounds[k - 1] };
                     let site = SolveSite { world: w, interval: k, solve: 0, time: k as f64 * self.dt };
-                    let uk = &u[(w * nsteps + k) * nc..(w * nsteps + k + 1) * nc];
-                    let th = &theta[w * np..(w + 1) * np];
-                    let x_raw = if k == 0 { Some(&x0[w * nx..(w + 1) * nx]) } else { None };
+                    let uk = &run.u[k * nc..(k + 1) * nc];
+                    let x_raw = if k == 0 { Some(run.x0) } else { None };
                     let mut out = vec![0.0; nx * nz];
                     let before = lin.phantom_pairs;
-                    lin.interval(&setup, &f.tape, start..f.bounds[k], uk, th, x_raw, site, &mut out)?;
+                    lin.interval(&setup, &f.tape, start..f.bounds[k], uk, run.theta, x_raw, site, &mut out)?;
                     Ok((out, lin.phantom_pairs - before))
                 },
             )
@@ -483,7 +570,8 @@ impl DiffRollout {
         let jac_seconds = t0.elapsed().as_secs_f64();
         let mut out = Vec::with_capacity(nworld);
         let mut results = results.into_iter();
-        for f in forwards {
+        for run in runs {
+            let f = run.forward;
             let mut lin = Linearization {
                 nsteps,
                 nx,
@@ -492,7 +580,7 @@ impl DiffRollout {
                 d_x: Vec::with_capacity(nsteps * nx * nx),
                 d_u: Vec::with_capacity(nsteps * nx * nc),
                 d_theta: Vec::with_capacity(nsteps * nx * np),
-                trajectory: f.trajectory,
+                trajectory: f.trajectory.clone(),
                 stats: RolloutStats {
                     solves: f.tape.len(),
                     forward_seconds: f.seconds,
