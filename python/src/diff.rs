@@ -1,17 +1,20 @@
-//! Gradients: `cenic.rollout_jacobians` (trajectory and interval Jacobians
-//! of `cenic::diff::DiffRollout`) and their vector–Jacobian product; with
-//! `jacobians=False` the same map alone (`cenic.simulate`, for finite
-//! differences).
+//! Gradients: `cenic.rollout_jacobians` (a recorded rollout of
+//! `cenic::diff::DiffRollout`: vector–Jacobian products by the reverse
+//! pass, the interval Jacobians formed on demand); with `jacobians=False`
+//! the same map alone (`cenic.simulate`, for finite differences).
 
 use crate::batch::{mode, positive};
 use crate::model::Model;
 use crate::{ArrayIn, Np, SimulationError, lock, to_numpy};
-use cenic::diff::{Cfd, ControlKind, DiffError, DiffRollout, FrictionLoad, Linearization, Param};
+use cenic::diff::{
+    Cfd, ControlKind, Cotangents, DiffError, DiffRollout, FrictionLoad, Linearization, Param, Recording, VjpStats,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::prelude::*;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 fn diff_err(e: DiffError) -> PyErr {
     match e {
@@ -46,7 +49,23 @@ fn parse_param(model: &cenic::Model, name: &str) -> PyResult<Param> {
     Ok(p)
 }
 
-/// A differentiable rollout: the trajectory and the interval Jacobians.
+/// The forward runs behind a `Rollout`.
+enum Runs {
+    /// `jacobians=False`: each world's trajectory alone.
+    Simulated(Vec<Vec<f64>>),
+    /// Each world's forward run with its solve tape, for the reverse pass
+    /// and, when asked, the interval Jacobians.
+    Recorded(Vec<Recording>),
+}
+
+/// The interval Jacobians, formed on first use.
+#[derive(Default)]
+struct Dense {
+    worlds: Option<Arc<Vec<Linearization>>>,
+}
+
+/// A differentiable rollout: the trajectory, vector–Jacobian products by
+/// the reverse pass, and the interval Jacobians on demand.
 ///
 /// Shapes (a leading ``nworld`` axis when ``x0`` was 2-D):
 /// ``trajectory`` (nsteps + 1, nx) with nx = nq + nv, x_0 first;
@@ -54,11 +73,22 @@ fn parse_param(model: &cenic::Model, name: &str) -> PyResult<Param> {
 /// ∂x_{k+1}/∂u_k; ``d_theta`` (nsteps, nx, nθ) = ∂x_{k+1}/∂θ. Each
 /// attribute access returns a new float64 array (the per-world blocks are
 /// gathered into it: bind it once).
+///
+/// Laziness: the rollout keeps each world's forward run with its solve
+/// tape (the state, step size, skin and contact count of every recorded
+/// ICF solve: ``tape_bytes``), not the Jacobians. ``vjp`` runs the reverse
+/// pass over that tape and never forms a Jacobian block. The first access
+/// to ``d_x``, ``d_u`` or ``d_theta`` forms all three from the tape (no
+/// new simulation) and keeps them, nsteps · nx · (nx + nc + nθ) float64
+/// per world; ``dense_built`` says whether that has happened.
 #[pyclass(module = "cenic", frozen)]
 pub struct Rollout {
-    worlds: Mutex<Vec<Linearization>>,
-    /// False for a forward simulation only (`jacobians=False`).
-    jacobians: bool,
+    runs: Runs,
+    dense: Mutex<Dense>,
+    /// Wall time of the latest `vjp` (s).
+    vjp_seconds: Mutex<f64>,
+    /// Phantom pairs of contacts from distance in the latest `vjp`.
+    vjp_phantom_pairs: Mutex<usize>,
     batched: bool,
     nsteps: usize,
     nx: usize,
@@ -67,8 +97,42 @@ pub struct Rollout {
 }
 
 impl Rollout {
-    fn need_jacobians(&self) -> PyResult<()> {
-        if self.jacobians { Ok(()) } else { Err(PyValueError::new_err("this rollout was run with jacobians=False")) }
+    fn recordings(&self) -> PyResult<&[Recording]> {
+        match &self.runs {
+            Runs::Recorded(r) => Ok(r),
+            Runs::Simulated(_) => Err(PyValueError::new_err("this rollout was run with jacobians=False")),
+        }
+    }
+
+    fn nworld(&self) -> usize {
+        match &self.runs {
+            Runs::Recorded(r) => r.len(),
+            Runs::Simulated(t) => t.len(),
+        }
+    }
+
+    /// The interval Jacobians, formed from the tapes on first use (without
+    /// the GIL; the lock is taken there too, so a second thread waits
+    /// without holding the GIL).
+    fn dense(&self, py: Python<'_>) -> PyResult<Arc<Vec<Linearization>>> {
+        let recs = self.recordings()?;
+        py.detach(|| {
+            let mut d = lock(&self.dense, "rollout")?;
+            if let Some(w) = &d.worlds {
+                return Ok(w.clone());
+            }
+            let w = Arc::new(DiffRollout::linearize_recordings(recs).map_err(diff_err)?);
+            d.worlds = Some(w.clone());
+            Ok(w)
+        })
+    }
+
+    fn dense_if_built(&self) -> PyResult<Option<Arc<Vec<Linearization>>>> {
+        Ok(lock(&self.dense, "rollout")?.worlds.clone())
+    }
+
+    fn shape(&self, tail: &[usize]) -> Vec<usize> {
+        if self.batched { std::iter::once(self.nworld()).chain(tail.iter().copied()).collect() } else { tail.to_vec() }
     }
 
     fn gather<'py>(
@@ -77,11 +141,9 @@ impl Rollout {
         f: impl Fn(&Linearization) -> &[f64],
         tail: &[usize],
     ) -> PyResult<Np<'py, f64>> {
-        let w = lock(&self.worlds, "rollout")?;
+        let w = self.dense(py)?;
         let data: Vec<f64> = w.iter().flat_map(|l| f(l).iter().copied()).collect();
-        let shape: Vec<usize> =
-            if self.batched { std::iter::once(w.len()).chain(tail.iter().copied()).collect() } else { tail.to_vec() };
-        Ok(to_numpy(py, data, &shape))
+        Ok(to_numpy(py, data, &self.shape(tail)))
     }
 }
 
@@ -90,24 +152,28 @@ impl Rollout {
     /// States x_0 … x_nsteps, (…, nsteps + 1, nq + nv).
     #[getter]
     fn trajectory<'py>(&self, py: Python<'py>) -> PyResult<Np<'py, f64>> {
-        self.gather(py, |l| &l.trajectory, &[self.nsteps + 1, self.nx])
+        let data: Vec<f64> = match &self.runs {
+            Runs::Recorded(r) => r.iter().flat_map(|r| r.trajectory().iter().copied()).collect(),
+            Runs::Simulated(t) => t.concat(),
+        };
+        Ok(to_numpy(py, data, &self.shape(&[self.nsteps + 1, self.nx])))
     }
-    /// ∂x_{k+1}/∂x_k per interval, (…, nsteps, nx, nx).
+    /// ∂x_{k+1}/∂x_k per interval, (…, nsteps, nx, nx); forms the
+    /// Jacobians on first access (see the class docs).
     #[getter]
     fn d_x<'py>(&self, py: Python<'py>) -> PyResult<Np<'py, f64>> {
-        self.need_jacobians()?;
         self.gather(py, |l| &l.d_x, &[self.nsteps, self.nx, self.nx])
     }
-    /// ∂x_{k+1}/∂u_k per interval, (…, nsteps, nx, nc).
+    /// ∂x_{k+1}/∂u_k per interval, (…, nsteps, nx, nc); forms the
+    /// Jacobians on first access.
     #[getter]
     fn d_u<'py>(&self, py: Python<'py>) -> PyResult<Np<'py, f64>> {
-        self.need_jacobians()?;
         self.gather(py, |l| &l.d_u, &[self.nsteps, self.nx, self.nc])
     }
-    /// ∂x_{k+1}/∂θ per interval, (…, nsteps, nx, nθ).
+    /// ∂x_{k+1}/∂θ per interval, (…, nsteps, nx, nθ); forms the
+    /// Jacobians on first access.
     #[getter]
     fn d_theta<'py>(&self, py: Python<'py>) -> PyResult<Np<'py, f64>> {
-        self.need_jacobians()?;
         self.gather(py, |l| &l.d_theta, &[self.nsteps, self.nx, self.np])
     }
     /// Number of control intervals.
@@ -115,62 +181,109 @@ impl Rollout {
     fn nsteps(&self) -> usize {
         self.nsteps
     }
+    /// Whether the interval Jacobians (``d_x``, ``d_u``, ``d_theta``) have
+    /// been formed; ``vjp`` never forms them.
+    #[getter]
+    fn dense_built(&self) -> PyResult<bool> {
+        Ok(self.dense_if_built()?.is_some())
+    }
+    /// Bytes the solve tapes keep for the reverse pass, summed over worlds
+    /// (0 with ``jacobians=False``); the trajectory, the inputs and formed
+    /// Jacobians are not counted.
+    #[getter]
+    fn tape_bytes(&self) -> usize {
+        match &self.runs {
+            Runs::Recorded(r) => r.iter().map(Recording::tape_bytes).sum(),
+            Runs::Simulated(_) => 0,
+        }
+    }
 
     /// Vector–Jacobian product: given ``g`` = ∂L/∂trajectory (the
     /// trajectory's shape), returns ``(∂L/∂x0, ∂L/∂controls, ∂L/∂params)``
-    /// shaped like the inputs (…, nx), (…, nsteps, nc), (…, nθ) by a
-    /// backward sweep through the interval Jacobians (releases the GIL).
+    /// shaped like the inputs (…, nx), (…, nsteps, nc), (…, nθ), by the
+    /// reverse pass over the recorded solves (worlds in parallel, without
+    /// the GIL). It forms no Jacobian block (``dense_built`` stays False)
+    /// and equals the product with ``d_x``, ``d_u``, ``d_theta`` up to
+    /// rounding (1e-10 relative in the tests).
     fn vjp<'py>(&self, py: Python<'py>, g: &Bound<'py, PyAny>) -> PyResult<(Np<'py, f64>, Np<'py, f64>, Np<'py, f64>)> {
-        self.need_jacobians()?;
-        let worlds = lock(&self.worlds, "rollout")?;
-        let nw = worlds.len();
+        let recs = self.recordings()?;
         let ga = ArrayIn::<f64>::new(g, "g")?;
-        let tail = [self.nsteps + 1, self.nx];
-        let full: Vec<usize> = if self.batched { vec![nw, tail[0], tail[1]] } else { tail.to_vec() };
-        ga.expect_shape(&[&full])?;
+        ga.expect_shape(&[&self.shape(&[self.nsteps + 1, self.nx])])?;
         ga.check_finite(self.nx)?;
-        let per = tail[0] * tail[1];
+        let per = (self.nsteps + 1) * self.nx;
         let gs = ga.slice();
-        let lins: &[Linearization] = &worlds;
-        let parts: Vec<(Vec<f64>, Vec<f64>, Vec<f64>)> =
-            py.detach(|| lins.par_iter().enumerate().map(|(w, l)| l.vjp(&gs[w * per..(w + 1) * per])).collect());
-        let lead: &[usize] = if self.batched { &[nw] } else { &[] };
-        let shape = |tail: &[usize]| -> Vec<usize> { lead.iter().chain(tail).copied().collect() };
-        type Grads = (Vec<f64>, Vec<f64>, Vec<f64>);
-        let cat =
-            |f: fn(&Grads) -> &Vec<f64>| -> Vec<f64> { parts.iter().flat_map(|p| f(p).iter().copied()).collect() };
+        let t0 = Instant::now();
+        let parts = py
+            .detach(|| {
+                recs.par_iter()
+                    .enumerate()
+                    .map(|(w, r)| r.vjp_with_stats(&gs[w * per..(w + 1) * per]))
+                    .collect::<Result<Vec<(Cotangents, VjpStats)>, DiffError>>()
+            })
+            .map_err(diff_err)?;
+        *lock(&self.vjp_seconds, "rollout")? = t0.elapsed().as_secs_f64();
+        *lock(&self.vjp_phantom_pairs, "rollout")? = parts.iter().map(|p| p.1.phantom_pairs).sum();
+        let cat = |f: fn(&Cotangents) -> &Vec<f64>| -> Vec<f64> {
+            parts.iter().flat_map(|p| f(&p.0).iter().copied()).collect()
+        };
         Ok((
-            to_numpy(py, cat(|p| &p.0), &shape(&[self.nx])),
-            to_numpy(py, cat(|p| &p.1), &shape(&[self.nsteps, self.nc])),
-            to_numpy(py, cat(|p| &p.2), &shape(&[self.np])),
+            to_numpy(py, cat(|p| &p.0), &self.shape(&[self.nx])),
+            to_numpy(py, cat(|p| &p.1), &self.shape(&[self.nsteps, self.nc])),
+            to_numpy(py, cat(|p| &p.2), &self.shape(&[self.np])),
         ))
     }
 
     /// Counts and timings summed over worlds: solves, accepted, rejected,
-    /// phantom_pairs, forward_seconds, jacobian_seconds.
+    /// forward_seconds (the forward runs with their tapes), tape_bytes;
+    /// jacobian_seconds, the time of forming the interval Jacobians (0
+    /// until they are); vjp_seconds, the latest ``vjp``'s wall time (0
+    /// before one); phantom_pairs, the phantom pairs of contacts from
+    /// distance in the Jacobians, else in the latest ``vjp`` (the same
+    /// count; 0 before either).
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let worlds = lock(&self.worlds, "rollout")?;
         let d = PyDict::new(py);
-        let sum = |f: fn(&Linearization) -> f64| worlds.iter().map(f).sum::<f64>();
-        d.set_item("solves", sum(|l| l.stats.solves as f64) as u64)?;
-        d.set_item("accepted", sum(|l| l.stats.world.accepted as f64) as u64)?;
-        d.set_item("rejected", sum(|l| l.stats.world.rejected as f64) as u64)?;
-        d.set_item("phantom_pairs", sum(|l| l.stats.phantom_pairs as f64) as u64)?;
-        d.set_item("forward_seconds", sum(|l| l.stats.forward_seconds))?;
-        d.set_item("jacobian_seconds", sum(|l| l.stats.jacobian_seconds))?;
+        let recs: &[Recording] = match &self.runs {
+            Runs::Recorded(r) => r,
+            Runs::Simulated(_) => &[],
+        };
+        let dense = self.dense_if_built()?;
+        let sum = |f: fn(&Recording) -> f64| recs.iter().map(f).sum::<f64>();
+        d.set_item("solves", recs.iter().map(Recording::solves).sum::<usize>())?;
+        d.set_item("accepted", sum(|r| r.world_stats().accepted as f64) as u64)?;
+        d.set_item("rejected", sum(|r| r.world_stats().rejected as f64) as u64)?;
+        d.set_item("forward_seconds", sum(Recording::forward_seconds))?;
+        d.set_item("tape_bytes", self.tape_bytes())?;
+        let (jac_seconds, pairs) = match &dense {
+            Some(w) => (
+                w.iter().map(|l| l.stats.jacobian_seconds).sum::<f64>(),
+                w.iter().map(|l| l.stats.phantom_pairs).sum::<usize>(),
+            ),
+            None => (0.0, *lock(&self.vjp_phantom_pairs, "rollout")?),
+        };
+        d.set_item("jacobian_seconds", jac_seconds)?;
+        d.set_item("vjp_seconds", *lock(&self.vjp_seconds, "rollout")?)?;
+        d.set_item("phantom_pairs", pairs)?;
         Ok(d)
     }
 
     fn __repr__(&self) -> String {
-        let w = self.worlds.lock().map(|w| w.len()).unwrap_or(0);
-        format!("Rollout(nworld={w}, nsteps={}, nx={}, nc={}, ntheta={})", self.nsteps, self.nx, self.nc, self.np)
+        format!(
+            "Rollout(nworld={}, nsteps={}, nx={}, nc={}, ntheta={})",
+            self.nworld(),
+            self.nsteps,
+            self.nx,
+            self.nc,
+            self.np
+        )
     }
 }
 
 /// Rolls ``model`` out from ``x0`` under ``controls`` with parameter
-/// multipliers ``params`` in f64 and returns the trajectory with its
-/// interval Jacobians (a ``Rollout``), derivatives of the discrete map by
-/// the implicit function theorem at every contact solve.
+/// multipliers ``params`` in f64 and returns a ``Rollout``: the trajectory,
+/// recorded for derivatives of the discrete map by the implicit function
+/// theorem at every contact solve. ``Rollout.vjp`` runs the reverse pass
+/// over the recording; the interval Jacobians (``d_x``, ``d_u``,
+/// ``d_theta``) are formed from it on first access only.
 ///
 /// - ``x0``: (nq + nv,) or (nworld, nq + nv): positions then velocities.
 /// - ``controls``: (nsteps, nc) or (nworld, nsteps, nc), held over each
@@ -186,8 +299,8 @@ impl Rollout {
 ///   ``land_contact_events`` lands steps on touch-downs and lift-offs.
 /// - ``cfd_width`` (m) and ``cfd_strength`` (N): contacts from distance
 ///   in the Jacobians only (the trajectory is unchanged).
-/// - ``jacobians=False``: the forward simulation only (no tape, no
-///   Jacobians; ``cenic.simulate`` returns its trajectory).
+/// - ``jacobians=False``: the forward simulation only (no tape, so no
+///   ``vjp`` and no Jacobians; ``cenic.simulate`` returns its trajectory).
 /// - ``friction_load``: ``"implicit"`` (default) differentiates the
 ///   friction load through the step's implicit normal impulse, the
 ///   derivative that converges on robots with sliding feet; ``"lagged"``
@@ -195,8 +308,9 @@ impl Rollout {
 ///   differences of ``cenic.simulate`` measure).
 ///
 /// Raises ValueError for bad shapes, names or values, and
-/// ``SimulationError`` when the forward simulation or the Jacobian pass
-/// fails (the message names world, interval and time).
+/// ``SimulationError`` when the forward simulation fails, or later
+/// ``vjp`` or the first Jacobian access when a derivative pass fails (the
+/// message names world, interval and time).
 #[pyfunction]
 #[pyo3(signature = (model, x0, controls=None, params=None, *, interval, param_names=vec![], nsteps=None,
                     accuracy=None, dt=None, control="actuators", velocity_time_scale=None,
@@ -303,10 +417,10 @@ pub fn rollout_jacobians(
     };
     let x0 = xa.slice().to_vec();
     let n = nsteps;
-    let lins = py
+    let runs = py
         .detach(|| {
             if jacobians {
-                return rollout.linearize_batch(&x0, &u, &theta, nworld, n);
+                return rollout.record_batch(&x0, &u, &theta, nworld, n).map(Runs::Recorded);
             }
             (0..nworld)
                 .into_par_iter()
@@ -314,27 +428,26 @@ pub fn rollout_jacobians(
                     let x = &x0[w * nx..(w + 1) * nx];
                     let uw = &u[w * n * nc..(w + 1) * n * nc];
                     let th = &theta[w * np..(w + 1) * np];
-                    let trajectory = rollout.simulate(x, uw, th, n).map_err(|e| match e {
+                    rollout.simulate(x, uw, th, n).map_err(|e| match e {
                         DiffError::Step { interval, time, source, .. } => {
                             DiffError::Step { world: w, interval, time, source }
                         }
                         e => e,
-                    })?;
-                    let none = vec![];
-                    Ok(Linearization {
-                        nsteps: n,
-                        nx,
-                        nc,
-                        np,
-                        trajectory,
-                        d_x: none.clone(),
-                        d_u: none.clone(),
-                        d_theta: none,
-                        stats: Default::default(),
                     })
                 })
-                .collect()
+                .collect::<Result<_, _>>()
+                .map(Runs::Simulated)
         })
         .map_err(diff_err)?;
-    Ok(Rollout { worlds: Mutex::new(lins), batched, nsteps: n, nx, nc, np, jacobians })
+    Ok(Rollout {
+        runs,
+        dense: Mutex::default(),
+        vjp_seconds: Mutex::new(0.0),
+        vjp_phantom_pairs: Mutex::new(0),
+        batched,
+        nsteps: n,
+        nx,
+        nc,
+        np,
+    })
 }

@@ -63,14 +63,24 @@ def test_snippet_runs(where, info, code, request, monkeypatch, capsys):
     capsys.readouterr()
 
 
-def test_torch_wrapper_backpropagates_the_rollouts_vjp():
-    """The guide's PyTorch wrapper gives the gradient of Rollout.vjp."""
+def test_torch_wrapper_backpropagates_the_rollouts_vjp(monkeypatch):
+    """The guide's PyTorch wrapper gives the gradient of Rollout.vjp, and its
+    backward forms no Jacobian block (the reverse pass)."""
     code = next(c for _, _, c in BLOCKS if "class CenicRollout" in c)
     torch = pytest.importorskip("torch")
     import cenic
 
+    made = []
+    record = cenic.rollout_jacobians
+
+    def recorded(*args, **kwargs):
+        made.append(record(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(cenic, "rollout_jacobians", recorded)
     scope: dict = {}
     exec(code, scope)
+    made.clear()  # the snippet's own example
     model = cenic.Model.builtin("cube_toss")
     x0 = torch.tensor([0, 0, 0.3, 1, 0, 0, 0, 1, 0, 0, 0, 5, 3.0], dtype=torch.float64, requires_grad=True)
     u = torch.zeros(5, 6, dtype=torch.float64, requires_grad=True)
@@ -78,7 +88,8 @@ def test_torch_wrapper_backpropagates_the_rollouts_vjp():
     kw = dict(interval=0.01, dt=1e-3, control="applied", param_names=["friction"])
     traj = scope["CenicRollout"].apply(x0, u, theta, model, kw)
     traj[-1, 2].backward()
-    r = cenic.rollout_jacobians(model, x0.detach().numpy(), u.detach().numpy(), theta.detach().numpy(), **kw)
+    assert len(made) == 1 and not made[0].dense_built
+    r = record(model, x0.detach().numpy(), u.detach().numpy(), theta.detach().numpy(), **kw)
     g = torch.zeros_like(traj).numpy()
     g[-1, 2] = 1.0
     gx, _, _ = r.vjp(g)
