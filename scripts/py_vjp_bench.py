@@ -107,6 +107,7 @@ def main() -> None:
         "repeat": a.repeat,
         "package": cenic.__file__,
         "mean_ms": {k: round(v, 2) for k, v in ms.items()},
+        "min_ms": {k: round(1e3 * min(v), 2) for k, v in times.items()},
     }
     if lazy:
         (rv, r), (dv, rd) = reverse(), dense()

@@ -74,13 +74,15 @@ struct Dense {
 /// attribute access returns a new float64 array (the per-world blocks are
 /// gathered into it: bind it once).
 ///
-/// Laziness: the rollout keeps each world's forward run with its solve
-/// tape (the state, step size, skin and contact count of every recorded
-/// ICF solve: ``tape_bytes``), not the Jacobians. ``vjp`` runs the reverse
-/// pass over that tape and never forms a Jacobian block. The first access
-/// to ``d_x``, ``d_u`` or ``d_theta`` forms all three from the tape (no
-/// new simulation) and keeps them, nsteps · nx · (nx + nc + nθ) float64
-/// per world; ``dense_built`` says whether that has happened.
+/// Laziness: the rollout keeps each world's inputs, trajectory and solve
+/// tape (per recorded ICF solve: step size, skin, q0, v0, v1 and the
+/// contact keys, a few hundred bytes per accepted CENIC step, which
+/// records two solves: ``tape_bytes``), not the Jacobians. ``vjp`` runs
+/// the reverse pass over that tape and never forms a Jacobian block. The
+/// first access to ``d_x``, ``d_u`` or ``d_theta`` forms all three from
+/// the tape (no new simulation; the tape is kept too) and keeps them,
+/// nsteps · nx · (nx + nc + nθ) float64 per world; ``dense_built`` says
+/// whether that has happened.
 #[pyclass(module = "cenic", frozen)]
 pub struct Rollout {
     runs: Runs,

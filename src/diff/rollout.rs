@@ -124,8 +124,8 @@ pub struct Recording {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct VjpStats {
     /// Phantom pairs used by contacts from distance, counted once per
-    /// recorded solve.(the dense path's
-    /// [`RolloutStats::phantom_pairs`] of the same rollout).
+    /// recorded solve (the dense path's [`RolloutStats::phantom_pairs`] of
+    /// the same rollout).
     pub phantom_pairs: usize,
     /// Largest reverse-mode tape of one solve (nodes).
     pub peak_nodes: usize,
