@@ -5,9 +5,9 @@
   the GPU, NumPy state in and out, per-world parameters, statistics and status.
 - :func:`make_vec` / :func:`make` — gymnasium ``VectorEnv`` / ``Env`` of the
   gymnasium v5 MuJoCo tasks simulated by cenic.
-- :func:`rollout_jacobians` — a trajectory with its interval Jacobians
-  (D_x, D_u, D_θ) and a vector–Jacobian product; :func:`simulate` — the same
-  forward map alone.
+- :func:`rollout_jacobians` — a recorded trajectory: vector–Jacobian
+  products by the reverse pass, the interval Jacobians (D_x, D_u, D_θ)
+  formed on first access; :func:`simulate` — the same forward map alone.
 - :class:`MpcTask` / :class:`Planner` — model-predictive control of the
   built-in tasks (reacher, pusher, billiards, half cheetah): iLQR on the
   interval Jacobians with and without contacts from distance, predictive
