@@ -1,4 +1,4 @@
-//! Collision benchmarks (issue 3): narrow-phase queries per second for each
+//! Collision benchmarks: narrow-phase queries per second for each
 //! ordered geom-kind pair at random near-contact poses, and full `collide()`
 //! (broadphase + narrow phase + materials) on the 20-object clutter scene.
 //!

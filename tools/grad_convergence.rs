@@ -1,4 +1,4 @@
-//! Gradient convergence on robots (issue 20): do the gradients of a
+//! Gradient convergence on robots: do the gradients of a
 //! rollout agree with each other as the integration tightens?
 //!
 //! For each model, a rollout of `--intervals` control intervals of 10 ms
