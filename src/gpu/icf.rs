@@ -80,10 +80,10 @@ pub const SOLVER_THREADS: u32 = 16;
 pub const WIDE_SOLVER_THREADS: u32 = 64;
 
 /// Smallest nv for which [`SolverVariant::auto`] takes the wide cooperative
-/// stage on a hardware GPU (H200, fixed 2 ms steps, against 16 threads per
-/// world: clutter, nv = 120, 1.66× / 1.33× / 1.12× at 256 / 1024 / 4096
-/// worlds and 1.41× under error control; humanoid, 27, 1.01–1.02×; ant,
-/// 14, 0.83–0.91×; BENCHMARKS.md).
+/// stage on a hardware GPU: measured on an H200 against 16 threads per
+/// world, it wins on the clutter (nv = 120), ties on the humanoid (27) and
+/// loses on the ant (14) (BENCHMARKS.md, "H200: a wide stage for the
+/// largest problems").
 pub const WIDE_MIN_NV: usize = 64;
 
 /// Largest nv solved by the serial stage ([`SolverVariant::for_nv`]).

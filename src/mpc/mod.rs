@@ -54,9 +54,8 @@
 //! the candidates out on the GPU batch instead (f32; objectives on the
 //! host), any [`crate::batch::Batch`] with one world per sample serves
 //! ([`PredictiveSampling::with_batch`]). A round costs the GPU's latency
-//! per step, whatever the sample count up to a few thousand: on an H200,
-//! 40 pusher steps take 54 ms at 256 samples and 65 ms at 1024
-//! (`BENCHMARKS.md`).
+//! per step, whatever the sample count up to a few thousand
+//! (`BENCHMARKS.md`, "Pusher on the GPU: predictive sampling on an H200").
 //!
 //! **Hybrid planner** ([`Hybrid`]): the two in series within one budget
 //! per interval: a share of it for rounds of sampling around the current

@@ -536,8 +536,8 @@ pub fn pusher_with(models_dir: &Path, seed: u64, shaping: PusherCost) -> Result<
     }
     let cost = cost.with(ControlEffort::uniform(model.nu(), shaping.effort));
     // Four steps of 12.5 ms per interval: at 25 ms the fork's predicted
-    // position one interval ahead missed the plant's by 3–10 mm (1–2 mm
-    // at 12.5 ms), enough to lose the frictionless push (BENCHMARKS.md);
+    // position one interval ahead missed the plant's by several mm, enough
+    // to lose the frictionless push (BENCHMARKS.md, "Pusher");
     // the shorter horizon (0.5 s) keeps the 40 steps per plan of 20 × 2
     // steps, so a linearization still fits the budget.
     let problem = Problem::new(model.clone(), Mode::Fixed { dt: 0.0125 }, 0.05, 10, Arc::new(cost))?;
