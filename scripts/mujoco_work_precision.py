@@ -26,9 +26,11 @@ interval; error = the largest distance of any body from the reference over the s
 MuJoCo: integrators RK4, Euler and implicitfast at the model's timestep / 2^k, k = 0..4, stepped in
 C by mujoco.rollout with the controls expanded per step; reference RK4 at timestep / 256, checked
 against / 512 (humanoid and clutter20: / 64 and / 128; quick: / 32 and / 64). cenic
-(tools/work_precision_mujoco.rs): CENIC at accuracies 1e-1 … 1e-6 and fixed steps equal to MuJoCo's;
-reference CENIC at 1e-8, checked against 2.5e-9 (a quarter of the accuracy: about twice the steps);
-clutter20: reference 1e-7, accuracies down to 1e-5 (REFERENCE). Cost: process CPU time
+(tools/work_precision_mujoco.rs): CENIC at accuracies 1e-1 … 1e-6, the same second order by local
+extrapolation (`cenicx`, CenicParams::extrapolate) and fixed steps equal to MuJoCo's; reference
+CENIC extrapolated at 1e-8, checked against 2.5e-9 (a quarter of the accuracy), or plain CENIC at the
+same accuracies where an extrapolated reference fails; clutter20: reference 1e-7, accuracies down to
+1e-5 (REFERENCE). Cost: process CPU time
 (time.process_time, CLOCK_PROCESS_CPUTIME_ID; one thread in both) of the stepping only; each model's
 settings run as a round of cenic, then a round of MuJoCo, REPEAT times; the median is kept.
 
@@ -233,22 +235,28 @@ def main():
         if args.quick:
             ref_acc, finest, divisor, steps = max(ref_acc * 100, 1e-6), max(finest, 1e-4), 32, steps[:3]
         accuracies = [a for a in (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6) if a >= finest * 0.99]
-        cenic_settings = [f"cenic:{a:e}" for a in accuracies] + [f"fixed:{h:e}" for h in steps]
+        cenic_settings = ([f"cenic:{a:e}" for a in accuracies] + [f"cenicx:{a:e}" for a in accuracies]
+                          + [f"fixed:{h:e}" for h in steps])
         traj = os.path.join(args.out, "traj", name)
         os.makedirs(traj, exist_ok=True)
 
         # References (untimed; reused when present), each checked against a run with half the steps.
         refs = {}
-        for label, acc in (("reference", ref_acc), ("check", ref_acc / 4)):
-            s = f"cenic:{acc:e}"
-            try:
-                refs[label] = cenic_traj(traj, s, nbody)
-                assert len(refs[label]) == n + 1
-            except (OSError, ValueError, AssertionError):
-                r = cenic_runs(path, key, interval, n, [s], traj)[s]
-                if r[3]:
-                    print(f"{name}: cenic {label} failed: {r[3]}")
-                refs[label] = cenic_traj(traj, s, nbody)
+        for kind in ("cenicx", "cenic"):
+            for label, acc in (("reference", ref_acc), ("check", ref_acc / 4)):
+                s = f"{kind}:{acc:e}"
+                try:
+                    refs[label] = cenic_traj(traj, s, nbody)
+                    assert len(refs[label]) == n + 1
+                except (OSError, ValueError, AssertionError):
+                    r = cenic_runs(path, key, interval, n, [s], traj)[s]
+                    if r[3]:
+                        print(f"{name}: cenic {label} ({kind}) failed: {r[3]}")
+                        break
+                    refs[label] = cenic_traj(traj, s, nbody)
+            else:
+                print(f"{name}: cenic reference {kind}")
+                break
         mrefs = {}
         for label, div in (("reference", divisor), ("check", 2 * divisor)):
             f = os.path.join(traj, f"mujoco_RK4_{dt / div:e}.npy")
@@ -338,8 +346,9 @@ def summarize(out, names):
     DIR/orders.md (observed orders and CENIC's step counts)."""
     ratios = ["| model | window | reference checks, cenic · MuJoCo (m) | "
               + " | ".join(f"{e:.0e} m" for e in LEVELS) + " |", "|---|---|---|" + "---|" * len(LEVELS)]
-    orders = ["| model | CENIC | cenic fixed | MuJoCo RK4 | MuJoCo Euler | MuJoCo implicitfast "
-              "| CENIC at 1e-4: accepted (rejected) steps, error 0.5 s (m) |", "|---|---|---|---|---|---|---|"]
+    orders = ["| model | CENIC | CENIC extrapolated | cenic fixed | MuJoCo RK4 | MuJoCo Euler | MuJoCo implicitfast "
+              "| CENIC at 1e-4: accepted (rejected) steps, error 0.5 s (m) "
+              "| extrapolated at 1e-4 |", "|---|---|---|---|---|---|---|---|---|"]
     for name in names:
         curves, checks = read_csv(os.path.join(out, name + ".csv"))
         dt = max(p[0] for p in curves.get(("mujoco", "RK4"), [(0.01,)]))
@@ -371,12 +380,13 @@ def summarize(out, names):
                           + " | ".join(cells) + " |")
         floor = max(checks["cenic"][0], checks["mujoco"][0])
         cols = []
-        for key in (("cenic", "cenic"), ("cenic", "fixed"), ("mujoco", "RK4"), ("mujoco", "Euler"),
-                    ("mujoco", "implicitfast")):
+        for key in (("cenic", "cenic"), ("cenic", "cenicx"), ("cenic", "fixed"), ("mujoco", "RK4"),
+                    ("mujoco", "Euler"), ("mujoco", "implicitfast")):
             o = observed_order(curves.get(key, []), 2, floor)
             cols.append("–" if o is None else f"{o:.2f}")
-        at = [p for p in curves.get(("cenic", "cenic"), []) if abs(p[0] - 1e-4) < 1e-12]
-        cols.append(f"{at[0][4]} ({at[0][5]}), {at[0][2]:.1e}" if at else "–")
+        for mode in ("cenic", "cenicx"):
+            at = [p for p in curves.get(("cenic", mode), []) if abs(p[0] - 1e-4) < 1e-12]
+            cols.append(f"{at[0][4]} ({at[0][5]}), {at[0][2]:.1e}" if at else "–")
         orders.append(f"| {name} | " + " | ".join(cols) + " |")
     with open(os.path.join(out, "ratios.md"), "w") as f:
         f.write("\n".join(ratios) + "\n")
@@ -387,6 +397,7 @@ def summarize(out, names):
 
 def plot(path, name, curves, checks, interval, horizon):
     styles = {("cenic", "cenic"): ("tab:red", "-", "cenic CENIC (accuracy)"),
+              ("cenic", "cenicx"): ("tab:brown", "-.", "cenic CENIC extrapolated (accuracy)"),
               ("cenic", "fixed"): ("tab:orange", "--", "cenic fixed step"),
               ("mujoco", "RK4"): ("tab:blue", "-", "MuJoCo RK4"),
               ("mujoco", "Euler"): ("tab:green", "--", "MuJoCo Euler"),

@@ -12,7 +12,8 @@
 //! rest), holds `cenic::zoo::smooth_control` (seed 1) at each interval's
 //! start for `--interval` seconds (default 0.01), and advances `--intervals`
 //! intervals (default 200). A setting is `cenic:A` (CENIC error control at
-//! accuracy A) or `fixed:H` (fixed steps of H seconds).
+//! accuracy A), `cenicx:A` (the same, second order by local extrapolation,
+//! `CenicParams::extrapolate`) or `fixed:H` (fixed steps of H seconds).
 //!
 //! Prints one CSV line per setting: `mode,parameter,cpu_s,steps,rejected,failure`.
 //! `cpu_s` is the CPU time of this process (all threads; rayon runs one)
@@ -63,8 +64,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let value: f64 = value.parse().map_err(|_| format!("setting {setting:?}: {value:?} is not a number"))?;
         let mode = match kind {
             "cenic" => Mode::ErrorControlled(CenicParams { accuracy: value, ..Default::default() }),
+            "cenicx" => Mode::ErrorControlled(CenicParams { accuracy: value, extrapolate: true, ..Default::default() }),
             "fixed" => Mode::Fixed { dt: value },
-            _ => return Err(format!("setting {setting:?}: kind must be cenic or fixed").into()),
+            _ => return Err(format!("setting {setting:?}: kind must be cenic, cenicx or fixed").into()),
         };
         let mut world = World::<f64>::new(model.clone(), mode);
         world.sim.set_state(&q0, &v0);

@@ -317,6 +317,13 @@ impl DiffRollout {
                 self.mode.name()
             )));
         }
+        if let Mode::ErrorControlled(p) = &self.mode
+            && p.extrapolate
+        {
+            return Err(DiffError::Input(
+                "CenicParams::extrapolate has no gradient path (the tape records the half steps): turn it off".into(),
+            ));
+        }
         if self.model.na > 0 {
             return Err(DiffError::Input(format!(
                 "the model has {} actuator activation states, which the differentiable state (q, v) does not carry yet",

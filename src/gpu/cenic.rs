@@ -247,6 +247,7 @@ impl From<&GpuCenicStats> for WorldStats {
             geometry_passes: 0, // not tracked on the GPU
             solves: g.solves as u64,
             contacts: g.contacts as u64,
+            extrapolated: 0,
         }
     }
 }

@@ -151,6 +151,7 @@ fn mode_to_json(mode: &Mode) -> Result<Value, SysidError> {
             "land_contact_events": p.land_contact_events,
             "land_stick_events": p.land_stick_events,
             "accept_accuracy_misses": p.accept_accuracy_misses,
+            "extrapolate": p.extrapolate,
         }}),
         m => {
             return Err(SysidError::Input(format!(
@@ -191,6 +192,7 @@ fn mode_from_json(v: &Value) -> Result<Mode, SysidError> {
         land_contact_events: b("land_contact_events")?,
         land_stick_events: b("land_stick_events")?,
         accept_accuracy_misses: b("accept_accuracy_misses")?,
+        extrapolate: b("extrapolate")?,
     }))
 }
 

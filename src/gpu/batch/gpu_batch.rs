@@ -89,6 +89,11 @@ impl GpuBatch {
         {
             return Err(GpuError::Unsupported("CenicParams::land_stick_events (CPU only)".into()));
         }
+        if let Mode::ErrorControlled(p) = &mode
+            && p.extrapolate
+        {
+            return Err(GpuError::Unsupported("CenicParams::extrapolate (CPU only)".into()));
+        }
         let (pipeline, h_initial) = Pipeline::new(ctx.clone(), model.clone(), nworld, &mode, &options)?;
         // One readback holds the counters, the summaries, q, v and the statistics.
         let (nq, nv) = (model.nq, model.nv);
