@@ -107,6 +107,10 @@ struct RunArgs {
     /// the minimum step instead of failing the world.
     #[arg(long, conflicts_with = "dt")]
     accept_accuracy_misses: bool,
+    /// Error-controlled mode, second order: local extrapolation of each
+    /// step's pair of results (CPU only; see `CenicParams::extrapolate`).
+    #[arg(long, conflicts_with = "dt")]
+    extrapolate: bool,
     /// Start from this keyframe (name or index).
     #[arg(long)]
     key: Option<String>,
@@ -257,6 +261,7 @@ fn run(args: RunArgs) -> Result<(), String> {
                 max_step: positive("--max-step", args.max_step)?,
                 min_step: positive("--min-step", args.min_step)?,
                 accept_accuracy_misses: args.accept_accuracy_misses,
+                extrapolate: args.extrapolate,
                 ..CenicParams::default()
             };
             if p.max_step < p.min_step {
@@ -338,6 +343,9 @@ fn run(args: RunArgs) -> Result<(), String> {
         args.time,
         match &mode {
             Mode::Fixed { dt } => format!("fixed step {dt} s"),
+            Mode::ErrorControlled(p) if p.extrapolate => {
+                format!("error-controlled, accuracy {}, extrapolated (second order)", p.accuracy)
+            }
             Mode::ErrorControlled(p) => format!("error-controlled, accuracy {}", p.accuracy),
             m => format!("baseline integrator {}", m.name()),
         },

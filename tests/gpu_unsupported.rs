@@ -59,11 +59,12 @@ fn models_within_the_gpu_feature_set_are_accepted() {
 }
 
 #[test]
-fn cpu_only_event_landing_is_refused_by_name() {
+fn cpu_only_cenic_options_are_refused_by_name() {
     use cenic::integrator::CenicParams;
     let landing = [
         ("land_contact_events", CenicParams { land_contact_events: true, ..Default::default() }),
         ("land_stick_events", CenicParams { land_stick_events: true, ..Default::default() }),
+        ("extrapolate", CenicParams { extrapolate: true, ..Default::default() }),
     ];
     for (name, params) in landing {
         let ctx = gpu_or_skip!();
