@@ -88,7 +88,10 @@ struct Dof {
     joint: u32,
     /// Previous dof on the path to the world, NONE at a tree root.
     parent: u32,
-    _pad: u32,
+    /// The dof's block (a kinematic tree, or consecutive trees merged;
+    /// src/gpu/model.rs dof_blocks): the ICF Hessian never couples two
+    /// blocks except through contacts.
+    block: u32,
     /// Armature (kg·m² or kg).
     armature: f32,
     /// Damping (N·m·s/rad or N·s/m).
@@ -466,9 +469,12 @@ struct IcfDims {
     nu: u32,
     /// Stiction tolerance vs (m/s).
     stiction_tolerance: f32,
-    _pad0: u32,
+    /// Dof blocks (Dof.block; ≤ MAX_BLOCKS); 0 or 1: the Newton solve is dense.
+    nblock: u32,
     _pad1: u32,
     _pad2: u32,
+    /// First dof of each block, then nv (entry b at [b / 4][b % 4]).
+    block_start: array<vec4u, 9>,
 }
 
 /// Newton solver settings (uniform), twin of icf::SolverParams.
@@ -678,7 +684,8 @@ struct IcfWorld {
     prev_step: f32,
     prev_residual: f32,
     tol0: f32,
-    _pad1: u32,
+    /// 1: the last solve launch ran the structured factorization (plan_blocks).
+    structured: u32,
 }
 
 /// Error-control settings (uniform), twin of integrator::CenicParams / Mode.

@@ -165,10 +165,24 @@ fn contact_velocity(w: u32, ci: u32, row: u32) -> vec3f {
     return out;
 }
 
-/// Row i of A times icf_vec row `src`.
+/// First dof of dof block b (Dof.block), nv for b = icf_dims.nblock.
+fn block_start(b: u32) -> u32 {
+    return icf_dims.block_start[b / 4u][b % 4u];
+}
+
+/// Row i of A times icf_vec row `src`. A = M + hD never couples two dof
+/// blocks: only row i's block is summed (the products skipped are exact
+/// zeros, so the sum is the same as over the whole row).
 fn a_row_dot(w: u32, i: u32, src: u32) -> f32 {
+    var lo = 0u;
+    var hi = dims.nv;
+    if (icf_dims.nblock > 1u) {
+        let b = dofs[i].block;
+        lo = block_start(b);
+        hi = block_start(b + 1u);
+    }
     var s = 0.0;
-    for (var j = 0u; j < dims.nv; j++) {
+    for (var j = lo; j < hi; j++) {
         s += amat(w, i, j) * ivec(w, src, j);
     }
     return s;

@@ -33,8 +33,25 @@ fn rounding_floor(w: u32, lid: u32) -> f32 {
     var sum = 0.0;
     for (var i = lid; i < nv; i += SOLVER_THREADS) {
         var s = 0.0;
-        for (var j = 0u; j < nv; j++) {
-            s += abs(fac(w, i, j) * ivec(w, VEC_V, j));
+        if (blk_on) {
+            // Only the blocks row i's block shares with others (the terms
+            // skipped are exact zeros).
+            let b = dofs[i].block;
+            var m = blk_later[b] | blk_earlier[b] | (1u << b);
+            loop {
+                if (m == 0u) {
+                    break;
+                }
+                let run = first_run(m);
+                m = drop_below(m, run.y);
+                for (var j = block_start(run.x); j < block_start(run.y); j++) {
+                    s += abs(fac(w, i, j) * ivec(w, VEC_V, j));
+                }
+            }
+        } else {
+            for (var j = 0u; j < nv; j++) {
+                s += abs(fac(w, i, j) * ivec(w, VEC_V, j));
+            }
         }
         let y = s * ivec(w, VEC_SCALE, i);
         sum += y * y;
@@ -113,6 +130,328 @@ fn cholesky_solve(w: u32, lid: u32, row: u32) {
     wg_sync();
 }
 
+// ---------------------------------------------------------------- the structured factorization
+//
+// H = A + Σ JᵀGJ + gains and limits is block diagonal over the dof blocks
+// (kinematic trees, Dof.block; A never couples two) except where a contact
+// couples two blocks. In the right-looking Cholesky above, run in natural
+// order, every entry of L in a block pair that neither a contact nor the
+// fill of an earlier column couples stays exactly zero, and so do the
+// products that would update it. cholesky_factor_blocks and
+// cholesky_solve_blocks skip exactly those (a − 0·x) operations: every
+// other entry sees the same operations in the same order, and the factor
+// and the solutions equal the dense ones bit for bit (for finite values).
+// Work: about Σ over columns of (rows the column reaches)² / 2 instead of
+// nv³ / 6. plan_blocks chooses it per solve launch when its loop count is
+// smaller than the dense one's (never for one block: a single tree).
+
+/// Most dof blocks (src/gpu/model.rs MAX_DOF_BLOCKS): a bit each in a u32.
+const MAX_BLOCKS: u32 = 32u;
+
+/// Per block b: the later blocks whose rows column block b of L reaches
+/// (contact couplings and the fill of natural order); and the earlier
+/// blocks whose columns reach the rows of b (the transpose). Set by
+/// plan_blocks for the launch's contacts; every thread of a world holds
+/// the same.
+var<private> blk_later: array<u32, MAX_BLOCKS>;
+var<private> blk_earlier: array<u32, MAX_BLOCKS>;
+/// The structured variants run in this launch (plan_blocks; uniform).
+var<private> blk_on: bool = false;
+/// icf_factor holds a factor computed in this launch with the structure of
+/// blk_later (a factor kept from an earlier launch is solved densely).
+var<private> blk_factor: bool = false;
+
+/// The first run of consecutive blocks of mask m ≠ 0: (its first block,
+/// the block after its last).
+fn first_run(m: u32) -> vec2u {
+    let c0 = firstTrailingBit(m);
+    let gaps = ~(m >> c0);
+    var c1 = 32u;
+    if (gaps != 0u) {
+        c1 = c0 + firstTrailingBit(gaps);
+    }
+    return vec2u(c0, c1);
+}
+
+/// m without its blocks below c.
+fn drop_below(m: u32, c: u32) -> u32 {
+    if (c >= 32u) {
+        return 0u;
+    }
+    return m & ~((1u << c) - 1u);
+}
+
+/// The first row at or after `lo` that thread `lid` owns (i ≡ lid mod SOLVER_THREADS).
+fn owned_from(lid: u32, lo: u32) -> u32 {
+    return lo + (lid + SOLVER_THREADS - lo % SOLVER_THREADS) % SOLVER_THREADS;
+}
+
+/// Rows of [lo, hi) that thread `lid` owns.
+fn owned_count(lid: u32, lo: u32, hi: u32) -> f32 {
+    let first = owned_from(lid, lo);
+    if (first >= hi) {
+        return 0.0;
+    }
+    return f32((hi - 1u - first) / SOLVER_THREADS + 1u);
+}
+
+/// fac(i, k) −= lij·fac(k, j) for k in [k0, k1): four per loop iteration,
+/// the last ones without a loop.
+fn row_update(w: u32, i: u32, j: u32, lij: f32, k0: u32, k1: u32) {
+    var k = k0;
+    for (; k + 4u <= k1; k += 4u) {
+        set_fac(w, i, k, fac(w, i, k) - lij * fac(w, k, j));
+        set_fac(w, i, k + 1u, fac(w, i, k + 1u) - lij * fac(w, k + 1u, j));
+        set_fac(w, i, k + 2u, fac(w, i, k + 2u) - lij * fac(w, k + 2u, j));
+        set_fac(w, i, k + 3u, fac(w, i, k + 3u) - lij * fac(w, k + 3u, j));
+    }
+    if (k < k1) {
+        set_fac(w, i, k, fac(w, i, k) - lij * fac(w, k, j));
+    }
+    if (k + 1u < k1) {
+        set_fac(w, i, k + 1u, fac(w, i, k + 1u) - lij * fac(w, k + 1u, j));
+    }
+    if (k + 2u < k1) {
+        set_fac(w, i, k + 2u, fac(w, i, k + 2u) - lij * fac(w, k + 2u, j));
+    }
+}
+
+/// cholesky_factor over the blocks column j reaches only (see above).
+fn cholesky_factor_blocks(w: u32, lid: u32) -> u32 {
+    let nv = dims.nv;
+    for (var j = 0u; j < nv; j++) {
+        wg_sync();
+        let d = wg_bcast_f32(lid, fac(w, j, j));
+        if (!(d > 0.0) || non_finite(d)) {
+            return j;
+        }
+        let ds = sqrt(d);
+        let inv = 1.0 / ds;
+        if (lid == j % SOLVER_THREADS) {
+            set_fac(w, j, j, ds);
+        }
+        let bj = dofs[j].block;
+        let cols = blk_later[bj] | (1u << bj);
+        // Owned rows below j in the runs of blocks the column reaches.
+        var m = cols;
+        loop {
+            if (m == 0u) {
+                break;
+            }
+            let run = first_run(m);
+            m = drop_below(m, run.y);
+            let hi = block_start(run.y);
+            for (var i = owned_from(lid, max(block_start(run.x), j + 1u)); i < hi; i += SOLVER_THREADS) {
+                set_fac(w, i, j, fac(w, i, j) * inv);
+            }
+        }
+        wg_sync();
+        m = cols;
+        loop {
+            if (m == 0u) {
+                break;
+            }
+            let run = first_run(m);
+            m = drop_below(m, run.y);
+            let hi = block_start(run.y);
+            for (var i = owned_from(lid, max(block_start(run.x), j + 1u)); i < hi; i += SOLVER_THREADS) {
+                let lij = fac(w, i, j);
+                // Entries (i, k), j < k ≤ i, of the same runs.
+                var mk = cols;
+                loop {
+                    if (mk == 0u) {
+                        break;
+                    }
+                    let rk = first_run(mk);
+                    let k0 = max(block_start(rk.x), j + 1u);
+                    if (k0 > i) {
+                        break;
+                    }
+                    mk = drop_below(mk, rk.y);
+                    row_update(w, i, j, lij, k0, min(block_start(rk.y), i + 1u));
+                }
+            }
+        }
+    }
+    wg_sync();
+    return NONE;
+}
+
+/// cholesky_solve with a factor of cholesky_factor_blocks: only the rows
+/// each column of L reaches.
+fn cholesky_solve_blocks(w: u32, lid: u32, row: u32) {
+    let nv = dims.nv;
+    for (var j = 0u; j < nv; j++) {
+        wg_sync();
+        let y = wg_bcast_f32(lid, ivec(w, row, j) / fac(w, j, j));
+        if (lid == j % SOLVER_THREADS) {
+            set_ivec(w, row, j, y);
+        }
+        let bj = dofs[j].block;
+        var m = blk_later[bj] | (1u << bj);
+        loop {
+            if (m == 0u) {
+                break;
+            }
+            let run = first_run(m);
+            m = drop_below(m, run.y);
+            let hi = block_start(run.y);
+            for (var i = owned_from(lid, max(block_start(run.x), j + 1u)); i < hi; i += SOLVER_THREADS) {
+                set_ivec(w, row, i, ivec(w, row, i) - fac(w, i, j) * y);
+            }
+        }
+    }
+    for (var jj = 0u; jj < nv; jj++) {
+        let j = nv - 1u - jj;
+        wg_sync();
+        let x = wg_bcast_f32(lid, ivec(w, row, j) / fac(w, j, j));
+        if (lid == j % SOLVER_THREADS) {
+            set_ivec(w, row, j, x);
+        }
+        let bj = dofs[j].block;
+        var m = blk_earlier[bj] | (1u << bj);
+        loop {
+            if (m == 0u) {
+                break;
+            }
+            let run = first_run(m);
+            m = drop_below(m, run.y);
+            let hi = min(block_start(run.y), j);
+            for (var i = owned_from(lid, block_start(run.x)); i < hi; i += SOLVER_THREADS) {
+                set_ivec(w, row, i, ivec(w, row, i) - fac(w, j, i) * x);
+            }
+        }
+    }
+    wg_sync();
+}
+
+/// The structure of world w's Hessian for its `ncon` contacts (blk_later,
+/// blk_earlier) and the choice of blk_on. Returns the loop-count bounds
+/// (uniform) of the variants that will run: (factorization, the two
+/// triangular solves, rounding_floor, this analysis).
+fn plan_blocks(w: u32, lid: u32, ncon: u32) -> vec4f {
+    let nv = f32(dims.nv);
+    let r = f32((dims.nv + SOLVER_THREADS - 1u) / SOLVER_THREADS);
+    let dense = vec4f(
+        nv * (4.0 + 2.0 * r) + r * (nv * nv / 8.0 + 4.0 * nv) + r,
+        2.0 * nv * (2.0 + r),
+        r * (1.0 + nv),
+        0.0,
+    );
+    blk_on = false;
+    blk_factor = false;
+    let nb = icf_dims.nblock;
+    if (nb <= 1u) {
+        return dense;
+    }
+    var loops = 0.0;
+    for (var b = 0u; b < nb; b++) {
+        blk_later[b] = 0u;
+        blk_earlier[b] = 0u;
+    }
+    // A contact's Jacobian lists one body's chain, then the other's
+    // (icf_build_contact); each chain lies in one tree, so its first and
+    // last entries name the (at most two) blocks it couples.
+    for (var ci = 0u; ci < ncon; ci++) {
+        let n = icf_con[con_at(w, ci)].jac_len;
+        if (n > 0u) {
+            let a = dofs[icf_jac[jac_at(w, ci, 0u)].dof].block;
+            let b = dofs[icf_jac[jac_at(w, ci, n - 1u)].dof].block;
+            if (a != b) {
+                blk_later[min(a, b)] |= 1u << max(a, b);
+            }
+        }
+    }
+    // Fill: eliminating block b couples the later blocks it reaches with
+    // each other; the first of them (b's parent in the elimination tree)
+    // takes them over, and passes them on in its turn.
+    for (var b = 0u; b < nb; b++) {
+        let m = blk_later[b];
+        if (m != 0u) {
+            let p = firstTrailingBit(m);
+            blk_later[p] |= m & ~(1u << p);
+        }
+    }
+    var chol = 0.0;
+    var solve = 0.0;
+    var floor = 0.0;
+    for (var b = 0u; b < nb; b++) {
+        var m = blk_later[b];
+        loop {
+            if (m == 0u) {
+                break;
+            }
+            let c = firstTrailingBit(m);
+            m &= m - 1u;
+            blk_earlier[c] |= 1u << b;
+            loops += 1.0;
+        }
+    }
+    // This thread's loop iterations, column block by column block: per
+    // column, the runs of blocks it reaches (a loop iteration each, and
+    // one that ends the loop) and its owned rows there; per row of the
+    // update, the runs up to the row's own (and the one that ends the
+    // loop) and four entries per iteration.
+    for (var b = 0u; b < nb; b++) {
+        let ncol = f32(block_start(b + 1u) - block_start(b));
+        var rows = 0.0;
+        var update = 0.0;
+        var prefix = 0.0;
+        var m = blk_later[b] | (1u << b);
+        loop {
+            if (m == 0u) {
+                break;
+            }
+            let run = first_run(m);
+            m = drop_below(m, run.y);
+            let lo = block_start(run.x);
+            let hi = block_start(run.y);
+            let own = owned_count(lid, lo, hi);
+            prefix += 1.0 + f32(hi - lo) / 4.0;
+            rows += 1.0 + own;
+            update += own * (prefix + 1.0);
+            loops += 1.0;
+        }
+        chol += ncol * (6.0 + 2.0 * rows + update);
+        var back = 0.0;
+        m = blk_earlier[b] | (1u << b);
+        loop {
+            if (m == 0u) {
+                break;
+            }
+            let run = first_run(m);
+            m = drop_below(m, run.y);
+            back += 1.0 + owned_count(lid, block_start(run.x), block_start(run.y));
+            loops += 1.0;
+        }
+        solve += ncol * (6.0 + rows + back);
+        var span = 0.0;
+        m = blk_later[b] | blk_earlier[b] | (1u << b);
+        loop {
+            if (m == 0u) {
+                break;
+            }
+            let run = first_run(m);
+            m = drop_below(m, run.y);
+            span += 1.0 + f32(block_start(run.y) - block_start(run.x));
+            loops += 1.0;
+        }
+        floor += owned_count(lid, block_start(b), block_start(b + 1u)) * (2.0 + span);
+    }
+    loops += 4.0 * f32(nb) + f32(ncon) + 16.0;
+    let blocks = vec4f(wg_max(lid, chol) + r, wg_max(lid, solve), wg_max(lid, floor) + r, wg_max(lid, loops));
+    // A factor kept from an earlier launch (Hessian reuse) is solved densely.
+    var solve_cost = blocks.y;
+    if (icf_params.hessian_reuse != 0u) {
+        solve_cost = max(blocks.y, dense.y);
+    }
+    if (blocks.x + solve_cost + blocks.z >= dense.x + dense.y + dense.z) {
+        return vec4f(dense.xyz, blocks.w);
+    }
+    blk_on = true;
+    return vec4f(blocks.x, solve_cost, blocks.z, blocks.w);
+}
+
 /// IcfSolver::factorize: Cholesky of the Hessian in icf_factor (assembled
 /// there unless `assembled` is false); on failure (rounding in f32) retries
 /// with a growing diagonal shift relative to the diagonal. Returns the
@@ -135,8 +474,13 @@ fn icf_factorize(w: u32, lid: u32, ncon: u32, assembled: bool, spent: ptr<functi
                 set_fac(w, i, i, d + shift * max(abs(d), 1.0));
             }
         }
-        pivot = cholesky_factor(w, lid);
+        if (blk_on) {
+            pivot = cholesky_factor_blocks(w, lid);
+        } else {
+            pivot = cholesky_factor(w, lid);
+        }
         if (pivot == NONE) {
+            blk_factor = blk_on;
             return NONE;
         }
         if (shift == 0.0) {
@@ -264,7 +608,7 @@ struct SolverCosts {
     iteration: f32,
 }
 
-fn solver_costs(w: u32, lid: u32, ncon: u32) -> SolverCosts {
+fn solver_costs(w: u32, lid: u32, ncon: u32, plan: vec4f) -> SolverCosts {
     let nv = f32(dims.nv);
     let r = f32((dims.nv + SOLVER_THREADS - 1u) / SOLVER_THREADS);
     let c = f32((ncon + SOLVER_THREADS - 1u) / SOLVER_THREADS);
@@ -278,11 +622,12 @@ fn solver_costs(w: u32, lid: u32, ncon: u32) -> SolverCosts {
     let lmax = wg_max(lid, mine);
     let red = 8.0;
     let eval = c * (1.0 + nd) + r * (3.0 + 2.0 * nv + gl) + lmax * (1.0 + nd) + red;
-    let chol = nv * (4.0 + 2.0 * r) + r * (nv * nv / 8.0 + 4.0 * nv) + r;
-    let solve = 2.0 * nv * (2.0 + r);
+    // Factorization, solves and rounding floor: dense or structured (plan_blocks).
+    let chol = plan.x;
+    let solve = plan.y;
     let nls = f32(icf_params.max_line_search_iterations + 3u);
     let ls = r * (1.0 + nv) + c * (1.0 + nd) + red + nls * (c + gl + red + 2.0);
-    let iteration = eval + chol + solve + ls + r * (1.0 + nv) + 6.0 * (r + red);
+    let iteration = eval + chol + solve + ls + plan.z + 6.0 * (r + red);
     return SolverCosts(eval, eval + chol, iteration * 1.25 + 64.0);
 }
 
@@ -354,11 +699,16 @@ fn solve_world(w: u32, lid: u32) {
     }
     var ls_total = 0u;
     var factorizations = 0u;
-    let costs = solver_costs(w, lid, ncon);
+    let plan = plan_blocks(w, lid, ncon);
+    if (lid == 0u) {
+        icf_world[w].structured = u32(blk_on);
+    }
+    let costs = solver_costs(w, lid, ncon, plan);
     let budget = f32(prm.loop_budget);
     let rows = f32((nv + SOLVER_THREADS - 1u) / SOLVER_THREADS);
-    // Setup, and loading and storing the dense state (2·(2 nv + ICF_NVEC) per row).
-    var spent = 64.0 + 4.0 * rows + 32.0 + 2.0 * rows * (2.0 * f32(nv) + f32(ICF_NVEC));
+    // Setup, the block analysis, and loading and storing the dense state
+    // (2·(2 nv + ICF_NVEC) per row).
+    var spent = 64.0 + 4.0 * rows + 32.0 + plan.w + 2.0 * rows * (2.0 * f32(nv) + f32(ICF_NVEC));
     let first = iter;
     for (; iter < prm.max_iterations; iter++) {
         // Pause before an iteration could exceed the budget (the first one
@@ -422,7 +772,11 @@ fn solve_world(w: u32, lid: u32) {
         for (var i = lid; i < nv; i += SOLVER_THREADS) {
             set_ivec(w, VEC_W, i, -ivec(w, VEC_GRAD, i));
         }
-        cholesky_solve(w, lid, VEC_W);
+        if (blk_factor) {
+            cholesky_solve_blocks(w, lid, VEC_W);
+        } else {
+            cholesky_solve(w, lid, VEC_W);
+        }
         // Exact only near the solution of a tight solve (as on the CPU; in
         // f32 the tolerance is never below 1e-6, so never here).
         let ls_tol = select(1e-10, LINE_SEARCH_TOLERANCE, gnorm > 1e3 * tol || max(prm.tolerance, 1e-6) >= 1e-6);

@@ -24,7 +24,7 @@ use super::data::DATA;
 use super::error::GpuError;
 use super::fields::{Layout, element_index};
 use super::kernel::{Kernel, WORKGROUP_SIZE};
-use super::model::{NONE, StructLayout};
+use super::model::{NONE, StructLayout, dof_blocks};
 use crate::icf::{
     ContactConstraint, GainConstraint, IcfProblem, LimitConstraint, SoftContact, SoftRow, SolveError, SolveStats,
     SolverParams,
@@ -287,8 +287,12 @@ pub struct GpuIcfDims {
     pub nu: u32,
     /// Stiction tolerance vs (m/s).
     pub stiction_tolerance: f32,
+    /// Dof blocks ([`dof_blocks`]); 1: the Newton solve is dense.
+    pub nblock: u32,
     /// Padding.
-    pub _pad: [u32; 3],
+    pub _pad: [u32; 2],
+    /// First dof of each block, then nv; entry b at `[b / 4][b % 4]`.
+    pub block_start: [[u32; 4]; 9],
 }
 
 /// Newton solver settings (WGSL `IcfParams`, a uniform), from [`SolverParams`].
@@ -364,7 +368,12 @@ pub fn software_solve_dispatches(
         + red
         + (params.max_line_search_iterations as f64 + 3.0) * (c + gl + red + 2.0);
     let iteration = ((eval + chol + solve + ls + r * (1.0 + nvf) + 6.0 * (r + red)) * 1.25 + 64.0) * 1.01 + 1.0;
-    let spent0 = 64.0 + 4.0 * r + 32.0 + 2.0 * r * (2.0 * nvf + IcfVec::COUNT as f64);
+    // The block analysis of the structured solve (plan_blocks: a bound over
+    // at most MAX_DOF_BLOCKS blocks; the structured variants run only when
+    // their loop count is below the dense one's).
+    let nb = nv.min(super::model::MAX_DOF_BLOCKS) as f64;
+    let analysis = ncon as f64 + 64.0 + 4.0 * nb + 3.5 * nb * nb;
+    let spent0 = 64.0 + 4.0 * r + 32.0 + analysis + 2.0 * r * (2.0 * nvf + IcfVec::COUNT as f64);
     let per_dispatch = (((SOFTWARE_LOOP_BUDGET as f64 - spent0) / iteration).floor() as usize).max(1);
     let n = params.max_iterations.div_ceil(per_dispatch).max(1);
     (n <= max_dispatches).then_some(n)
@@ -611,8 +620,10 @@ pub struct GpuIcfWorld {
     pub prev_residual: f32,
     /// ε·‖D r‖.
     pub tol0: f32,
-    /// Padding.
-    pub _pad1: u32,
+    /// 1: the last solve launch of this world ran the structured (block)
+    /// factorization and solves, 0: the dense ones (the results are the
+    /// same bit for bit; `kernels/icf_solver.wgsl` plan_blocks).
+    pub structured: u32,
 }
 
 /// Entries of `icf_active` (`ACTIVE_*` in `kernels/data.wgsl`): the lists
@@ -845,13 +856,20 @@ impl PackedIcf {
                 });
             }
         }
+        let (_, starts) = dof_blocks(model);
+        let mut block_start = [[0; 4]; 9];
+        for (b, &s) in starts.iter().enumerate() {
+            block_start[b / 4][b % 4] = s;
+        }
         let dims = GpuIcfDims {
             ndofc: layout.ndofc as u32,
             ngain: layout.ngain as u32,
             nlimit: layout.nlimit as u32,
             nu: model.nu() as u32,
             stiction_tolerance: model.options.stiction_tolerance as f32,
-            _pad: [0; 3],
+            nblock: starts.len() as u32 - 1,
+            _pad: [0; 2],
+            block_start,
         };
         Self { dims, bodies, actuators, limit_defs }
     }
@@ -892,7 +910,7 @@ pub fn struct_layouts() -> Vec<StructLayout> {
     contact.2.extend([("g0", g), ("g1", g + 16), ("g2", g + 32)]);
     vec![
         contact,
-        struct_layout!("IcfDims", GpuIcfDims, [ndofc, ngain, nlimit, nu, stiction_tolerance]),
+        struct_layout!("IcfDims", GpuIcfDims, [ndofc, ngain, nlimit, nu, stiction_tolerance, nblock, block_start]),
         struct_layout!(
             "IcfParams",
             GpuIcfParams,
@@ -963,7 +981,8 @@ pub fn struct_layouts() -> Vec<StructLayout> {
                 phase,
                 prev_step,
                 prev_residual,
-                tol0
+                tol0,
+                structured
             ]
         ),
     ]
@@ -979,6 +998,8 @@ pub struct IcfBuffers {
     /// Where the per-world arrays put each world's items.
     storage: Layout,
     dims: wgpu::Buffer,
+    /// What `dims` holds.
+    dims_value: GpuIcfDims,
     params: wgpu::Buffer,
     bodies: StorageBuffer<GpuIcfBody>,
     actuators: StorageBuffer<GpuActuator>,
@@ -1081,6 +1102,7 @@ impl IcfBuffers {
             layout,
             storage: layout_kind,
             dims: uniform_buffer(ctx, "icf_dims", &packed.dims),
+            dims_value: packed.dims,
             params: uniform_buffer(ctx, "icf_params", &params),
             bodies: StorageBuffer::from_slice(ctx, "icf_bodies", &packed.bodies)?,
             actuators: StorageBuffer::from_slice(ctx, "actuators", &packed.actuators)?,
@@ -1123,6 +1145,19 @@ impl IcfBuffers {
         ctx.queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&p));
         self.solver_params = *params;
         self.solve_dispatches = self.dispatches();
+    }
+
+    /// Lets the Newton solves factorize over the model's dof blocks
+    /// (kinematic trees, [`dof_blocks`]; the default, taken per solve
+    /// launch where it loops less than the dense factorization) or not
+    /// (`false`: dense throughout). Both give the same results bit for
+    /// bit; for comparisons and measurements.
+    pub fn set_structured(&self, ctx: &GpuContext, structured: bool) {
+        let mut dims = self.dims_value;
+        if !structured {
+            dims.nblock = 1;
+        }
+        ctx.queue.write_buffer(&self.dims, 0, bytemuck::bytes_of(&dims));
     }
 
     /// The solver stage ([`SolverVariant::auto`] unless set).

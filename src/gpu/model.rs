@@ -131,6 +131,34 @@ pub struct GpuJoint {
     pub _pad: [f32; 2],
 }
 
+/// Most dof blocks the GPU's Newton solve tells apart (`MAX_BLOCKS` in
+/// `kernels/icf_solver.wgsl`: one bit per block in a `u32` mask).
+pub const MAX_DOF_BLOCKS: usize = 32;
+
+/// The dof blocks of the GPU's structured Newton solve: the CPU's tree
+/// blocks (kinematic trees, merged where a tendon, equality constraint or
+/// actuator couples them; `crate::icf::tree_blocks`), consecutive ones
+/// merged further into at most [`MAX_DOF_BLOCKS`] blocks of about equal
+/// tree counts. Returns the block of each dof and the first dof of each
+/// block followed by nv; one block (a dense solve) when the trees' dofs
+/// are not contiguous. A and M + hD never couple two blocks, so the ICF
+/// Hessian's blocks between two of them are exactly zero unless a contact
+/// couples them.
+pub fn dof_blocks(model: &Model) -> (Vec<u32>, Vec<u32>) {
+    let (trees, _) = crate::icf::tree_blocks(model);
+    if trees.len() <= 1 {
+        return (vec![0; model.nv], vec![0, model.nv as u32]);
+    }
+    let per = trees.len().div_ceil(MAX_DOF_BLOCKS);
+    let mut starts: Vec<u32> = trees.chunks(per).map(|c| c[0].0 as u32).collect();
+    starts.push(model.nv as u32);
+    let mut dof_block = vec![0; model.nv];
+    for (b, w) in starts.windows(2).enumerate() {
+        dof_block[w[0] as usize..w[1] as usize].fill(b as u32);
+    }
+    (dof_block, starts)
+}
+
 /// A degree of freedom (WGSL `Dof`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
@@ -141,8 +169,8 @@ pub struct GpuDof {
     pub joint: u32,
     /// Previous dof towards the world, [`NONE`] at a tree root.
     pub parent: u32,
-    /// Padding.
-    pub _pad: u32,
+    /// The dof's block ([`dof_blocks`]).
+    pub block: u32,
     /// Armature (kg·m² or kg).
     pub armature: f32,
     /// Damping (N·m·s/rad or N·s/m).
@@ -288,14 +316,16 @@ impl PackedModel {
                 _pad: [0.0; 2],
             })
             .collect();
+        let (dof_block, _) = dof_blocks(model);
         let dofs = model
             .dofs
             .iter()
-            .map(|d| GpuDof {
+            .zip(&dof_block)
+            .map(|(d, &block)| GpuDof {
                 body: d.body as u32,
                 joint: d.joint as u32,
                 parent: d.parent.map_or(NONE, |p| p as u32),
-                _pad: 0,
+                block,
                 armature: d.armature as f32,
                 damping: d.damping as f32,
                 _pad1: [0.0; 2],
@@ -359,7 +389,7 @@ pub fn struct_layouts() -> Vec<StructLayout> {
                 range
             ]
         ),
-        struct_layout!("Dof", GpuDof, [body, joint, parent, armature, damping]),
+        struct_layout!("Dof", GpuDof, [body, joint, parent, block, armature, damping]),
         struct_layout!(
             "Geom",
             GpuGeom,

@@ -258,7 +258,7 @@ impl IcfBuilder {
 /// Trees that a tendon, equality constraint or actuator couples are merged
 /// into one block (with every tree between them, to stay contiguous), so
 /// the rows of those elements never couple two blocks.
-fn tree_blocks(model: &Model) -> (Vec<(usize, usize)>, Vec<usize>) {
+pub(crate) fn tree_blocks(model: &Model) -> (Vec<(usize, usize)>, Vec<usize>) {
     let (blocks, dof_block) = separate_tree_blocks(model);
     if blocks.len() <= 1 {
         return (blocks, dof_block);

@@ -32,6 +32,7 @@ pub mod soft;
 mod solver;
 mod sparse;
 
+pub(crate) use builder::tree_blocks;
 pub use builder::{Actuation, IcfBuilder, MaterialScale};
 pub use problem::{
     ContactConstraint, GainConstraint, IcfProblem, LimitConstraint, RowConstraint, STICTION_EPS_RATIO, SoftContact,
