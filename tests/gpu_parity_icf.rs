@@ -650,10 +650,10 @@ fn block_coupling(model: &Model, contacts: &[Contact<f32>]) -> (Vec<u32>, Vec<u3
     let block = |b: usize| model.bodies[b].last_dof.map(|d| dof_block[d] as usize);
     let mut later = vec![0u32; nb];
     for c in contacts {
-        if let (Some(a), Some(b)) = (block(c.body[0]), block(c.body[1])) {
-            if a != b {
-                later[a.min(b)] |= 1 << a.max(b);
-            }
+        if let (Some(a), Some(b)) = (block(c.body[0]), block(c.body[1]))
+            && a != b
+        {
+            later[a.min(b)] |= 1 << a.max(b);
         }
     }
     let direct = later.clone();
