@@ -6,11 +6,14 @@
 //! interval Jacobians, then `Linearization::vjp`).
 //!
 //! ```text
-//! RAYON_NUM_THREADS=1 cargo run --release --example jacobian_cost [-- --repeat N] [--case NAME] [--no-dense]
+//! RAYON_NUM_THREADS=1 cargo run --release --example jacobian_cost [-- --repeat N] [--case NAME] [--no-dense] [--no-reverse]
 //! ```
 //!
 //! `--case` keeps the cases whose name contains NAME; `--no-dense` skips
-//! the dense path (for profiling the reverse pass).
+//! the dense path (for profiling the reverse pass), `--no-reverse` the
+//! reverse pass; `--dump FILE` writes each case's interval Jacobians
+//! (D_x, D_u, D_θ of `linearize`, little-endian `f64`, cases in table
+//! order) to FILE, to compare two builds bit for bit.
 //!
 //! Cases: half_cheetah and ant (zoo poses, smooth controls) under
 //! `CenicParams::for_gradients(1e-4)`, 50 control intervals of 10 ms,
@@ -21,7 +24,9 @@
 //! 50 ms, 4 fixed steps of 12.5 ms each, contacts from distance on, fixed
 //! pseudo-random controls. The loss is a fixed random linear function of
 //! the trajectory. Times: mean wall time of N repeats after one warm-up
-//! (one rayon thread for one core).
+//! (one rayon thread for one core); the dense path also in process CPU
+//! time (all threads), which is what it costs when the intervals run on
+//! several threads.
 //!
 //! Memory: the bytes a recording keeps for the reverse pass per accepted
 //! step (`Recording::tape_bytes`: the solve tape), the reverse pass's own
@@ -38,11 +43,12 @@ use std::time::Instant;
 /// A timed case: name, rollout, initial state, controls, parameters, intervals.
 type Case = (String, DiffRollout, Vec<f64>, Vec<f64>, Vec<f64>, usize);
 
-fn time(repeat: usize, mut f: impl FnMut()) -> f64 {
+/// Mean wall and process CPU time (s) of `repeat` calls after a warm-up.
+fn time(repeat: usize, mut f: impl FnMut()) -> (f64, f64) {
     f();
-    let t = Instant::now();
+    let (t, cpu) = (Instant::now(), cenic::mpc::cpu_seconds());
     (0..repeat).for_each(|_| f());
-    t.elapsed().as_secs_f64() / repeat as f64
+    (t.elapsed().as_secs_f64() / repeat as f64, (cenic::mpc::cpu_seconds() - cpu) / repeat as f64)
 }
 
 fn main() {
@@ -51,6 +57,9 @@ fn main() {
         args.iter().position(|a| a == "--repeat").map(|i| args[i + 1].parse().expect("--repeat N")).unwrap_or(5);
     let only = args.iter().position(|a| a == "--case").map(|i| args[i + 1].clone());
     let skip_dense = args.iter().any(|a| a == "--no-dense");
+    let skip_rev = args.iter().any(|a| a == "--no-reverse");
+    let dump = args.iter().position(|a| a == "--dump").map(|i| args[i + 1].clone());
+    let mut dumped: Vec<u8> = vec![];
     let Some(shared) = cenic::zoo::shared_dir() else {
         eprintln!("skipping: the shared gymnasium models are not found (set CENIC_SHARED)");
         return;
@@ -91,9 +100,9 @@ fn main() {
         p.horizon,
     ));
     println!(
-        "| case | intervals | accepted steps | forward (ms) | reverse: record + vjp (ms) | reverse / forward | dense: linearize + vjp (ms) | dense / forward | dense / reverse |"
+        "| case | intervals | accepted steps | forward (ms) | reverse: record + vjp (ms) | reverse / forward | dense: linearize + vjp (ms) | dense / forward | dense / reverse | forward CPU (ms) | dense CPU (ms) | dense / forward, CPU |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut memory = vec![];
     for (name, r, x0, u, theta, n) in &cases {
         if only.as_ref().is_some_and(|o| !name.contains(o.as_str())) {
@@ -102,34 +111,53 @@ fn main() {
         let nx = r.nx();
         // A fixed pseudo-random loss L = g · trajectory.
         let g: Vec<f64> = (0..(n + 1) * nx).map(|i| (i * 7919 % 101) as f64 / 50.0 - 1.0).collect();
-        let fwd = time(repeat, || {
+        let (fwd, fwd_cpu) = time(repeat, || {
             r.simulate(x0, u, theta, *n).expect("forward");
         });
-        let rev = time(repeat, || {
-            let rec = r.record(x0, u, theta, *n).expect("record");
-            rec.vjp(&g).expect("reverse pass");
-        });
-        let dense = if skip_dense {
+        let rev = if skip_rev {
             f64::NAN
+        } else {
+            time(repeat, || {
+                let rec = r.record(x0, u, theta, *n).expect("record");
+                rec.vjp(&g).expect("reverse pass");
+            })
+            .0
+        };
+        let (dense, dense_cpu) = if skip_dense {
+            (f64::NAN, f64::NAN)
         } else {
             time(repeat, || {
                 let lin = r.linearize(x0, u, theta, *n).expect("linearize");
                 lin.vjp(&g);
             })
         };
+        if dump.is_some() {
+            let lin = r.linearize(x0, u, theta, *n).expect("linearize");
+            for x in lin.d_x.iter().chain(&lin.d_u).chain(&lin.d_theta) {
+                dumped.extend_from_slice(&x.to_le_bytes());
+            }
+        }
         let rec = r.record(x0, u, theta, *n).expect("record");
-        rev_tape::release();
-        rec.vjp(&g).expect("reverse pass");
+        if !skip_rev {
+            rev_tape::release();
+            rec.vjp(&g).expect("reverse pass");
+        }
         let accepted = rec.world_stats().accepted;
         println!(
-            "| {name} | {n} | {accepted} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} |",
+            "| {name} | {n} | {accepted} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} | {:.2} | {:.2} | {:.1} |",
             1e3 * fwd,
             1e3 * rev,
             rev / fwd,
             1e3 * dense,
             dense / fwd,
-            dense / rev
+            dense / rev,
+            1e3 * fwd_cpu,
+            1e3 * dense_cpu,
+            dense_cpu / fwd_cpu
         );
+        if skip_rev {
+            continue;
+        }
         // Memory of the reverse pass.
         let (ux, nc, np) = (nx, r.nc(), r.np());
         let per_interval = rec.tape_bytes() as f64 / *n as f64 + 8.0 * (ux + 2 * nc) as f64;
@@ -143,6 +171,9 @@ fn main() {
             horizon,
             r.dt,
         ));
+    }
+    if let Some(path) = &dump {
+        std::fs::write(path, &dumped).expect("write the Jacobians");
     }
     println!();
     println!(

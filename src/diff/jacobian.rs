@@ -17,9 +17,9 @@ use super::{DiffError, SolveSite};
 use crate::collision::Contacts;
 use crate::dynamics::{integrate_q, normalize_quaternions};
 use crate::icf::cost::{CostWork, evaluate, normal_potential};
-use crate::integrator::linalg::{lu_factor, lu_solve};
+use crate::integrator::linalg::lu_factor;
 use crate::integrator::{ContactKey, Simulator, Tape};
-use crate::math::{Real, cholesky_factor, cholesky_solve_in_place};
+use crate::math::{Real, cholesky_factor};
 use crate::model::Model;
 use std::sync::Arc;
 
@@ -58,23 +58,113 @@ pub(crate) struct Linearizer<const N: usize> {
     /// Accumulated interval Jacobian and scratch (nx × nz).
     acc: Vec<f64>,
     tmp: Vec<f64>,
-    col: Vec<f64>,
-    /// Seed chunks [start, end) of z, in pass order.
+    /// Inputs of z in pass order (see `plan`).
+    order: Vec<usize>,
+    /// Passes as ranges of `order` (at most N inputs each).
     chunks: Vec<(usize, usize)>,
+    /// Passes at the start of `chunks` that seed no input of the geometry.
+    clean_passes: usize,
+    /// Tangent slot of each input of z in the current pass (`NONE` if not seeded).
+    slot: Vec<usize>,
     /// Phantom pairs seen (statistics).
     pub phantom_pairs: usize,
 }
 
+/// Marks an input of z that the current pass does not seed.
+const NONE: usize = usize::MAX;
+
 /// `out = a_x · b + [0 | a_rest]` for nx × nz matrices whose first nx
-/// columns are the state inputs (step `a` applied after `b`).
+/// columns are the state inputs (step `a` applied after `b`). Row by row,
+/// skipping the zeros of `a_x` (∂q1/∂q0 is mostly zero).
 fn chain(a: &[f64], b: &[f64], nx: usize, nz: usize, out: &mut [f64]) {
     for r in 0..nx {
-        for j in 0..nz {
-            let mut s = if j >= nx { a[r * nz + j] } else { 0.0 };
-            for k in 0..nx {
-                s += a[r * nz + k] * b[k * nz + j];
+        let (a_row, out_row) = (&a[r * nz..(r + 1) * nz], &mut out[r * nz..(r + 1) * nz]);
+        out_row[..nx].fill(0.0);
+        out_row[nx..].copy_from_slice(&a_row[nx..]);
+        for (k, &x) in a_row[..nx].iter().enumerate() {
+            if x != 0.0 {
+                axpy(x, &b[k * nz..(k + 1) * nz], out_row);
             }
-            out[r * nz + j] = s;
+        }
+    }
+}
+
+/// `y += x · b`.
+#[inline]
+fn axpy(x: f64, b: &[f64], y: &mut [f64]) {
+    for (yj, bj) in y.iter_mut().zip(b) {
+        *yj += x * bj;
+    }
+}
+
+/// Rows `i` and `k` ≠ `i` of the row-major matrix `m` with rows of `len`: (row i mutable, row k).
+fn rows_mut(m: &mut [f64], len: usize, i: usize, k: usize) -> (&mut [f64], &[f64]) {
+    if i < k {
+        let (lo, hi) = m.split_at_mut(k * len);
+        (&mut lo[i * len..(i + 1) * len], &hi[..len])
+    } else {
+        let (lo, hi) = m.split_at_mut(i * len);
+        (&mut hi[..len], &lo[k * len..(k + 1) * len])
+    }
+}
+
+/// Solves A X = B in place for the nv × nz row-major `b` (all right-hand
+/// sides at once, by row operations), A given by `lu_factor`'s factor and
+/// pivots: the operations of `lu_solve` on each column, in the same order.
+fn lu_solve_rows(lu: &[f64], n: usize, piv: &[usize], b: &mut [f64], nz: usize) {
+    for (k, &p) in piv.iter().enumerate().take(n) {
+        if p != k {
+            for j in 0..nz {
+                b.swap(k * nz + j, p * nz + j);
+            }
+        }
+    }
+    for i in 0..n {
+        for k in 0..i {
+            let l = lu[i * n + k];
+            if l != 0.0 {
+                let (row, rk) = rows_mut(b, nz, i, k);
+                axpy(-l, rk, row);
+            }
+        }
+    }
+    for i in (0..n).rev() {
+        for k in i + 1..n {
+            let u = lu[i * n + k];
+            if u != 0.0 {
+                let (row, rk) = rows_mut(b, nz, i, k);
+                axpy(-u, rk, row);
+            }
+        }
+        let d = lu[i * n + i];
+        b[i * nz..(i + 1) * nz].iter_mut().for_each(|x| *x /= d);
+    }
+}
+
+/// Solves L Lᵀ X = B in place for the nv × nz row-major `b`, L from
+/// `cholesky_factor` (the operations of `cholesky_solve_in_place` on each
+/// column, the forward sums in plain order).
+fn cholesky_solve_rows(l: &[f64], n: usize, b: &mut [f64], nz: usize) {
+    for i in 0..n {
+        for k in 0..i {
+            let x = l[i * n + k];
+            if x != 0.0 {
+                let (row, rk) = rows_mut(b, nz, i, k);
+                axpy(-x, rk, row);
+            }
+        }
+        let d = l[i * n + i];
+        b[i * nz..(i + 1) * nz].iter_mut().for_each(|x| *x /= d);
+    }
+    for i in (0..n).rev() {
+        let d = l[i * n + i];
+        b[i * nz..(i + 1) * nz].iter_mut().for_each(|x| *x /= d);
+        for k in 0..i {
+            let x = l[i * n + k];
+            if x != 0.0 {
+                let (row, ri) = rows_mut(b, nz, k, i);
+                axpy(-x, ri, row);
+            }
         }
     }
 }
@@ -102,8 +192,10 @@ impl<const N: usize> Linearizer<N> {
             step: vec![0.0; nx * nz],
             acc: vec![0.0; nx * nz],
             tmp: vec![0.0; nx * nz],
-            col: vec![0.0; nv],
-            chunks: Vec::with_capacity(nz.div_ceil(N) + 3),
+            order: Vec::with_capacity(nz),
+            chunks: Vec::with_capacity(nz.div_ceil(N) + 2),
+            clean_passes: 0,
+            slot: vec![NONE; nz],
             phantom_pairs: 0,
             model,
         }
@@ -128,40 +220,36 @@ impl<const N: usize> Linearizer<N> {
         for k in 0..nv {
             self.v1[k] = Dual::cst(s.v1[k]);
         }
-        // Input j of z as a dual number seeded in slot j − start when inside the chunk [start, end).
-        let seed = |j: usize, value: f64, start: usize, end: usize| {
-            if j >= start && j < end { Dual::<N>::var(value, j - start) } else { Dual::cst(value) }
-        };
-        // Chunks of at most N inputs that never mix q, (v, u) and θ, the
-        // (v, u) chunks first: they leave the geometry's dual parts zero, so
-        // the first computes it and the others reuse it
-        // (`compute_velocity_terms`), and none needs the phantom pairs
-        // (they depend on q and θ only).
-        self.chunks.clear();
-        for (lo, hi) in [(nq, nx + nc), (0, nq), (nx + nc, nz)] {
-            self.chunks.extend((lo..hi).step_by(N).map(|c| (c, (c + N).min(hi))));
-        }
+        self.plan(setup, nc);
         let mut clean_geometry = false;
         let mut pairs_counted = false;
         for pass in 0..self.chunks.len() {
-            let (start, end) = self.chunks[pass];
+            let (lo, hi) = self.chunks[pass];
+            for (slot, &j) in self.order[lo..hi].iter().enumerate() {
+                self.slot[j] = slot;
+            }
             let first = pass == 0;
-            let velocity_only = start >= nq && end <= nx + nc;
-            let sim = &mut self.sim;
+            let clean = pass < self.clean_passes;
+            let (sim, slots) = (&mut self.sim, &self.slot);
+            // Input j of z as a dual number, seeded in its slot of this pass.
+            let seed = |j: usize, value: f64| match slots[j] {
+                NONE => Dual::<N>::cst(value),
+                slot => Dual::var(value, slot),
+            };
             for k in 0..nq {
-                sim.data.q[k] = seed(k, s.q0[k], start, end);
+                sim.data.q[k] = seed(k, s.q0[k]);
             }
             for k in 0..nv {
-                sim.data.v[k] = seed(nq + k, s.v0[k], start, end);
+                sim.data.v[k] = seed(nq + k, s.v0[k]);
             }
-            set_controls(sim, setup.control, u.iter().enumerate().map(|(k, &x)| seed(nx + k, x, start, end)));
-            set_params(sim, &setup.params, theta.iter().enumerate().map(|(k, &x)| seed(nx + nc + k, x, start, end)));
-            if velocity_only && clean_geometry {
+            set_controls(sim, setup.control, u.iter().enumerate().map(|(k, &x)| seed(nx + k, x)));
+            set_params(sim, &setup.params, theta.iter().enumerate().map(|(k, &x)| seed(nx + nc + k, x)));
+            if clean && clean_geometry {
                 sim.compute_velocity_terms();
             } else {
                 sim.contacts.skin = s.skin;
                 sim.compute_geometry();
-                clean_geometry = velocity_only;
+                clean_geometry = clean;
             }
             if first {
                 check_contacts(&sim.contacts.list, s.contacts, site)?;
@@ -181,7 +269,7 @@ impl<const N: usize> Linearizer<N> {
                 None
             };
             evaluate(&sim.problem, &self.v1, &mut self.grad, hess, &mut self.work);
-            if let Some(cfd) = setup.cfd.as_ref().filter(|_| !velocity_only) {
+            if let Some(cfd) = setup.cfd.as_ref().filter(|_| !clean) {
                 let pairs = add_phantom(cfd, &model, &sim.data, &mut self.phantom, h, &mut self.grad);
                 // Every position or parameter pass of a solve meets the same pairs: count them once.
                 if !pairs_counted {
@@ -189,10 +277,11 @@ impl<const N: usize> Linearizer<N> {
                     pairs_counted = true;
                 }
             }
-            for r in 0..nv {
-                for slot in 0..end - start {
-                    self.dv[r * nz + start + slot] = self.grad[r].d[slot];
+            for (slot, &j) in self.order[lo..hi].iter().enumerate() {
+                for r in 0..nv {
+                    self.dv[r * nz + j] = self.grad[r].d[slot];
                 }
+                self.slot[j] = NONE;
             }
             if first {
                 for (f, hh) in self.factor.iter_mut().zip(&self.hess) {
@@ -207,22 +296,17 @@ impl<const N: usize> Linearizer<N> {
                 }
             }
         }
-        let implicit = setup.friction_load == FrictionLoad::Implicit;
-        // dv1/dz = −H⁻¹ ∂R/∂z, column by column.
-        for j in 0..nz {
-            for r in 0..nv {
-                self.col[r] = self.dv[r * nz + j];
-            }
-            if implicit {
-                lu_solve(&self.factor, nv, &self.pivots, &mut self.col);
-            } else {
-                cholesky_solve_in_place(&self.factor, nv, &mut self.col);
-            }
-            for r in 0..nv {
-                self.dv[r * nz + j] = -self.col[r];
-            }
+        // dv1/dz = −H⁻¹ ∂R/∂z, all columns at once.
+        if setup.friction_load == FrictionLoad::Implicit {
+            lu_solve_rows(&self.factor, nv, &self.pivots, &mut self.dv, nz);
+        } else {
+            cholesky_solve_rows(&self.factor, nv, &mut self.dv, nz);
         }
+        self.dv.iter_mut().for_each(|x| *x = -*x);
         // ∂q1/∂[q0, v1] for q1 = q0 ⊕ h v1.
+        let seed = |j: usize, value: f64, start: usize, end: usize| {
+            if j >= start && j < end { Dual::<N>::var(value, j - start) } else { Dual::cst(value) }
+        };
         let mut start = 0;
         while start < nx {
             for k in 0..nq {
@@ -249,18 +333,44 @@ impl<const N: usize> Linearizer<N> {
             }
             start += N;
         }
-        // Step Jacobian: v rows = dv; q rows = ∂q1/∂q0 · E_q + ∂q1/∂v1 · dv.
+        // Step Jacobian: v rows = dv; q rows = ∂q1/∂q0 · E_q + ∂q1/∂v1 · dv
+        // (∂q1/∂v1 is sparse: h, or a quaternion's 4 × 3 block).
         for r in 0..nq {
-            for j in 0..nz {
-                let mut a = if j < nq { self.dq[r * nx + j] } else { 0.0 };
-                for k in 0..nv {
-                    a += self.dq[r * nx + nq + k] * self.dv[k * nz + j];
+            let row = &mut self.step[r * nz..(r + 1) * nz];
+            row[..nq].copy_from_slice(&self.dq[r * nx..r * nx + nq]);
+            row[nq..].fill(0.0);
+            for k in 0..nv {
+                let x = self.dq[r * nx + nq + k];
+                if x != 0.0 {
+                    axpy(x, &self.dv[k * nz..(k + 1) * nz], row);
                 }
-                self.step[r * nz + j] = a;
             }
         }
         self.step[nq * nz..nx * nz].copy_from_slice(&self.dv[..nv * nz]);
         Ok(())
+    }
+
+    /// Orders the inputs z = [q0, v0, u, θ] into passes of at most N
+    /// seeds: first those that leave the geometry's tangents zero (v0, u
+    /// and the material multipliers, which enter only the ICF build), so
+    /// that the first pass computes the geometry and the others reuse it
+    /// (`compute_velocity_terms`), and none needs the phantom pairs (they
+    /// depend on the geometry only); then q0 and the parameters that enter
+    /// the geometry (mass, geom sizes and offsets), which share passes.
+    fn plan(&mut self, setup: &Setup, nc: usize) {
+        let (nq, nx) = (self.model.nq, self.model.nq + self.model.nv);
+        let theta = |k: usize| (nx + nc + k, setup.params[k].is_material());
+        self.order.clear();
+        self.order.extend(nq..nx + nc);
+        self.order.extend((0..setup.params.len()).map(theta).filter(|t| t.1).map(|t| t.0));
+        let clean = self.order.len();
+        self.order.extend(0..nq);
+        self.order.extend((0..setup.params.len()).map(theta).filter(|t| !t.1).map(|t| t.0));
+        self.chunks.clear();
+        for (lo, hi) in [(0, clean), (clean, self.order.len())] {
+            self.chunks.extend((lo..hi).step_by(N).map(|c| (c, (c + N).min(hi))));
+        }
+        self.clean_passes = clean.div_ceil(N);
     }
 
     /// The interval Jacobian [D_x | D_u | D_θ] (nx × nz, row-major) of the

@@ -41,6 +41,12 @@ pub enum Param {
 }
 
 impl Param {
+    /// A contact-material multiplier: it enters only the ICF build, not
+    /// the kinematics, mass matrix or collision geometry.
+    pub(crate) fn is_material(&self) -> bool {
+        matches!(self, Param::Stiffness | Param::Dissipation | Param::MuStatic | Param::MuDynamic | Param::Friction)
+    }
+
     /// Checks that the parameter exists in `model`.
     pub fn validate(&self, model: &Model) -> Result<(), DiffError> {
         if let Param::GeomSize(g) = *self {
