@@ -15,7 +15,10 @@ use std::time::Instant;
 
 /// Inputs seeded per dual-number pass of the Jacobian computation (the `N`
 /// of [`super::Dual`]). A solve with nz = nq + nv + nc + nθ inputs costs
-/// ⌈nz / LANES⌉ geometry passes in `Dual<LANES>`.
+/// about ⌈nz / LANES⌉ passes in `Dual<LANES>`: one geometry pass (kinematics,
+/// mass matrix, collision) shared by the passes that seed only v0, u and
+/// material multipliers, and one per pass that seeds q0 or a mass or
+/// geom-shape parameter.
 pub const LANES: usize = 4;
 
 /// A differentiable rollout of one model: `nsteps` control intervals of
