@@ -58,8 +58,10 @@
 //! model feature — joint types, geom pairs (analytic and GJK/EPA), gains,
 //! limits, friction regimes — is differentiable with nothing written twice,
 //! and φ, n and J are recomputed at the recorded features automatically.
-//! The cost is a few extra geometry passes per solve (`nz/LANES` with nz =
-//! nq + nv + nc + nθ), spent only when gradients are requested.
+//! The cost is about ⌈nz/LANES⌉ dual passes per solve (nz = nq + nv + nc +
+//! nθ), of which only those that seed positions or mass and shape
+//! parameters redo the geometry ([`LANES`]), spent only when gradients are
+//! requested.
 //!
 //! **burn.** [`DiffRollout::rollout`] takes burn tensors: initial states
 //! (nworld, nq + nv), controls (nworld, nsteps, nc), parameters
