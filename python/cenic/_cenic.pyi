@@ -78,6 +78,7 @@ class Batch:
         min_step: Optional[float] = None,
         velocity_time_scale: Optional[float] = None,
         accept_accuracy_misses: bool = False,
+        extrapolate: bool = False,
         contact_capacity: Optional[int] = None,
     ) -> None: ...
     def __len__(self) -> int: ...

@@ -252,7 +252,9 @@ struct Inner {
 ///
 /// ``accuracy=A`` integrates with CENIC error control (local error below A,
 /// in m and rad); ``dt=H`` with fixed Lagged-ICF steps of H seconds
-/// (accuracy 1e-3 when neither is given). ``device="gpu"`` runs every world
+/// (accuracy 1e-3 when neither is given); ``extrapolate=True`` makes the
+/// error-controlled steps second order (``CenicParams::extrapolate``: CPU
+/// only, the GPU refuses it). ``device="gpu"`` runs every world
 /// on the GPU (f32 wgpu kernels; ``GpuError`` when no adapter exists or the
 /// model uses a feature the GPU path lacks): ``"gpu"`` picks the adapter by
 /// the environment (``LOCAL_RANK``, ``CUDA_VISIBLE_DEVICES``; see
@@ -309,7 +311,7 @@ impl Batch {
     #[new]
     #[pyo3(signature = (model, num_worlds, *, accuracy=None, dt=None, device="cpu", precision=None,
                         max_step=None, min_step=None, velocity_time_scale=None,
-                        accept_accuracy_misses=false, contact_capacity=None))]
+                        accept_accuracy_misses=false, extrapolate=false, contact_capacity=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -323,13 +325,20 @@ impl Batch {
         min_step: Option<f64>,
         velocity_time_scale: Option<f64>,
         accept_accuracy_misses: bool,
+        extrapolate: bool,
         contact_capacity: Option<usize>,
     ) -> PyResult<Self> {
         if num_worlds == 0 {
             return Err(PyValueError::new_err("num_worlds must be at least 1"));
         }
         let backend = Backend::parse(device, precision)?;
-        let mode = mode(accuracy, dt, max_step, min_step, velocity_time_scale, accept_accuracy_misses)?;
+        let mut mode = mode(accuracy, dt, max_step, min_step, velocity_time_scale, accept_accuracy_misses)?;
+        if extrapolate {
+            match &mut mode {
+                Mode::ErrorControlled(p) => p.extrapolate = true,
+                _ => return Err(PyValueError::new_err("extrapolate=True needs error control (accuracy=), not dt=")),
+            }
+        }
         let m = model.inner.clone();
         let batch = make_batch(py, &m, num_worlds, &mode, (backend, device), contact_capacity)?;
         let mode_text = match &mode {
@@ -608,15 +617,15 @@ impl Batch {
     /// Step statistics per world as a dict of (num_worlds,) arrays:
     /// accepted, rejected, newton_iterations, line_search_iterations,
     /// factorizations, accuracy_misses, impact_limited, event_limited,
-    /// contact_overflow (int64) and min_h, max_h (s; inf / 0 before the
-    /// first step).
+    /// contact_overflow, extrapolated (int64) and min_h, max_h (s; inf / 0
+    /// before the first step).
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s: Vec<_> = {
             let g = self.lock()?;
             (0..self.nworld).map(|w| g.batch.stats(w)).collect()
         };
         type Count = fn(&cenic::integrator::WorldStats) -> u64;
-        let counts: [(&str, Count); 9] = [
+        let counts: [(&str, Count); 10] = [
             ("accepted", |s| s.accepted),
             ("rejected", |s| s.rejected),
             ("newton_iterations", |s| s.newton_iterations),
@@ -626,6 +635,7 @@ impl Batch {
             ("impact_limited", |s| s.impact_limited),
             ("event_limited", |s| s.event_limited),
             ("contact_overflow", |s| s.contact_overflow),
+            ("extrapolated", |s| s.extrapolated),
         ];
         let d = PyDict::new(py);
         for (name, f) in counts {
