@@ -144,6 +144,9 @@ fn cholesky_solve(w: u32, lid: u32, row: u32) {
 // Work: about Σ over columns of (rows the column reaches)² / 2 instead of
 // nv³ / 6. plan_blocks chooses it per solve launch when its loop count is
 // smaller than the dense one's (never for one block: a single tree).
+// The CPU's block factorization (src/icf/sparse.rs, BlockStructure) orders
+// the trees by minimum degree instead, with less fill; natural order here
+// keeps the structured factor equal to this file's dense one.
 
 /// Most dof blocks (src/gpu/model.rs MAX_DOF_BLOCKS): a bit each in a u32.
 const MAX_BLOCKS: u32 = 32u;

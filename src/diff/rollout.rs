@@ -411,13 +411,10 @@ impl DiffRollout {
         nsteps: usize,
     ) -> Result<Vec<Recording>, DiffError> {
         self.validate(x0.len(), u.len(), theta.len(), nworld, nsteps)?;
-        let (nx, nc, np) = (self.nx(), self.nc(), self.np());
         (0..nworld)
             .into_par_iter()
             .map(|w| {
-                let x = &x0[w * nx..(w + 1) * nx];
-                let uw = &u[w * nsteps * nc..(w + 1) * nsteps * nc];
-                let th = &theta[w * np..(w + 1) * np];
+                let (x, uw, th) = self.world_inputs(x0, u, theta, w, nsteps);
                 Ok(Recording {
                     rollout: self.clone(),
                     world: w,
@@ -490,10 +487,7 @@ impl DiffRollout {
         nsteps: usize,
     ) -> Result<Vec<Linearization>, DiffError> {
         self.validate(x0.len(), u.len(), theta.len(), nworld, nsteps)?;
-        let (nx, nc, np) = (self.nx(), self.nc(), self.np());
-        let inputs = |w: usize| {
-            (&x0[w * nx..(w + 1) * nx], &u[w * nsteps * nc..(w + 1) * nsteps * nc], &theta[w * np..(w + 1) * np])
-        };
+        let inputs = |w: usize| self.world_inputs(x0, u, theta, w, nsteps);
         let forwards: Vec<Forward> = (0..nworld)
             .into_par_iter()
             .map(|w| {
@@ -537,6 +531,20 @@ impl DiffRollout {
             .map(|rec| Run { forward: &rec.forward, x0: &rec.x0, u: &rec.u, theta: &rec.theta })
             .collect();
         r.jacobians(&runs, first.nsteps)
+    }
+
+    /// World `w`'s initial state, controls and parameters in the batch
+    /// layouts of [`linearize_batch`](Self::linearize_batch).
+    fn world_inputs<'a>(
+        &self,
+        x0: &'a [f64],
+        u: &'a [f64],
+        theta: &'a [f64],
+        w: usize,
+        nsteps: usize,
+    ) -> (&'a [f64], &'a [f64], &'a [f64]) {
+        let (nx, nc, np) = (self.nx(), self.nc(), self.np());
+        (&x0[w * nx..(w + 1) * nx], &u[w * nsteps * nc..(w + 1) * nsteps * nc], &theta[w * np..(w + 1) * np])
     }
 
     /// Whether `other` simulates and differentiates the same map.
