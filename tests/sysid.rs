@@ -538,6 +538,10 @@ fn cli_fit_writes_the_four_outputs() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
     assert_eq!(json["settings"]["train_tosses"], 3);
     assert!((json["initial"]["side_m"].as_f64().unwrap() - 0.09).abs() < 1e-15);
+    // The defaults are the guide's recipe: rounded corners from 3 mm, an effective contact, ℓ = 0.3 m.
+    assert_eq!(json["settings"]["fit"], serde_json::json!(["side", "corner_radius", "stiffness", "dissipation"]));
+    assert!((json["initial"]["corner_radius_m"].as_f64().unwrap() - 0.003).abs() < 1e-15);
+    assert_eq!(json["settings"]["orientation_length_m"], 0.3);
     assert_eq!(json["validation_fitted"]["horizons"].as_array().unwrap().len(), 2);
     cenic::Model::from_mjcf_file(dir.join("fitted.xml")).unwrap();
 
@@ -572,13 +576,13 @@ fn cli_fit_writes_the_four_outputs() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
     assert_eq!(json["settings"]["level"], true);
     assert!((json["initial"]["corner_radius_m"].as_f64().unwrap() - 0.004).abs() < 1e-15);
-    // Fitting the radius of a sharp box is an error naming the flag to use.
+    // Fitting the radius of a box made sharp is an error naming the flag to use.
     let out = Command::new(env!("CARGO_BIN_EXE_cenic"))
         .args(["sysid", "fit", "--data"])
         .arg(fixture_dir().join("tosses"))
         .arg("--out")
         .arg(&dir)
-        .args(["--train", "0-2", "--val", "3-3", "--fit", "side,corner_radius", "--quiet"])
+        .args(["--train", "0-2", "--val", "3-3", "--fit", "side,corner_radius", "--corner-radius", "0", "--quiet"])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

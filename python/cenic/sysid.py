@@ -48,8 +48,10 @@ def sysid_fit(
     writes ``OUT/fitted.xml``, ``report.json``, ``loss.png`` and
     ``overlay.png`` and returns the report as a dict. ``options`` are the
     command's flags with underscores (``train="0-399"``, ``val="400-455"``,
-    ``fit="side,mass"``, ``epochs=3``, ``batch=64``, ``init_side=0.09``,
-    ``level=True``, ``horizon=[4, 16]``, ``quiet=True``, ...; see ``cenic
+    ``fit="side"`` (the default is the guide's recipe,
+    ``"side,corner_radius,stiffness,dissipation"``), ``epochs=3``,
+    ``batch=64``, ``init_side=0.09``, ``level=True``, ``horizon=[4, 16]``,
+    ``quiet=True``, ...; see ``cenic
     sysid fit --help``). Errors raise :class:`cenic.CenicError` with the
     command's message."""
     _cenic.sysid_cli(sysid_argv(data, out, options), _ray)

@@ -86,19 +86,21 @@ pub struct FitArgs {
     #[arg(long)]
     stride: Option<usize>,
     /// Parameters to fit, comma-separated: side, mass, mu_static, mu_dynamic, stiffness,
-    /// dissipation, corner_radius (needs --corner-radius > 0 or a model with corner spheres). The default is DiffMJX's side length; on the ContactNets tosses the
-    /// contact parameters lower short-horizon errors but raise long-horizon ones, except with
-    /// rounded corners and --orientation-length 0.3, where side,corner_radius,stiffness,dissipation did
-    /// beat the nominal cube at every horizon in 2 of 3 runs, with an effective soft, over-damped
-    /// contact (BENCHMARKS.md).
-    #[arg(long, default_value = "side")]
+    /// dissipation, corner_radius (a sharp box is given corners of --corner-radius, 3 mm by
+    /// default). The default is the recipe of the guide's system-identification chapter:
+    /// side, rounded corners and an effective contact (stiffness, dissipation) with
+    /// orientation weighed at 0.3 m beat the nominal cube at every validation horizon on
+    /// the ContactNets tosses, in position and orientation (BENCHMARKS.md); `side` alone
+    /// is DiffMJX's fit.
+    #[arg(long, default_value = "side,corner_radius,stiffness,dissipation")]
     fit: String,
     /// Initial side length (m).
     #[arg(long, allow_hyphen_values = true)]
     init_side: Option<f64>,
     /// Radius of the box's rounded corners (m), the initial value when corner_radius is
     /// fitted: the box's contacts become 8 spheres of this radius at the corners of the box
-    /// shrunk by it (exact against a plane); 0: sharp corners. The model's own when omitted.
+    /// shrunk by it (exact against a plane); 0: sharp corners. When omitted: the model's
+    /// own, or 3 mm for a sharp box whose corner_radius is fitted.
     #[arg(long, allow_hyphen_values = true)]
     corner_radius: Option<f64>,
     /// Initial mass (kg).
@@ -142,7 +144,7 @@ pub struct FitArgs {
     #[arg(long, allow_hyphen_values = true)]
     cfd_strength: Option<f64>,
     /// Length (m) that converts orientation errors into position errors in the loss.
-    #[arg(long, default_value_t = 0.05, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 0.3, allow_hyphen_values = true)]
     orientation_length: f64,
     /// δ (mm) of the pseudo-Huber loss √(e² + δ²) − δ of the pose error e; 0: squared error (MSE).
     #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
@@ -263,6 +265,10 @@ fn load_tosses(dir: &std::path::Path, level: bool) -> Result<Vec<sysid::Toss>, S
     Ok(tosses)
 }
 
+/// Initial corner radius (m) of a sharp box whose `corner_radius` is fitted
+/// (the guide's recipe; BENCHMARKS.md "The FD recipe from default starts").
+const DEFAULT_CORNER_RADIUS: f64 = 0.003;
+
 fn fit(a: FitArgs, ray: Option<RaySource<'_>>) -> Result<(), String> {
     let started = std::time::Instant::now();
     let model = match &a.model {
@@ -270,13 +276,17 @@ fn fit(a: FitArgs, ray: Option<RaySource<'_>>) -> Result<(), String> {
         None => crate::scenes::cube_toss(),
     };
     let mut cube = CubeModel::new(model).map_err(|e| e.to_string())?;
-    if let Some(r) = a.corner_radius {
+    let fit_params = FitParam::parse_list(&a.fit).map_err(|e| format!("--fit: {e}"))?;
+    // The recipe fits the corners: a sharp box starts from the radius it measured best.
+    let corner_radius = a.corner_radius.or_else(|| {
+        (fit_params.contains(&FitParam::CornerRadius) && !cube.is_rounded()).then_some(DEFAULT_CORNER_RADIUS)
+    });
+    if let Some(r) = corner_radius {
         if !(r >= 0.0 && r.is_finite()) {
             return Err(format!("--corner-radius must be ≥ 0, got {r}"));
         }
         cube = cube.with_corner_radius(r).map_err(|e| format!("--corner-radius: {e}"))?;
     }
-    let fit_params = FitParam::parse_list(&a.fit).map_err(|e| format!("--fit: {e}"))?;
     let mut init = cube.nominal;
     if let Some(seed) = a.random_init {
         use rand::SeedableRng;
@@ -373,7 +383,7 @@ fn fit(a: FitArgs, ray: Option<RaySource<'_>>) -> Result<(), String> {
                 Some(p) => Some(std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?),
                 None => None,
             };
-            let spec = ShardSpec::new(text, a.corner_radius, &train, &cfg).to_json().map_err(|e| e.to_string())?;
+            let spec = ShardSpec::new(text, corner_radius, &train, &cfg).to_json().map_err(|e| e.to_string())?;
             println!("sharding each Adam step over {} Ray workers ({address})", a.ray_workers);
             Some(make(address, a.ray_workers, &spec).map_err(|e| format!("--ray {address}: {e}"))?)
         }
