@@ -6,6 +6,7 @@
 //! ```text
 //! cargo run --release --example mpc -- --task pusher --planner ilqr-cfd --seed 3      # one episode + PNG
 //! cargo run --release --example mpc -- --eval --task pusher --goals 20                # the evaluation table
+//! cargo run --release --example mpc -- --suite --goals 20                             # the suite (tasks::SUITE): a table, CSV and plot per task
 //!     [--planners ilqr-cfd,ilqr,sampling,hybrid,sampling-gpu,hybrid-gpu (the sampling rounds on the GPU batch)] [--iters N | --budget-ms MS | --cpu-ms MS] [--samples S] [--out DIR]
 //!     [--share F (hybrid: sampling's share of the budget)]
 //!     [--horizon H] [--cfd-width M] [--cfd-strength N] [--reuse N] [--cfd-slack F] [--reach W (pusher)] [--verbose]
@@ -25,11 +26,22 @@
 //! factor of planning on one core), planning wall time per interval,
 //! iterations (linearizations) per interval; per-goal rows go to
 //! `DIR/mpc_eval_<task>.csv`. Set `RAYON_NUM_THREADS=1` for one core.
+//!
+//! `--suite` runs the evaluation over every task of `tasks::SUITE` (a name
+//! the library does not know is reported and skipped; `--tasks a,b` picks
+//! some), each task at its own budget, the same for every planner (default
+//! planners: ilqr-cfd, ilqr, sampling, hybrid), writes per task the CSV and
+//! `DIR/mpc_suite_<task>.png` (success rate, the final errors of every goal
+//! with their median, planning CPU time per interval, mean and 95th
+//! percentile, per planner) and ends with one Markdown table: task ×
+//! planner → success rate, median final error, planning CPU ms per interval
+//! (mean, p95) and the real-time factor of planning (interval over p95
+//! planning CPU time: above 1 is faster than real time on one core).
 
 mod common;
 
 use cenic::gpu::GpuContext;
-use cenic::mpc::tasks::{Measure, NAMES, PusherCost, Task};
+use cenic::mpc::tasks::{BUILT_IN, Measure, NAMES, PusherCost, SUITE, Task};
 use cenic::mpc::{
     Budget, Episode, Hybrid, HybridOptions, Ilqr, IlqrOptions, Planner, PredictiveSampling, SamplingOptions, Workspace,
     closed_loop,
@@ -45,6 +57,8 @@ struct Args {
     seed: u64,
     goals: u64,
     eval: bool,
+    suite: bool,
+    tasks: Option<Vec<String>>,
     budget: Option<Budget>,
     samples: usize,
     out: PathBuf,
@@ -70,6 +84,8 @@ fn parse() -> Args {
         seed: 0,
         goals: 20,
         eval: false,
+        suite: false,
+        tasks: None,
         budget: None,
         samples: 32,
         out: PathBuf::from("target/mpc"),
@@ -94,6 +110,7 @@ fn parse() -> Args {
         let v = args.get(i + 1).cloned().unwrap_or_default();
         match args[i].as_str() {
             "--task" => a.task = v,
+            "--tasks" => a.tasks = Some(v.split(',').map(String::from).collect()),
             "--planner" | "--planners" => {
                 a.planners = v.split(',').map(String::from).collect();
                 planners_given = true;
@@ -127,6 +144,11 @@ fn parse() -> Args {
                 i += 1;
                 continue;
             }
+            "--suite" => {
+                a.suite = true;
+                i += 1;
+                continue;
+            }
             "--verbose" => {
                 a.verbose = true;
                 i += 1;
@@ -139,13 +161,18 @@ fn parse() -> Args {
     if a.eval && !planners_given {
         a.planners = vec!["ilqr-cfd".into(), "ilqr".into(), "sampling".into()];
     }
-    assert!(NAMES.contains(&a.task.as_str()), "--task: one of {NAMES:?}");
+    if a.suite && !planners_given {
+        a.planners = vec!["ilqr-cfd".into(), "ilqr".into(), "sampling".into(), "hybrid".into()];
+    }
+    if !a.suite {
+        assert!(NAMES.contains(&a.task.as_str()), "--task: one of {NAMES:?}");
+    }
     a
 }
 
-/// The task of `seed` with the command line's overrides.
-fn make_task(a: &Args, models: &Path, seed: u64) -> Task {
-    let mut t = if a.task == "pusher" {
+/// The task `name` of `seed` with the command line's overrides.
+fn make_task(a: &Args, name: &str, models: &Path, seed: u64) -> Task {
+    let mut t = if name == "pusher" {
         let mut c = PusherCost::default();
         if let Some(w) = a.reach {
             c.reach = w;
@@ -173,7 +200,7 @@ fn make_task(a: &Args, models: &Path, seed: u64) -> Task {
         cenic::mpc::tasks::pusher_with(models, seed, c).expect("task")
     } else {
         assert!(a.reach.is_none() && a.shaping.is_none(), "--reach, --shaping: only for the pusher");
-        Task::new(&a.task, models, seed).expect("task")
+        Task::new(name, models, seed).expect("task")
     };
     if let Some(dt) = a.plant_dt {
         t.plant_mode = cenic::integrator::Mode::Fixed { dt };
@@ -253,7 +280,7 @@ fn main() {
     let a = parse();
     let shared = cenic::zoo::shared_dir();
     let models = shared.as_ref().map(|s| s.join("models/gymnasium")).unwrap_or_default();
-    if a.task != "billiards" && !models.join("reacher.xml").exists() {
+    if !a.suite && !BUILT_IN.contains(&a.task.as_str()) && !models.join("reacher.xml").exists() {
         eprintln!(
             "skipping {}: the shared gymnasium models are not at {} (set CENIC_SHARED)",
             a.task,
@@ -262,9 +289,8 @@ fn main() {
         return;
     }
     std::fs::create_dir_all(&a.out).expect("output folder");
-    let threads = rayon::current_num_threads();
-    if !a.eval {
-        let task = make_task(&a, &models, a.seed);
+    if !a.eval && !a.suite {
+        let task = make_task(&a, &a.task, &models, a.seed);
         for name in &a.planners {
             let mut p = planner(name, &task, a.samples, a.seed, a.share);
             let ep = run(&task, p.as_mut());
@@ -348,27 +374,51 @@ fn main() {
         }
         return;
     }
-    let task0 = make_task(&a, &models, 0);
+    if a.suite {
+        suite(&a, &models);
+        return;
+    }
+    evaluate(&a, &a.task, &models);
+}
+
+/// One planner's results on one task: per goal the final error, per
+/// control interval the planning CPU time.
+struct Row {
+    task: String,
+    planner: String,
+    successes: usize,
+    errors: Vec<f64>,
+    cpu_ms: Vec<f64>,
+    dt_ms: f64,
+    tolerance: f64,
+}
+
+/// The evaluation of task `name` over `--goals` seeds for every planner:
+/// prints its table and writes its CSV.
+fn evaluate(a: &Args, name: &str, models: &Path) -> Vec<Row> {
+    let threads = rayon::current_num_threads();
+    let task0 = make_task(a, name, models, 0);
     let dt_ms = 1e3 * task0.problem.dt;
     println!(
         "task {}: {} goals, budget {:?} per interval, {} rayon thread(s), planner {:?}, dt {} s × H {}, hybrid sampling share {}",
-        a.task, a.goals, task0.budget, threads, task0.problem.mode, task0.problem.dt, task0.problem.horizon, a.share
+        name, a.goals, task0.budget, threads, task0.problem.mode, task0.problem.dt, task0.problem.horizon, a.share
     );
     println!(
         "| task | planner | success | final error median (mean) | episode cost mean | plan CPU ms / interval mean (p95) | CPU / interval | plan wall ms / interval mean | iterations (linearizations) / interval |"
     );
     println!("|---|---|---|---|---|---|---|---|---|");
-    let csv_path = a.out.join(format!("mpc_eval_{}.csv", a.task));
+    let csv_path = a.out.join(format!("mpc_eval_{name}.csv"));
     let mut csv = String::from(
         "task,planner,seed,success,error,cost,plan_cpu_ms_mean,plan_cpu_ms_p95,plan_wall_ms_mean,iterations,linearizations,planning_errors,failure\n",
     );
-    for name in &a.planners {
+    let mut rows = vec![];
+    for planner_name in &a.planners {
         let (mut ok, mut errs, mut costs, mut cpu, mut wall, mut iters, mut lins) =
             (0, vec![], vec![], vec![], vec![], vec![], vec![]);
-        let mut pname = name.clone();
+        let mut pname = planner_name.clone();
         for seed in 0..a.goals {
-            let task = make_task(&a, &models, seed);
-            let mut p = planner(name, &task, a.samples, seed, a.share);
+            let task = make_task(a, name, models, seed);
+            let mut p = planner(planner_name, &task, a.samples, seed, a.share);
             pname = p.name();
             let ep = run(&task, p.as_mut());
             let (e, s) = (task.error(&ep), task.success(&ep));
@@ -382,8 +432,8 @@ fn main() {
             let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
             csv += &format!(
                 "{},{},{},{},{:.5},{:.5},{:.3},{:.3},{:.3},{:.2},{:.2},{},{}\n",
-                a.task,
                 name,
+                planner_name,
                 seed,
                 s,
                 e,
@@ -397,12 +447,14 @@ fn main() {
                 ep.failure.clone().unwrap_or_default().replace(',', ";")
             );
             eprintln!(
-                "  {name} seed {seed}: error {e:.4} {}, plan {:.1} ms CPU / {:.1} ms wall, {it:.2} iterations{}",
+                "  {name} {planner_name} seed {seed}: error {e:.4} {}, plan {:.1} ms CPU / {:.1} ms wall, {it:.2} iterations{}",
                 if s { "ok" } else { "FAIL" },
                 mean(&c),
                 mean(&w),
                 approach(&task, &ep)
             );
+            // Written after every episode, so that a run cut short keeps what it measured.
+            std::fs::write(&csv_path, &csv).expect("write CSV");
             errs.push(e);
             costs.push(ep.total_cost());
             cpu.extend(c);
@@ -414,7 +466,7 @@ fn main() {
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
         println!(
             "| {} | {} | {}/{} ({:.0} %) | {:.4} ({:.4}) | {:.4} | {:.1} ({:.1}) | {:.2} | {:.1} | {:.2} ({:.2}) |",
-            a.task,
+            name,
             pname,
             ok,
             a.goals,
@@ -429,9 +481,19 @@ fn main() {
             mean(&iters),
             mean(&lins)
         );
+        rows.push(Row {
+            task: name.to_string(),
+            planner: pname,
+            successes: ok,
+            errors: errs,
+            cpu_ms: cpu,
+            dt_ms,
+            tolerance: task0.tolerance,
+        });
     }
     std::fs::write(&csv_path, csv).expect("write CSV");
     eprintln!("wrote {}", csv_path.display());
+    rows
 }
 
 /// For a final-distance task: the closest the tracked point came to its
@@ -511,7 +573,7 @@ fn plot(task: &Task, ep: &Episode, planner: &str, path: &Path) -> Result<(), Box
                 .legend(|(x, y)| PathElement::new([(x, y), (x + 15, y)], RED.stroke_width(2)));
             c.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
         }
-        Measure::FinalDistance(_) => {
+        Measure::FinalDistance(_) | Measure::FinalAngle(_) => {
             let paths: Vec<Vec<[f64; 3]>> = (0..task.draw.len()).map(|i| path_of(task, ep, i)).collect();
             let goal = task.goal;
             let all = paths.iter().flatten().chain(std::iter::once(&goal));
@@ -547,7 +609,10 @@ fn plot(task: &Task, ep: &Episode, planner: &str, path: &Path) -> Result<(), Box
                 .label("start")
                 .legend(|(x, y)| Circle::new((x, y), 4, BLUE.filled()));
             c.draw_series([Circle::new((goal[0], goal[1]), 6, RED.filled())])?
-                .label(format!("goal (tolerance {} m)", task.tolerance))
+                .label(match task.measure {
+                    Measure::FinalAngle(_) => format!("goal (tolerance {:.0}°)", task.tolerance.to_degrees()),
+                    _ => format!("goal (tolerance {} m)", task.tolerance),
+                })
                 .legend(|(x, y)| Circle::new((x, y), 4, RED.filled()));
             c.draw_series([Cross::new(*xy.last().unwrap(), 7, BLACK.stroke_width(2))])?
                 .label("end")
@@ -577,4 +642,143 @@ fn plot(task: &Task, ep: &Episode, planner: &str, path: &Path) -> Result<(), Box
     root.present()?;
     println!("wrote {}", path.display());
     Ok(())
+}
+
+/// `--suite`: the evaluation of every task of [`SUITE`] (or `--tasks`),
+/// a plot per task and one summary table.
+fn suite(a: &Args, models: &Path) {
+    let names: Vec<String> = a.tasks.clone().unwrap_or_else(|| SUITE.iter().map(|s| s.to_string()).collect());
+    let mut all = vec![];
+    for name in &names {
+        if !NAMES.contains(&name.as_str()) {
+            eprintln!("suite: skipping '{name}': not a task of this build (known: {})", NAMES.join(", "));
+            continue;
+        }
+        if !BUILT_IN.contains(&name.as_str()) && !models.join("reacher.xml").exists() {
+            eprintln!(
+                "suite: skipping '{name}': the shared gymnasium models are not at {} (set CENIC_SHARED)",
+                models.display()
+            );
+            continue;
+        }
+        let rows = evaluate(a, name, models);
+        let path = a.out.join(format!("mpc_suite_{name}.png"));
+        match suite_plot(name, &rows, &path) {
+            Ok(true) => eprintln!("wrote {}", path.display()),
+            Ok(false) => eprintln!("no TrueType font found (DejaVu Sans): {} not written", path.display()),
+            Err(e) => eprintln!("{}: {e}", path.display()),
+        }
+        all.extend(rows);
+    }
+    println!();
+    println!(
+        "| task | planner | success | final error median | plan CPU ms / interval mean (p95) | real-time factor (interval / p95) |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for r in &all {
+        let n = r.errors.len();
+        let p95 = percentile(&r.cpu_ms, 0.95);
+        println!(
+            "| {} | {} | {}/{} ({:.0} %) | {:.4} | {:.1} ({:.1}) | {:.2} |",
+            r.task,
+            r.planner,
+            r.successes,
+            n,
+            100.0 * r.successes as f64 / n.max(1) as f64,
+            percentile(&r.errors, 0.5),
+            r.cpu_ms.iter().sum::<f64>() / r.cpu_ms.len().max(1) as f64,
+            p95,
+            r.dt_ms / p95
+        );
+    }
+}
+
+/// The suite's plot of one task: success rate, final errors (every goal,
+/// median marked, the tolerance as a line) and planning CPU time per
+/// interval (mean and p95, the interval as a line) per planner. Returns
+/// false when no font is found.
+fn suite_plot(task: &str, rows: &[Row], path: &Path) -> Result<bool, Box<dyn std::error::Error>> {
+    if rows.is_empty() {
+        return Ok(true);
+    }
+    if !common::register_font() {
+        return Ok(false);
+    }
+    let tolerance = Some(rows[0].tolerance);
+    let root = BitMapBackend::new(path, (1500, 450)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let panels = root.split_evenly((1, 3));
+    let n = rows.len();
+    let xr = -0.5..(n as f64 - 0.5);
+    let labels: Vec<String> = rows.iter().map(|r| r.planner.clone()).collect();
+    let label = move |x: &f64| {
+        let i = x.round();
+        if (x - i).abs() < 1e-6 && i >= 0.0 {
+            labels.get(i as usize).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    };
+    let bar = |i: usize, v: f64, c: RGBColor| Rectangle::new([(i as f64 - 0.3, 0.0), (i as f64 + 0.3, v)], c.filled());
+    // Success rate.
+    let mut c = ChartBuilder::on(&panels[0])
+        .caption(format!("{task}: success rate"), ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(50)
+        .build_cartesian_2d(xr.clone(), 0.0..100.0)?;
+    c.configure_mesh().x_labels(n + 1).x_label_formatter(&label).y_desc("% of goals").disable_x_mesh().draw()?;
+    c.draw_series(
+        rows.iter()
+            .enumerate()
+            .map(|(i, r)| bar(i, 100.0 * r.successes as f64 / r.errors.len().max(1) as f64, RGBColor(70, 110, 190))),
+    )?;
+    // Final errors.
+    let hi = rows.iter().flat_map(|r| r.errors.iter().copied()).chain(tolerance).fold(1e-6, f64::max) * 1.1;
+    let mut c = ChartBuilder::on(&panels[1])
+        .caption(format!("{task}: final error per goal (bar: median)"), ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(xr.clone(), 0.0..hi)?;
+    c.configure_mesh().x_labels(n + 1).x_label_formatter(&label).y_desc("error (m or rad)").disable_x_mesh().draw()?;
+    for (i, r) in rows.iter().enumerate() {
+        let k = r.errors.len().max(1) as f64;
+        c.draw_series(
+            r.errors
+                .iter()
+                .enumerate()
+                .map(|(j, &e)| Circle::new((i as f64 - 0.25 + 0.5 * j as f64 / k, e), 3, BLUE.mix(0.7).filled())),
+        )?;
+        let m = percentile(&r.errors, 0.5);
+        c.draw_series(LineSeries::new([(i as f64 - 0.3, m), (i as f64 + 0.3, m)], BLACK.stroke_width(2)))?;
+    }
+    if let Some(t) = tolerance {
+        c.draw_series(LineSeries::new([(-0.5, t), (n as f64 - 0.5, t)], RED.mix(0.6).stroke_width(1)))?
+            .label("tolerance")
+            .legend(|(x, y)| PathElement::new([(x, y), (x + 15, y)], RED.mix(0.6).stroke_width(1)));
+        c.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+    }
+    // Planning CPU time per interval.
+    let dt = rows[0].dt_ms;
+    let hi = rows.iter().map(|r| percentile(&r.cpu_ms, 0.95)).fold(dt, f64::max) * 1.15;
+    let mut c = ChartBuilder::on(&panels[2])
+        .caption(format!("{task}: planning CPU per interval (mean, p95)"), ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(50)
+        .build_cartesian_2d(xr, 0.0..hi)?;
+    c.configure_mesh().x_labels(n + 1).x_label_formatter(&label).y_desc("ms").disable_x_mesh().draw()?;
+    for (i, r) in rows.iter().enumerate() {
+        let mean = r.cpu_ms.iter().sum::<f64>() / r.cpu_ms.len().max(1) as f64;
+        let p95 = percentile(&r.cpu_ms, 0.95);
+        c.draw_series([bar(i, mean, RGBColor(120, 120, 120))])?;
+        c.draw_series(LineSeries::new([(i as f64 - 0.3, p95), (i as f64 + 0.3, p95)], BLACK.stroke_width(2)))?;
+    }
+    c.draw_series(LineSeries::new([(-0.5, dt), (n as f64 - 0.5, dt)], RED.mix(0.6).stroke_width(1)))?
+        .label("control interval")
+        .legend(|(x, y)| PathElement::new([(x, y), (x + 15, y)], RED.mix(0.6).stroke_width(1)));
+    c.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+    root.present()?;
+    Ok(true)
 }

@@ -9,7 +9,8 @@
   products by the reverse pass, the interval Jacobians (D_x, D_u, D_θ)
   formed on first access; :func:`simulate` — the same forward map alone.
 - :class:`MpcTask` / :class:`Planner` — model-predictive control of the
-  built-in tasks (reacher, pusher, billiards, half cheetah): iLQR on the
+  built-in tasks (reacher, pusher, pusher_plain, billiards, cube_turn, half
+  cheetah): iLQR on the
   interval Jacobians with and without contacts from distance, predictive
   sampling, their hybrid, and the closed loop (``MpcTask.run``);
   ``MpcTask.custom(model, cost, ...)`` with an :class:`MpcCost` for your own.

@@ -41,8 +41,11 @@ pub fn mpc_task_names() -> Vec<&'static str> {
 
 /// A built-in control task with a seeded goal (`cenic::mpc::tasks`):
 /// ``reacher`` (no contact), ``pusher`` (gymnasium's Pusher-v5 arm pushes
-/// the object to a goal), ``billiards`` (a striker bats a puck to a target)
-/// and ``half_cheetah`` (run at a goal speed). Each names its planning
+/// the object to a goal), ``pusher_plain`` (the same with the unshaped
+/// cost: the object's distance and the effort), ``billiards`` (a striker
+/// bats a puck to a target), ``cube_turn`` (two fingertips turn a cube on
+/// a table to a goal yaw; error in rad) and ``half_cheetah`` (run at a
+/// goal speed). Each names its planning
 /// problem (control interval ``dt`` in s, ``horizon`` intervals), the
 /// plant (CENIC at accuracy 1e-3), the episode length, the evaluation's
 /// planning budget (80 % of ``dt`` in CPU time) and what counts as
@@ -50,7 +53,7 @@ pub fn mpc_task_names() -> Vec<&'static str> {
 ///
 /// ``models_dir``: the folder of the gymnasium MJCF files (default:
 /// ``models/gymnasium`` under the shared folder, ``CENIC_SHARED``);
-/// ``billiards`` is built in and needs none.
+/// ``billiards`` and ``cube_turn`` are built in and need none.
 #[pyclass(module = "cenic", frozen)]
 pub struct MpcTask {
     task: Task,
@@ -68,8 +71,8 @@ impl MpcTask {
         let dir = models_dir.or_else(|| cenic::zoo::shared_dir().map(|s| s.join("models/gymnasium")));
         let dir = match dir {
             Some(d) => d,
-            // Only the billiards is built in; the others name the folder they miss.
-            None if name == "billiards" => PathBuf::new(),
+            // The built-in models need no folder; the others name the folder they miss.
+            None if tasks::BUILT_IN.contains(&name) => PathBuf::new(),
             None => {
                 return Err(PyValueError::new_err(format!(
                     "task '{name}' needs the gymnasium models: give models_dir= or set CENIC_SHARED"
@@ -212,14 +215,16 @@ impl MpcTask {
     }
 
     /// The goal of the tracked point (m, world frame; for the half cheetah
-    /// the torso's position at the goal speed after 3 s; None for a custom task).
+    /// the torso's position at the goal speed after 3 s; for the cube turn
+    /// where the goal yaw puts the corner (+4, +4, 0) cm from the cube's
+    /// centre; None for a custom task).
     #[getter]
     fn goal<'py>(&self, py: Python<'py>) -> Option<Np<'py, f64>> {
         (!self.custom).then(|| to_numpy(py, self.task.goal.to_vec(), &[3]))
     }
 
-    /// Success when the episode's error is at most this (m; relative for
-    /// the half cheetah; None for a custom task).
+    /// Success when the episode's error is at most this (m; rad for the
+    /// cube turn; relative for the half cheetah; None for a custom task).
     #[getter]
     fn tolerance(&self) -> Option<f64> {
         (!self.custom).then_some(self.task.tolerance)

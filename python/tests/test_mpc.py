@@ -11,7 +11,7 @@ import cenic
 
 
 def test_task_names_and_sizes():
-    assert cenic.mpc_task_names() == ["reacher", "pusher", "billiards", "half_cheetah"]
+    assert {"reacher", "pusher", "billiards", "half_cheetah", "cube_turn", "pusher_plain"} <= set(cenic.mpc_task_names())
     t = cenic.MpcTask("billiards", seed=3)
     assert (t.name, t.nc, t.horizon, t.steps) == ("billiards", 2, 30, 40)
     assert t.x0.shape == (t.nx,)
@@ -223,3 +223,50 @@ def test_a_task_without_its_models_says_where_to_find_them(monkeypatch, tmp_path
     with pytest.raises(ValueError, match="reacher.xml"):
         cenic.MpcTask("reacher", models_dir=tmp_path)
     assert cenic.MpcTask("billiards").nc == 2  # built in
+
+
+def _yaw(x):
+    """The cube turn's cube yaw (rad) at state x (free joint first: position, quaternion w, x, y, z)."""
+    return 2.0 * np.arctan2(x[6], x[3])
+
+
+def test_cube_turn_is_built_in_with_a_seeded_goal_and_runs_closed_loop():
+    t = cenic.MpcTask("cube_turn", seed=2)
+    assert (t.name, t.nc, t.nx, t.steps) == ("cube_turn", 4, 21, 60)
+    lo, hi = t.control_bounds
+    np.testing.assert_array_equal(lo, [-0.1] * 4)
+    np.testing.assert_array_equal(hi, [0.1] * 4)
+    assert t.tolerance == pytest.approx(np.radians(10.0))
+    # The goal point is the cube's corner (4, 4) cm turned by the goal yaw: ±30–90°.
+    yaw = np.arctan2(t.goal[1], t.goal[0]) - np.pi / 4
+    assert 30.0 <= abs(np.degrees(yaw)) <= 90.0
+    assert cenic.MpcTask("cube_turn", seed=2).goal.tolist() == t.goal.tolist()
+    # At the start the cost is the goal's angle (smooth-abs, ε = 0.05 rad) plus the effort of u.
+    u = np.array([0.01, -0.02, 0.0, 0.03])
+    angle = abs(yaw)
+    expected = np.sqrt(angle**2 + 0.05**2) - 0.05 + 0.5e-3 * u @ u
+    assert t.running_cost(t.x0, u) == pytest.approx(expected, rel=1e-9)
+    # At the goal yaw only the effort remains.
+    x = t.x0.copy()
+    x[3], x[6] = np.cos(0.5 * yaw), np.sin(0.5 * yaw)
+    assert t.running_cost(x, u) == pytest.approx(0.5e-3 * u @ u, rel=1e-9)
+    ep = t.run(t.planner("sampling", samples=8), steps=5, iterations=1)
+    assert ep["failure"] is None and ep["planning_errors"] == []
+    assert ep["states"].shape == (6, t.nx) and ep["controls"].shape == (5, t.nc)
+    assert np.all(ep["controls"] >= lo) and np.all(ep["controls"] <= hi)
+    # The error is the final yaw's distance to the goal (the cube stays flat on the table).
+    assert ep["error"] == pytest.approx(abs(np.angle(np.exp(1j * (_yaw(ep["states"][-1]) - yaw)))), abs=1e-3)
+
+
+def test_the_plain_pusher_is_the_pusher_without_shaping(gym_models):
+    plain = cenic.MpcTask("pusher_plain", seed=1, models_dir=gym_models)
+    shaped = cenic.MpcTask("pusher", seed=1, models_dir=gym_models)
+    np.testing.assert_array_equal(plain.x0, shaped.x0)
+    np.testing.assert_array_equal(plain.goal, shaped.goal)
+    assert (plain.name, plain.nc, plain.tolerance) == ("pusher_plain", 7, 0.05)
+    # Moving the arm alone leaves the plain cost unchanged (object distance and effort only); the shaped one changes.
+    u = np.zeros(plain.nc)
+    x = plain.x0.copy()
+    x[:7] += [0.4, -0.3, 0.5, -0.6, 0.2, -0.4, 0.3]
+    assert plain.running_cost(x, u) == pytest.approx(plain.running_cost(plain.x0, u), rel=1e-12)
+    assert abs(shaped.running_cost(x, u) - shaped.running_cost(plain.x0, u)) > 1e-3

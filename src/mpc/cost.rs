@@ -228,6 +228,20 @@ impl Workspace {
             }
         }
     }
+
+    /// World rotation matrix (rows) of body `body` at positions `q`.
+    pub fn rotation(&mut self, q: &[f64], body: usize) -> [[f64; 3]; 3] {
+        self.kinematics_at(q);
+        self.data.xmat[body].m
+    }
+
+    /// ∂R/∂q (9 × nq, row-major; row 3i + j is ∂R_ij/∂q) of
+    /// [`rotation`](Self::rotation), written to `out`.
+    pub fn rotation_jacobian(&mut self, q: &[f64], body: usize, out: &mut [f64]) {
+        self.jacobians_at(q);
+        let nq = self.model.nq;
+        out[..9 * nq].copy_from_slice(&self.dmat[body * 9 * nq..(body + 1) * 9 * nq]);
+    }
 }
 
 /// How a residual r is penalised.
@@ -563,6 +577,120 @@ impl TargetDistance {
 }
 
 impl Cost for TargetDistance {
+    fn running(&self, ws: &mut Workspace, x: &[f64], _: &[f64], d: Option<&mut CostDerivatives>) -> f64 {
+        self.term(self.running_weight, ws, x, d)
+    }
+    fn terminal(&self, ws: &mut Workspace, x: &[f64], d: Option<&mut CostDerivatives>) -> f64 {
+        self.term(self.terminal_weight, ws, x, d)
+    }
+}
+
+/// Geodesic orientation error of a body against a goal orientation:
+/// r = log(R_gᵀ R) (the rotation vector taking the goal frame to the
+/// body's, rad), so |r| = θ ∈ [0, π] is the angle of the rotation between
+/// them; l = w ρ(r). Its Jacobian is exact through the log map (the
+/// Gauss–Newton Hessian drops second derivatives, as for every term).
+/// Near θ = π the log map's axis is ill-conditioned: goals are meant to be
+/// well inside that.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OrientationError {
+    /// Body index.
+    pub body: usize,
+    /// Goal orientation R_g (world frame, rows).
+    pub goal: [[f64; 3]; 3],
+    /// Running weight (cost per second per unit of ρ).
+    pub running_weight: f64,
+    /// Terminal weight.
+    pub terminal_weight: f64,
+    /// The penalty ρ (on the rotation vector, rad).
+    pub penalty: Penalty,
+}
+
+impl OrientationError {
+    /// R_g of a rotation by `angle` (rad) about world z.
+    pub fn yaw(angle: f64) -> [[f64; 3]; 3] {
+        let (s, c) = angle.sin_cos();
+        [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]
+    }
+
+    /// The rotation vector r (rad) and, with `jac`, ∂r/∂q (3 × nq).
+    fn residual(&self, ws: &mut Workspace, q: &[f64], jac: Option<&mut Vec<f64>>) -> [f64; 3] {
+        let r = ws.rotation(q, self.body);
+        let g = &self.goal;
+        // E = R_gᵀ R.
+        let e = |i: usize, j: usize, r: &[[f64; 3]; 3]| (0..3).map(|k| g[k][i] * r[k][j]).sum::<f64>();
+        let em: [[f64; 3]; 3] = std::array::from_fn(|i| std::array::from_fn(|j| e(i, j, &r)));
+        // w = vee(E − Eᵀ) = 2 sin θ n; cos θ = (tr E − 1) / 2.
+        let w = [em[2][1] - em[1][2], em[0][2] - em[2][0], em[1][0] - em[0][1]];
+        let sin = 0.5 * (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]).sqrt();
+        let cos = 0.5 * (em[0][0] + em[1][1] + em[2][2] - 1.0);
+        let theta = sin.atan2(cos);
+        // r = f(θ) w, f = θ / (2 sin θ) → ½ as θ → 0.
+        let f = if theta < 1e-6 { 0.5 + theta * theta / 12.0 } else { theta / (2.0 * sin) };
+        if let Some(jac) = jac {
+            let nq = q.len();
+            let mut dr = vec![0.0; 9 * nq];
+            ws.rotation_jacobian(q, self.body, &mut dr);
+            // ∂E_ij = Σ_k g_ki ∂R_kj.
+            let de = |i: usize, j: usize, a: usize| (0..3).map(|k| g[k][i] * dr[(3 * k + j) * nq + a]).sum::<f64>();
+            // ∂r = f ∂w + w f'(θ) ∂θ with ∂θ = −∂tr E / (2 sin θ): the second
+            // term is −w h(θ) ∂tr E, h = (sin θ − θ cos θ) / (4 sin³ θ) → 1/12 + θ²/30.
+            let h = if theta < 1e-3 {
+                1.0 / 12.0 + theta * theta / 30.0
+            } else {
+                (sin - theta * cos) / (4.0 * sin * sin * sin)
+            };
+            jac.clear();
+            jac.resize(3 * nq, 0.0);
+            for a in 0..nq {
+                let dw = [de(2, 1, a) - de(1, 2, a), de(0, 2, a) - de(2, 0, a), de(1, 0, a) - de(0, 1, a)];
+                let dtr = de(0, 0, a) + de(1, 1, a) + de(2, 2, a);
+                for i in 0..3 {
+                    jac[i * nq + a] = f * dw[i] - w[i] * h * dtr;
+                }
+            }
+        }
+        w.map(|wi| f * wi)
+    }
+
+    /// The angle θ (rad) between the body's orientation and the goal at state `x`.
+    pub fn angle(&self, ws: &mut Workspace, x: &[f64]) -> f64 {
+        let nq = ws.model().nq;
+        let r = self.residual(ws, &x[..nq], None);
+        (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]).sqrt()
+    }
+
+    fn term(&self, w: f64, ws: &mut Workspace, x: &[f64], d: Option<&mut CostDerivatives>) -> f64 {
+        if w == 0.0 {
+            return 0.0;
+        }
+        let nq = ws.model().nq;
+        let q = &x[..nq];
+        let Some(d) = d else {
+            return w * self.penalty.eval(&self.residual(ws, q, None), None);
+        };
+        let mut jac = vec![];
+        let r = self.residual(ws, q, Some(&mut jac));
+        let (mut g, mut h) = ([0.0; 3], [0.0; 9]);
+        let value = w * self.penalty.eval(&r, Some((&mut g, &mut h)));
+        let nx = d.nx;
+        for a in 0..nq {
+            d.lx[a] += w * (0..3).map(|i| jac[i * nq + a] * g[i]).sum::<f64>();
+            for b in 0..nq {
+                let mut s = 0.0;
+                for i in 0..3 {
+                    for j in 0..3 {
+                        s += jac[i * nq + a] * h[i * 3 + j] * jac[j * nq + b];
+                    }
+                }
+                d.lxx[a * nx + b] += w * s;
+            }
+        }
+        value
+    }
+}
+
+impl Cost for OrientationError {
     fn running(&self, ws: &mut Workspace, x: &[f64], _: &[f64], d: Option<&mut CostDerivatives>) -> f64 {
         self.term(self.running_weight, ws, x, d)
     }

@@ -11,7 +11,7 @@
 //! planner's model may be coarser than the plant). The objective is
 //! J = Σ dt·l(x_k, u_k) + l_T(x_H) with a [`Cost`] (running rate and
 //! terminal terms with gradients and Gauss–Newton Hessians: [`QuadraticTracking`],
-//! [`TargetDistance`], [`ControlEffort`], sums of them, and [`BurnCost`] for
+//! [`TargetDistance`], [`OrientationError`], [`ControlEffort`], sums of them, and [`BurnCost`] for
 //! residuals written in burn tensor ops).
 //!
 //! **Gradient planner** ([`Ilqr`]). Each iteration linearises the plan
@@ -89,8 +89,8 @@ pub mod tasks;
 pub use boxqp::{BoxQp, box_qp};
 pub use closed_loop::{Episode, Plant, closed_loop};
 pub use cost::{
-    BurnCost, ControlEffort, Cost, CostDerivatives, CostSum, JointLimitMargin, Penalty, QuadraticTracking, Target,
-    TargetDistance, Workspace,
+    BurnCost, ControlEffort, Cost, CostDerivatives, CostSum, JointLimitMargin, OrientationError, Penalty,
+    QuadraticTracking, Target, TargetDistance, Workspace,
 };
 pub use hybrid::{Hybrid, HybridOptions};
 pub use ilqr::{Ilqr, IlqrOptions};

@@ -7,6 +7,8 @@
 //! | `pusher` | gymnasium Pusher-v5 ([`pusher_model`]) | 0.05 × 10 | 5 s | object placed as gymnasium does, goal in a 0.1 m disc around gymnasium's | object centre within 5 cm of the goal at the end |
 //! | `billiards` | built-in: a striker confined to a 0.25 m box bats a puck | 0.05 × 30 | 2 s | target 0.35–0.6 m from the puck, ±25° off the line | puck within 5 cm of the target at the end |
 //! | `half_cheetah` | gymnasium `half_cheetah.xml` | 0.05 × 16 | 3 s | forward speed 1–3 m/s | mean speed over the last half within 25 % of the goal |
+//! | `cube_turn` | built-in ([`CUBE_TURN_XML`]): two fingertips on slides turn a cube on a table | 0.05 × 15 | 3 s | yaw ±30–90° | cube's orientation within 10° of the goal at the end |
+//! | `pusher_plain` | as `pusher` | 0.05 × 10 | 5 s | as `pusher` | as `pusher` |
 //!
 //! Costs use little beyond what the task asks for, so that the first
 //! contact has to be found: the case for contacts from distance
@@ -29,16 +31,21 @@
 //! on the 7.9e-6 kg object it is soft (0.393 N/m at the fork's centimetre
 //! penetrations), so a push faster than a few cm/s sinks the fork into the
 //! object, and pushes take seconds. The billiards' is the puck's distance to the target.
+//! The suite's tasks ([`SUITE`]) have costs as a user would write them:
+//! `pusher_plain` is the pusher with the object's distance and the effort
+//! alone ([`PUSHER_PLAIN`]), `cube_turn` the cube's orientation error and
+//! a small effort.
 //! The planner simulates fixed steps: one per interval (reacher), four
 //! (pusher: coarser steps mispredict the frictionless push, see
-//! `BENCHMARKS.md`) or more (billiards 5, cheetah 8); the plant runs CENIC
+//! `BENCHMARKS.md`) or more (billiards and cube turn 5, cheetah 8); the plant runs CENIC
 //! at accuracy 1e-3.
 //! Each task names the evaluation's planning budget per interval
 //! ([`Task::budget`], the same for every planner) and its gradient
 //! planner settings ([`Task::ilqr`]).
 
 use super::cost::{
-    ControlEffort, Cost, CostSum, JointLimitMargin, Penalty, QuadraticTracking, Target, TargetDistance, Workspace,
+    ControlEffort, Cost, CostSum, JointLimitMargin, OrientationError, Penalty, QuadraticTracking, Target,
+    TargetDistance, Workspace,
 };
 use super::{Budget, Episode, IlqrOptions, MpcError, Plant, Problem};
 use crate::batch::WorldParams;
@@ -51,7 +58,19 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// The built-in tasks.
-pub const NAMES: [&str; 4] = ["reacher", "pusher", "billiards", "half_cheetah"];
+pub const NAMES: [&str; 6] = ["reacher", "pusher", "billiards", "half_cheetah", "cube_turn", "pusher_plain"];
+
+/// The evaluation suite of contact tasks with unshaped costs (each the
+/// goal's own distance or orientation error, plus at most a small control
+/// effort), and the reacher as the contact-free control case: `push` (a
+/// finger on two slides pushes a box), [`cube_turn`], [`pusher_plain`],
+/// [`billiards`] (the puck batted to a target: its cost is the puck's
+/// distance alone) and [`reacher`]. A name [`Task::new`] does not know is
+/// reported and skipped by the evaluation (`examples/mpc.rs --suite`).
+pub const SUITE: [&str; 5] = ["push", "cube_turn", "pusher_plain", "billiards", "reacher"];
+
+/// The tasks whose model is built in (the others load the shared gymnasium models).
+pub const BUILT_IN: [&str; 2] = ["billiards", "cube_turn"];
 
 /// How a task's success is measured on an episode.
 #[derive(Clone, Debug, PartialEq)]
@@ -66,6 +85,9 @@ pub enum Measure {
         /// Goal speed (m/s).
         goal: f64,
     },
+    /// The angle (rad) between a body's orientation and its goal at the
+    /// end of the episode (geodesic, [`OrientationError::angle`]).
+    FinalAngle(OrientationError),
 }
 
 /// A control task: the planning problem, the plant and the goal.
@@ -93,7 +115,7 @@ pub struct Task {
     pub budget: Budget,
     /// What counts as success.
     pub measure: Measure,
-    /// Success when the measure is at most this (m, or relative).
+    /// Success when the measure is at most this (m, rad, or relative).
     pub tolerance: f64,
     /// Body points to draw (name, body, offset in m), the first one the tracked one.
     pub draw: Vec<(String, usize, [f64; 3])>,
@@ -110,6 +132,8 @@ impl Task {
             "pusher" => pusher(models_dir, seed),
             "billiards" => billiards(seed),
             "half_cheetah" => half_cheetah(models_dir, seed),
+            "cube_turn" => cube_turn(seed),
+            "pusher_plain" => pusher_plain(models_dir, seed),
             _ => Err(MpcError::Input(format!("unknown task '{name}' (known: {})", NAMES.join(", ")))),
         }
     }
@@ -135,6 +159,10 @@ impl Task {
                 let nq = self.problem.model.nq;
                 let mean = (from..rows).map(|k| ep.states[k * nx + nq + dof]).sum::<f64>() / (rows - from) as f64;
                 (mean - goal).abs() / goal.abs()
+            }
+            Measure::FinalAngle(o) => {
+                let mut ws = Workspace::new(self.problem.model.clone());
+                o.angle(&mut ws, ep.final_state(nx))
             }
         }
     }
@@ -641,6 +669,116 @@ pub fn half_cheetah(models_dir: &Path, seed: u64) -> Result<Task, MpcError> {
         tolerance: 0.25,
         draw: vec![("torso".into(), torso, [0.0; 3])],
         goal: [start[0] + goal * 3.0, start[1], start[2]],
+        x0,
+        problem,
+    })
+}
+
+/// The pusher's cost without shaping ([`pusher_plain`]): the object's
+/// distance to the goal (weight 1 per m and s, and 1 per m at the end) and
+/// the control effort (10⁻³ per (N m)² and s), nothing else.
+pub const PUSHER_PLAIN: PusherCost = PusherCost {
+    reach: 0.0,
+    reach_follows: false,
+    nose: 0.0,
+    plane: 0.0,
+    plane_tines: false,
+    effort: 1e-3,
+    velocity: 0.0,
+    limits: 0.0,
+    reach_3d: false,
+    push_terminal: 1.0,
+    cage: 0.0,
+};
+
+/// Pusher-v5 as a user would write it: the [`pusher`]'s model, goals and
+/// planner settings with the cost [`PUSHER_PLAIN`] (no reach, cage or
+/// work-plane terms).
+pub fn pusher_plain(models_dir: &Path, seed: u64) -> Result<Task, MpcError> {
+    let mut task = pusher_with(models_dir, seed, PUSHER_PLAIN)?;
+    task.name = "pusher_plain";
+    Ok(task)
+}
+
+/// MJCF of the cube-turning task: an 8 cm cube (0.1 kg) on a table with
+/// μ = 0.5, and two fingertips (1.2 cm spheres, 0.05 kg) at the cube's
+/// mid-height, each on two horizontal slides driven by position actuators
+/// (kp 20 N/m, joint damping 2 N s/m: critically damped), starting 1.3 cm
+/// off opposite faces. The fingertips touch the cube only (not the table
+/// or each other).
+pub const CUBE_TURN_XML: &str = r#"<mujoco model="cube_turn">
+  <option timestep="0.01"/>
+  <worldbody>
+    <geom name="table" type="plane" size="1 1 0.1" friction="0.5" contype="1" conaffinity="1"/>
+    <body name="cube" pos="0 0 0.04">
+      <freejoint name="cube"/>
+      <geom name="cube" type="box" size="0.04 0.04 0.04" mass="0.1" friction="0.5" contype="1" conaffinity="3"/>
+    </body>
+    <body name="finger_a" pos="0.065 0 0.04">
+      <joint name="a_x" type="slide" axis="1 0 0" range="-0.1 0.1" damping="2"/>
+      <joint name="a_y" type="slide" axis="0 1 0" range="-0.1 0.1" damping="2"/>
+      <geom name="finger_a" type="sphere" size="0.012" mass="0.05" friction="1" contype="2" conaffinity="0"/>
+    </body>
+    <body name="finger_b" pos="-0.065 0 0.04">
+      <joint name="b_x" type="slide" axis="1 0 0" range="-0.1 0.1" damping="2"/>
+      <joint name="b_y" type="slide" axis="0 1 0" range="-0.1 0.1" damping="2"/>
+      <geom name="finger_b" type="sphere" size="0.012" mass="0.05" friction="1" contype="2" conaffinity="0"/>
+    </body>
+  </worldbody>
+  <actuator>
+    <position name="a_x" joint="a_x" kp="20" ctrlrange="-0.1 0.1"/>
+    <position name="a_y" joint="a_y" kp="20" ctrlrange="-0.1 0.1"/>
+    <position name="b_x" joint="b_x" kp="20" ctrlrange="-0.1 0.1"/>
+    <position name="b_y" joint="b_y" kp="20" ctrlrange="-0.1 0.1"/>
+  </actuator>
+</mujoco>"#;
+
+/// Angle (rad) within which [`cube_turn`] counts as solved: 10°.
+pub const CUBE_TURN_TOLERANCE: f64 = 10.0 * std::f64::consts::PI / 180.0;
+
+/// Cube turn: two fingertips turn a cube on a table about z to a goal yaw
+/// of ±30–90° (seeded). Cost: the cube's geodesic orientation error to the
+/// goal ([`OrientationError`], smooth-abs with ε = 0.05 rad, weight 1 per
+/// rad and s and 1 per rad at the end) plus a control effort of 10⁻³ per m²
+/// and s on the fingertip targets. Success: within [`CUBE_TURN_TOLERANCE`]
+/// at the end of the 3 s episode.
+pub fn cube_turn(seed: u64) -> Result<Task, MpcError> {
+    let model = Arc::new(Model::from_mjcf_str(CUBE_TURN_XML).map_err(|e| MpcError::Input(e.to_string()))?);
+    let mut rng = EnvRng::new(seed, 0);
+    let cube = body(&model, "cube")?;
+    let x0 = state(&model, model.qpos0.clone());
+    let sign = if rng.uniform(0.0, 1.0) < 0.5 { -1.0 } else { 1.0 };
+    let yaw = sign * rng.uniform(30.0, 90.0).to_radians();
+    let turn = OrientationError {
+        body: cube,
+        goal: OrientationError::yaw(yaw),
+        running_weight: 1.0,
+        terminal_weight: 1.0,
+        penalty: Penalty::SmoothAbs { epsilon: 0.05 },
+    };
+    let cost = CostSum::new().with(turn.clone()).with(ControlEffort::uniform(model.nu(), 1e-3));
+    let problem = Problem::new(model.clone(), Mode::Fixed { dt: 0.01 }, 0.05, 15, Arc::new(cost))?;
+    let centre = world_point(&model, &x0, cube, [0.0; 3]);
+    Ok(Task {
+        name: "cube_turn",
+        plant_mode: plant_mode(),
+        plant_params: WorldParams::default(),
+        steps: 60,
+        cfd: Cfd { width: 0.05, strength: 1.0 },
+        ilqr: default_ilqr(),
+        budget: default_budget(&problem),
+        measure: Measure::FinalAngle(turn),
+        tolerance: CUBE_TURN_TOLERANCE,
+        draw: vec![
+            ("cube corner".into(), cube, [0.04, 0.04, 0.0]),
+            ("finger_a".into(), body(&model, "finger_a")?, [0.0; 3]),
+            ("finger_b".into(), body(&model, "finger_b")?, [0.0; 3]),
+        ],
+        goal: {
+            let g = OrientationError::yaw(yaw);
+            let c = [0.04, 0.04, 0.0];
+            [0, 1, 2].map(|i| centre[i] + (0..3).map(|j| g[i][j] * c[j]).sum::<f64>())
+        },
         x0,
         problem,
     })
