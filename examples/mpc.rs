@@ -391,6 +391,8 @@ struct Row {
     cpu_ms: Vec<f64>,
     dt_ms: f64,
     tolerance: f64,
+    /// The error's unit.
+    unit: &'static str,
 }
 
 /// The evaluation of task `name` over `--goals` seeds for every planner:
@@ -489,6 +491,11 @@ fn evaluate(a: &Args, name: &str, models: &Path) -> Vec<Row> {
             cpu_ms: cpu,
             dt_ms,
             tolerance: task0.tolerance,
+            unit: match task0.measure {
+                Measure::FinalDistance(_) => "m",
+                Measure::FinalAngle(_) => "rad",
+                Measure::MeanSpeed { .. } => "relative",
+            },
         });
     }
     std::fs::write(&csv_path, csv).expect("write CSV");
@@ -679,13 +686,14 @@ fn suite(a: &Args, models: &Path) {
         let n = r.errors.len();
         let p95 = percentile(&r.cpu_ms, 0.95);
         println!(
-            "| {} | {} | {}/{} ({:.0} %) | {:.4} | {:.1} ({:.1}) | {:.2} |",
+            "| {} | {} | {}/{} ({:.0} %) | {:.4} {} | {:.1} ({:.1}) | {:.2} |",
             r.task,
             r.planner,
             r.successes,
             n,
             100.0 * r.successes as f64 / n.max(1) as f64,
             percentile(&r.errors, 0.5),
+            r.unit,
             r.cpu_ms.iter().sum::<f64>() / r.cpu_ms.len().max(1) as f64,
             p95,
             r.dt_ms / p95
@@ -704,7 +712,7 @@ fn suite_plot(task: &str, rows: &[Row], path: &Path) -> Result<bool, Box<dyn std
     if !common::register_font() {
         return Ok(false);
     }
-    let tolerance = Some(rows[0].tolerance);
+    let tolerance = rows[0].tolerance;
     let root = BitMapBackend::new(path, (1500, 450)).into_drawing_area();
     root.fill(&WHITE)?;
     let panels = root.split_evenly((1, 3));
@@ -734,14 +742,19 @@ fn suite_plot(task: &str, rows: &[Row], path: &Path) -> Result<bool, Box<dyn std
             .map(|(i, r)| bar(i, 100.0 * r.successes as f64 / r.errors.len().max(1) as f64, RGBColor(70, 110, 190))),
     )?;
     // Final errors.
-    let hi = rows.iter().flat_map(|r| r.errors.iter().copied()).chain(tolerance).fold(1e-6, f64::max) * 1.1;
+    let hi = rows.iter().flat_map(|r| r.errors.iter().copied()).fold(tolerance, f64::max) * 1.1;
     let mut c = ChartBuilder::on(&panels[1])
-        .caption(format!("{task}: final error per goal (bar: median)"), ("sans-serif", 18))
+        .caption(format!("{task}: final error per goal (bar: median, red: tolerance)"), ("sans-serif", 18))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(60)
         .build_cartesian_2d(xr.clone(), 0.0..hi)?;
-    c.configure_mesh().x_labels(n + 1).x_label_formatter(&label).y_desc("error (m or rad)").disable_x_mesh().draw()?;
+    c.configure_mesh()
+        .x_labels(n + 1)
+        .x_label_formatter(&label)
+        .y_desc(format!("error ({})", rows[0].unit))
+        .disable_x_mesh()
+        .draw()?;
     for (i, r) in rows.iter().enumerate() {
         let k = r.errors.len().max(1) as f64;
         c.draw_series(
@@ -753,17 +766,12 @@ fn suite_plot(task: &str, rows: &[Row], path: &Path) -> Result<bool, Box<dyn std
         let m = percentile(&r.errors, 0.5);
         c.draw_series(LineSeries::new([(i as f64 - 0.3, m), (i as f64 + 0.3, m)], BLACK.stroke_width(2)))?;
     }
-    if let Some(t) = tolerance {
-        c.draw_series(LineSeries::new([(-0.5, t), (n as f64 - 0.5, t)], RED.mix(0.6).stroke_width(1)))?
-            .label("tolerance")
-            .legend(|(x, y)| PathElement::new([(x, y), (x + 15, y)], RED.mix(0.6).stroke_width(1)));
-        c.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
-    }
+    c.draw_series(LineSeries::new([(-0.5, tolerance), (n as f64 - 0.5, tolerance)], RED.mix(0.6).stroke_width(1)))?;
     // Planning CPU time per interval.
     let dt = rows[0].dt_ms;
     let hi = rows.iter().map(|r| percentile(&r.cpu_ms, 0.95)).fold(dt, f64::max) * 1.15;
     let mut c = ChartBuilder::on(&panels[2])
-        .caption(format!("{task}: planning CPU per interval (mean, p95)"), ("sans-serif", 18))
+        .caption(format!("{task}: planning CPU / interval (mean, p95; red: interval)"), ("sans-serif", 18))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(50)
@@ -775,10 +783,7 @@ fn suite_plot(task: &str, rows: &[Row], path: &Path) -> Result<bool, Box<dyn std
         c.draw_series([bar(i, mean, RGBColor(120, 120, 120))])?;
         c.draw_series(LineSeries::new([(i as f64 - 0.3, p95), (i as f64 + 0.3, p95)], BLACK.stroke_width(2)))?;
     }
-    c.draw_series(LineSeries::new([(-0.5, dt), (n as f64 - 0.5, dt)], RED.mix(0.6).stroke_width(1)))?
-        .label("control interval")
-        .legend(|(x, y)| PathElement::new([(x, y), (x + 15, y)], RED.mix(0.6).stroke_width(1)));
-    c.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+    c.draw_series(LineSeries::new([(-0.5, dt), (n as f64 - 0.5, dt)], RED.mix(0.6).stroke_width(1)))?;
     root.present()?;
     Ok(true)
 }
