@@ -154,6 +154,25 @@ pub fn noisy_smooth_controls(model: &Model, n: usize, dt: f64) -> Vec<f64> {
     u
 }
 
+/// Control sequence `seed` of `n` intervals of `dt` seconds (row-major
+/// n × nu), as the gradient-event sweep (tools/grad_events.rs) draws them:
+/// [`smooth_control`] with that seed at each interval's start plus uniform
+/// noise of ±`noise` (control units) from SplitMix64 seeded with
+/// seed·7919 + 17, clamped to `ctrlrange`.
+pub fn seeded_noisy_controls(model: &Model, seed: u64, n: usize, dt: f64, noise: f64) -> Vec<f64> {
+    let nu = model.nu();
+    let mut s = seed.wrapping_mul(7919).wrapping_add(17);
+    let mut u = vec![0.0; n * nu];
+    for k in 0..n {
+        for i in 0..nu {
+            let [lo, hi] = model.actuators[i].ctrl_range.unwrap_or([-1.0, 1.0]);
+            let x = smooth_control(model, seed, i, k as f64 * dt) + noise * (2.0 * uniform(&mut s) - 1.0);
+            u[k * nu + i] = x.clamp(lo, hi);
+        }
+    }
+    u
+}
+
 /// What a run recorded.
 #[derive(Clone, Debug, Default)]
 pub struct Run {

@@ -8,11 +8,13 @@
 //! weighted by the reference adjoint λ of the final-x loss (quaternion
 //! columns projected on the tangent space), and the contact events of the
 //! reference's solves in that interval: active contacts, stick↔slip
-//! transitions (|vt| below/above 10 ε), touch-downs and lift-offs, and the
-//! smallest |vt|/ε of an active contact (≫ 1: all feet slide).
+//! transitions (|vt| below/above 10 ε), touch-downs and lift-offs (the
+//! activation gap crossing 0, which covers MuJoCo's soft contacts), joint
+//! limits reached or left, and the smallest |vt|/ε of an active contact
+//! (≫ 1: all feet slide; ε is 0 under MuJoCo's soft contacts).
 //!
 //! `cargo run --release --example grad_diagnose -- --model ant --mode cenic:1e-4 --reference fixed:1e-5+lagged
-//! [--intervals 50] [--from K] [--to K] [--dump K] [--richardson] [--no-limits] [--friction MU] [--theta a,b,c,d]`
+//! [--intervals 50] [--seed S [--noise 0.2]] [--from K] [--to K] [--dump K] [--richardson] [--no-limits] [--friction MU] [--theta a,b,c,d]`
 //!
 //! Mode names as in tools/grad_convergence.rs (`cenic:`, `grad:`,
 //! `fixed:` with suffixes `+lagged`/`+implicit` ([`FrictionLoad`], default
@@ -66,7 +68,11 @@ fn main() {
     let (nq, nv, nu) = (model.nq, model.nv, model.nu());
     let nx = nq + nv;
     let x0: Vec<f64> = case.qpos.iter().chain(&case.qvel).copied().collect();
-    let u = zoo::noisy_smooth_controls(&model, n, DT);
+    // `--seed S [--noise X]`: tools/grad_events.rs's control sequence S.
+    let u = match arg("--seed").and_then(|s| s.parse::<u64>().ok()) {
+        Some(seed) => zoo::seeded_noisy_controls(&model, seed, n, DT, arg("--noise").and_then(|s| s.parse().ok()).unwrap_or(0.2)),
+        None => zoo::noisy_smooth_controls(&model, n, DT),
+    };
     let params = vec![Param::Friction, Param::Stiffness, Param::Dissipation, Param::MassScale];
     let nominal = vec![1.0; params.len()];
     let theta: Vec<f64> = arg("--theta")
@@ -101,9 +107,10 @@ fn main() {
     let tape = w.tape.take().unwrap();
     let mut sim = cenic::integrator::Simulator::<f64>::new(model.clone());
     println!(
-        "k | rel ΔD_u | ‖λᵀΔD_x‖ | ‖λᵀD_x‖ | ‖λᵀΔD_u‖ | ‖λᵀD_u‖ | ‖λᵀΔD_θ‖ | contacts | stick↔slip | td/lo | min|vt|/ε | λᵀΔD_θ per θ"
+        "k | rel ΔD_u | ‖λᵀΔD_x‖ | ‖λᵀD_x‖ | ‖λᵀΔD_u‖ | ‖λᵀD_u‖ | ‖λᵀΔD_θ‖ | contacts | stick↔slip | td/lo | limit on/off | min|vt|/ε | λᵀΔD_θ per θ"
     );
     let mut prev: std::collections::HashMap<[u32; 2], bool> = Default::default();
+    let mut prev_limits: std::collections::HashSet<(usize, bool)> = Default::default();
     let quats: Vec<usize> = model
         .joints
         .iter()
@@ -235,7 +242,7 @@ fn main() {
             }
         }
         // Events in the reference's solves of interval k.
-        let (mut trans, mut events, mut maxc, mut min_ratio) = (0, 0, 0, f64::INFINITY);
+        let (mut trans, mut events, mut maxc, mut min_ratio, mut limit_events) = (0, 0, 0, f64::INFINITY, 0);
         for i in bounds[k]..bounds[k + 1] {
             let s = tape.solve(i);
             sim.set_state(s.q0, s.v0);
@@ -243,8 +250,10 @@ fn main() {
             sim.compute_geometry();
             sim.problem.set_time_step(s.h);
             let mut active = 0;
+            // Acting: the activation gap is negative (φ0 for the Hunt–Crossley
+            // law, φ0 − margin under MuJoCo's soft contacts, whose n0 is 0).
             for c in &sim.problem.contacts {
-                if c.n0 <= 0.0 {
+                if c.activation_gap() >= 0.0 {
                     continue;
                 }
                 active += 1;
@@ -257,7 +266,7 @@ fn main() {
             let keys: Vec<[u32; 2]> = s.contacts.iter().map(|c| c.geom).collect();
             let mut states: std::collections::HashMap<[u32; 2], bool> = Default::default();
             for (c, key) in sim.problem.contacts.iter().zip(&keys) {
-                if c.n0 <= 0.0 {
+                if c.activation_gap() >= 0.0 {
                     continue;
                 }
                 let vc = sim.problem.contact_velocity(c, s.v1);
@@ -273,9 +282,14 @@ fn main() {
             }
             events += prev.keys().filter(|key| !states.contains_key(*key)).count();
             prev = states;
+            // Joint limits reached or left (g0 crossing 0).
+            let acting: std::collections::HashSet<(usize, bool)> =
+                sim.problem.limits.iter().filter(|l| l.g0 < 0.0).map(|l| (l.dof, l.sign > 0.0)).collect();
+            limit_events += acting.symmetric_difference(&prev_limits).count();
+            prev_limits = acting;
         }
         println!(
-            "{k:2} | {rel:.2e} | {ex:.2e} | {gx:.2e} | {eu:.2e} | {gu:.2e} | {et:.2e} | {maxc} | {trans} | {events} | {min_ratio:.1e} | {}",
+            "{k:2} | {rel:.2e} | {ex:.2e} | {gx:.2e} | {eu:.2e} | {gu:.2e} | {et:.2e} | {maxc} | {trans} | {events} | {limit_events} | {min_ratio:.1e} | {}",
             et_vec.iter().map(|x| format!("{x:+.1e}")).collect::<Vec<_>>().join(" ")
         );
     }

@@ -63,3 +63,13 @@ pub fn parse_grad_mode(s: &str) -> cenic::integrator::Mode {
         _ => panic!("mode kind must be cenic, grad or fixed, got {kind}"),
     }
 }
+
+/// SplitMix64: the next uniform number in [0, 1) from `state`.
+pub fn splitmix_uniform(state: &mut u64) -> f64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+}
+

@@ -7,7 +7,8 @@ use crate::batch::{mode, positive};
 use crate::model::Model;
 use crate::{ArrayIn, Np, SimulationError, lock, to_numpy};
 use cenic::diff::{
-    Cfd, ControlKind, Cotangents, DiffError, DiffRollout, FrictionLoad, Linearization, Param, Recording, VjpStats,
+    Cfd, ControlKind, Cotangents, DiffError, DiffRollout, FrictionLoad, GradientSpread, Linearization, Param, Recording,
+    VjpStats,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -233,6 +234,70 @@ impl Rollout {
             to_numpy(py, cat(|p| &p.1), &self.shape(&[self.nsteps, self.nc])),
             to_numpy(py, cat(|p| &p.2), &self.shape(&[self.np])),
         ))
+    }
+
+    /// The event diagnostic: whether the gradient of the loss with
+    /// trajectory cotangent ``g`` (as for ``vjp``) sits at a contact event
+    /// whose discrete timing it depends on. Runs ``vjp`` here and on a new
+    /// rollout of the same inputs with the integration tightened by
+    /// ``factor`` (CENIC's accuracy or the fixed step divided by it) and
+    /// compares them: a dict with ``spread`` (the largest of
+    /// ``controls``, ``initial_state``, ``params``, each
+    /// ‖∂L/∂z − ∂L/∂z′‖/‖∂L/∂z′‖ with ′ the tightened rollout), ``flagged``
+    /// (``spread > tolerance``: the gradient is not resolved, treat it as
+    /// noisy) and ``tightened``, the tightened rollout's ``(∂L/∂x0,
+    /// ∂L/∂controls, ∂L/∂params)`` shaped like ``vjp``'s. With a leading
+    /// ``nworld`` axis the numbers are per world (lists). Costs one more
+    /// recorded rollout at the tighter setting and two reverse passes.
+    #[pyo3(signature = (g, factor=10.0, tolerance=0.05))]
+    fn gradient_spread<'py>(
+        &self,
+        py: Python<'py>,
+        g: &Bound<'py, PyAny>,
+        factor: f64,
+        tolerance: f64,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let recs = self.recordings()?;
+        let ga = ArrayIn::<f64>::new(g, "g")?;
+        ga.expect_shape(&[&self.shape(&[self.nsteps + 1, self.nx])])?;
+        ga.check_finite(self.nx)?;
+        let per = (self.nsteps + 1) * self.nx;
+        let gs = ga.slice();
+        let parts = py
+            .detach(|| {
+                recs.par_iter()
+                    .enumerate()
+                    .map(|(w, r)| r.gradient_spread(&gs[w * per..(w + 1) * per], factor, tolerance))
+                    .collect::<Result<Vec<GradientSpread>, DiffError>>()
+            })
+            .map_err(diff_err)?;
+        let d = PyDict::new(py);
+        let field = |f: fn(&GradientSpread) -> f64| -> PyResult<Bound<'py, PyAny>> {
+            let v: Vec<f64> = parts.iter().map(f).collect();
+            Ok(if self.batched { v.into_pyobject(py)?.into_any() } else { v[0].into_pyobject(py)?.into_any() })
+        };
+        d.set_item("spread", field(|p| p.spread)?)?;
+        d.set_item("controls", field(|p| p.controls)?)?;
+        d.set_item("initial_state", field(|p| p.initial_state)?)?;
+        d.set_item("params", field(|p| p.params)?)?;
+        let flags: Vec<bool> = parts.iter().map(|p| p.flagged).collect();
+        if self.batched {
+            d.set_item("flagged", flags)?;
+        } else {
+            d.set_item("flagged", flags[0])?;
+        }
+        let cat = |f: fn(&Cotangents) -> &Vec<f64>| -> Vec<f64> {
+            parts.iter().flat_map(|p| f(&p.tightened).iter().copied()).collect()
+        };
+        d.set_item(
+            "tightened",
+            (
+                to_numpy(py, cat(|p| &p.0), &self.shape(&[self.nx])),
+                to_numpy(py, cat(|p| &p.1), &self.shape(&[self.nsteps, self.nc])),
+                to_numpy(py, cat(|p| &p.2), &self.shape(&[self.np])),
+            ),
+        )?;
+        Ok(d)
     }
 
     /// Counts and timings summed over worlds: solves, accepted, rejected,

@@ -180,7 +180,9 @@ pub use dual::Dual;
 pub use gradcheck::{GradCheck, GradCheckOptions, GradCheckReport, gradcheck};
 pub use params::{ControlKind, Param};
 pub use rev::{Rev, tape as rev_tape};
-pub use rollout::{Cotangents, DiffRollout, LANES, Linearization, Recording, RolloutStats, VjpStats};
+pub use rollout::{
+    Cotangents, DiffRollout, GradientSpread, LANES, Linearization, Recording, RolloutStats, VjpStats,
+};
 
 use crate::integrator::StepError;
 pub use crate::integrator::Tape;

@@ -202,6 +202,66 @@ impl Recording {
         Ok(DiffRollout::linearize_recordings(std::slice::from_ref(self))?.pop().expect("one world"))
     }
 
+    /// The event diagnostic: the reverse pass of `g` (as [`vjp`](Self::vjp))
+    /// here and on a new rollout of the same inputs with the integration
+    /// tightened by `factor` (> 1: CENIC's accuracy or the fixed step
+    /// divided by it), and their relative difference per input block,
+    /// flagged above `tolerance`. Where the gradient is a derivative of the
+    /// flow the two agree to the integration's error; where an event
+    /// (a touch-down, lift-off or stick–slip transition) falls so that its
+    /// discrete timing matters, they part by O(1) however tight both are
+    /// (guide: design, §Gradients, "Gradients at events"). Costs one more
+    /// recorded rollout at the tighter setting and two reverse passes. A
+    /// flag is a statement about this rollout: the gradient there is
+    /// ill-defined, not wrong; a gradient-based optimizer should treat it
+    /// as noisy (e.g. average over perturbed controls) rather than exact.
+    ///
+    /// Recommended: `factor` 10, `tolerance` 0.05 (tools/grad_events.rs
+    /// measures what that flags on half_cheetah and the ant).
+    pub fn gradient_spread(&self, g: &[f64], factor: f64, tolerance: f64) -> Result<GradientSpread, DiffError> {
+        if !(factor > 1.0 && factor.is_finite()) {
+            return Err(DiffError::Input(format!("gradient spread: factor must be finite and > 1, got {factor}")));
+        }
+        if !(tolerance >= 0.0) {
+            return Err(DiffError::Input(format!("gradient spread: tolerance must be ≥ 0, got {tolerance}")));
+        }
+        let r = &self.rollout;
+        let mode = match &r.mode {
+            Mode::Fixed { dt } => Mode::Fixed { dt: dt / factor },
+            Mode::ErrorControlled(p) => Mode::ErrorControlled(crate::integrator::CenicParams {
+                accuracy: p.accuracy / factor,
+                ..p.clone()
+            }),
+            m => return Err(DiffError::Input(format!("gradient spread: integrator '{}' cannot be tightened", m.name()))),
+        };
+        let gradient = self.vjp(g)?;
+        let tight_rollout = DiffRollout { mode: mode.clone(), ..r.clone() };
+        let tight = Recording {
+            rollout: tight_rollout.clone(),
+            world: self.world,
+            nsteps: self.nsteps,
+            x0: self.x0.clone(),
+            u: self.u.clone(),
+            theta: self.theta.clone(),
+            forward: tight_rollout.forward(self.world, &self.x0, &self.u, &self.theta, self.nsteps, true)?,
+        };
+        let tightened = tight.vjp(g)?;
+        let initial_state = rel_diff(&gradient.0, &tightened.0);
+        let controls = rel_diff(&gradient.1, &tightened.1);
+        let params = rel_diff(&gradient.2, &tightened.2);
+        let spread = controls.max(initial_state).max(params);
+        Ok(GradientSpread {
+            gradient,
+            tightened,
+            tightened_mode: mode,
+            controls,
+            initial_state,
+            params,
+            spread,
+            flagged: spread > tolerance,
+        })
+    }
+
     fn vjp_with(&self, adj: &mut Adjoint, g: &[f64]) -> Result<Cotangents, DiffError> {
         let r = &self.rollout;
         let (nx, nc, np, n) = (r.nx(), r.nc(), r.np(), self.nsteps);
@@ -223,6 +283,40 @@ impl Recording {
         }
         Ok((xbar, ubar, tbar))
     }
+}
+
+/// How much a rollout's gradient moves when its integration tightens
+/// ([`Recording::gradient_spread`]): the diagnostic of a gradient that sits
+/// at a contact event whose discrete timing the derivative depends on.
+#[derive(Clone, Debug)]
+pub struct GradientSpread {
+    /// The recording's own cotangents (∂L/∂x_0, ∂L/∂u, ∂L/∂θ).
+    pub gradient: Cotangents,
+    /// The same cotangents from a rollout with the tightened integration.
+    pub tightened: Cotangents,
+    /// The tightened integration: the recording's accuracy (CENIC) or
+    /// step (fixed) divided by the factor.
+    pub tightened_mode: Mode,
+    /// ‖∂L/∂u − ∂L/∂u′‖ / ‖∂L/∂u′‖ (0 when both vanish; 1 when only the
+    /// tightened one does), ′ the tightened rollout.
+    pub controls: f64,
+    /// The same for ∂L/∂x_0.
+    pub initial_state: f64,
+    /// The same for ∂L/∂θ.
+    pub params: f64,
+    /// The largest of the three relative differences.
+    pub spread: f64,
+    /// Whether `spread` exceeds the tolerance: the gradient is not
+    /// resolved at this integration setting (an event inside the horizon
+    /// makes it depend on the step sequence).
+    pub flagged: bool,
+}
+
+/// ‖a − b‖ / ‖b‖, 0 when both vanish.
+fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
+    let d = a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f64>().sqrt();
+    let nb = b.iter().map(|x| x * x).sum::<f64>().sqrt();
+    if d == 0.0 { 0.0 } else if nb == 0.0 { 1.0 } else { d / nb }
 }
 
 /// A forward run with its tape.
