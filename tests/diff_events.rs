@@ -54,7 +54,10 @@ fn bounce_inside_fixed_steps_is_flagged_landed_bounce_and_free_flight_are_not() 
     // where in a step touch-down and lift-off fall, at 0.1 ms as at 10 µs.
     let (rec, g) = ball(Mode::Fixed { dt: 1e-4 }, 0.6);
     let s = rec.gradient_spread(&g, 10.0, 0.05).unwrap();
-    eprintln!("fixed 1e-4 s through a bounce: dz/dz0 {:.4} vs {:.4} at 1e-5 s, spread {:.3}", s.gradient.0[0], s.tightened.0[0], s.spread);
+    eprintln!(
+        "fixed 1e-4 s through a bounce: dz/dz0 {:.4} vs {:.4} at 1e-5 s, spread {:.3}",
+        s.gradient.0[0], s.tightened.0[0], s.spread
+    );
     assert!(s.flagged, "bounce inside fixed steps not flagged: spread {:.3}", s.spread);
     // The spread is what it says: the relative difference from an
     // independent rollout at the tightened step.
@@ -73,7 +76,10 @@ fn bounce_inside_fixed_steps_is_flagged_landed_bounce_and_free_flight_are_not() 
     });
     let (rec, g) = ball(landed, 0.6);
     let s = rec.gradient_spread(&g, 10.0, 0.05).unwrap();
-    eprintln!("landed CENIC 1e-6 through a bounce: dz/dz0 {:.4} vs {:.4} at 1e-7, spread {:.2e}", s.gradient.0[0], s.tightened.0[0], s.spread);
+    eprintln!(
+        "landed CENIC 1e-6 through a bounce: dz/dz0 {:.4} vs {:.4} at 1e-7, spread {:.2e}",
+        s.gradient.0[0], s.tightened.0[0], s.spread
+    );
     assert!(!s.flagged, "landed bounce flagged: spread {:.3}", s.spread);
 
     // Free flight (0.15 s, no contact) at 1 ms fixed steps.

@@ -70,7 +70,9 @@ fn main() {
     let x0: Vec<f64> = case.qpos.iter().chain(&case.qvel).copied().collect();
     // `--seed S [--noise X]`: tools/grad_events.rs's control sequence S.
     let u = match arg("--seed").and_then(|s| s.parse::<u64>().ok()) {
-        Some(seed) => zoo::seeded_noisy_controls(&model, seed, n, DT, arg("--noise").and_then(|s| s.parse().ok()).unwrap_or(0.2)),
+        Some(seed) => {
+            zoo::seeded_noisy_controls(&model, seed, n, DT, arg("--noise").and_then(|s| s.parse().ok()).unwrap_or(0.2))
+        }
         None => zoo::noisy_smooth_controls(&model, n, DT),
     };
     let params = vec![Param::Friction, Param::Stiffness, Param::Dissipation, Param::MassScale];

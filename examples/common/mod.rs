@@ -72,4 +72,3 @@ pub fn splitmix_uniform(state: &mut u64) -> f64 {
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
 }
-

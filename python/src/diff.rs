@@ -7,8 +7,8 @@ use crate::batch::{mode, positive};
 use crate::model::Model;
 use crate::{ArrayIn, Np, SimulationError, lock, to_numpy};
 use cenic::diff::{
-    Cfd, ControlKind, Cotangents, DiffError, DiffRollout, FrictionLoad, GradientSpread, Linearization, Param, Recording,
-    VjpStats,
+    Cfd, ControlKind, Cotangents, DiffError, DiffRollout, FrictionLoad, GradientSpread, Linearization, Param,
+    Recording, VjpStats,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;

@@ -281,3 +281,38 @@ def test_bad_rollout_input():
         plain.vjp(np.zeros((3, 13)))
     with pytest.raises(ValueError, match="jacobians=False"):
         plain.d_x
+
+
+def test_gradient_spread_flags_a_toss_through_fixed_steps_not_free_flight():
+    """`Rollout.gradient_spread`: the cube toss through its landing at fixed 1 ms steps moves by O(1)
+    when the step is divided by 10 (where in a step each impact falls decides the derivative) and is
+    flagged; the same cube in free flight is not. `tightened` is the vjp of an independent rollout at
+    the tightened step, and a batch reports per world."""
+    m = cenic.Model.builtin("cube_toss")
+    x0 = np.array([0, 0, 0.3, 1, 0, 0, 0, 1.0, 0, 0, 0, 5, 3.0])
+    kw = dict(interval=0.05, control="applied")
+
+    def final_x(r):
+        g = np.zeros_like(r.trajectory)
+        g[..., -1, 0] = 1.0
+        return g
+
+    toss = cenic.rollout_jacobians(m, x0, nsteps=12, dt=1e-3, **kw)  # 0.6 s: lands and tumbles
+    assert toss.trajectory[-1, 2] < 0.1
+    s = toss.gradient_spread(final_x(toss))
+    assert s["flagged"] and s["spread"] > 0.05, s["spread"]
+    tight = cenic.rollout_jacobians(m, x0, nsteps=12, dt=1e-4, **kw)
+    for a, b in zip(s["tightened"], tight.vjp(final_x(tight))):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    assert s["spread"] == max(s["controls"], s["initial_state"], s["params"])
+
+    flight = cenic.rollout_jacobians(m, x0, nsteps=2, dt=1e-3, **kw)  # 0.1 s in the air
+    s = flight.gradient_spread(final_x(flight))
+    assert not s["flagged"] and s["spread"] < 1e-6, s["spread"]
+
+    both = cenic.rollout_jacobians(m, np.stack([x0, x0]), nsteps=2, dt=1e-3, **kw)
+    s = both.gradient_spread(final_x(both), factor=4.0, tolerance=0.01)
+    assert s["flagged"] == [False, False] and len(s["spread"]) == 2
+    assert s["tightened"][1].shape == (2, 2, 6)
+    with pytest.raises(ValueError, match="factor must be finite and > 1"):
+        flight.gradient_spread(final_x(flight), factor=0.5)

@@ -134,6 +134,17 @@
 //!   6 % / 0.5 % off, monotone (`tests/diff_robots.rs`), for ~9× the steps
 //!   of the default norm at the same accuracy.
 //!
+//! **Gradients at events.** On some control sequences a series of contact
+//! events inside the horizon (a hopping ant's touch-downs, lift-offs and
+//! joint limits) makes the derivative of the trajectory depend on the
+//! events' discrete timing: fixed steps h, h/2, h/4 disagree by up to
+//! 20 %, the gradient preset's gradient moves as much between accuracies,
+//! and no setting gives "the" gradient. [`Recording::gradient_spread`]
+//! says when a rollout's gradient sits at such an event (the reverse pass
+//! at the recording's setting and at one tightened by a factor, flagged
+//! above a tolerance); tools/grad_events.rs measures it against converged
+//! fixed-step references (BENCHMARKS.md "Gradients at contact events").
+//!
 //! Landing slip→stick transitions
 //! ([`crate::integrator::CenicParams::land_stick_events`]) and touch-downs
 //! helps little once velocities are controlled; not landed: the
@@ -180,9 +191,7 @@ pub use dual::Dual;
 pub use gradcheck::{GradCheck, GradCheckOptions, GradCheckReport, gradcheck};
 pub use params::{ControlKind, Param};
 pub use rev::{Rev, tape as rev_tape};
-pub use rollout::{
-    Cotangents, DiffRollout, GradientSpread, LANES, Linearization, Recording, RolloutStats, VjpStats,
-};
+pub use rollout::{Cotangents, DiffRollout, GradientSpread, LANES, Linearization, Recording, RolloutStats, VjpStats};
 
 use crate::integrator::StepError;
 pub use crate::integrator::Tape;

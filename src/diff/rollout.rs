@@ -228,11 +228,12 @@ impl Recording {
         let r = &self.rollout;
         let mode = match &r.mode {
             Mode::Fixed { dt } => Mode::Fixed { dt: dt / factor },
-            Mode::ErrorControlled(p) => Mode::ErrorControlled(crate::integrator::CenicParams {
-                accuracy: p.accuracy / factor,
-                ..p.clone()
-            }),
-            m => return Err(DiffError::Input(format!("gradient spread: integrator '{}' cannot be tightened", m.name()))),
+            Mode::ErrorControlled(p) => {
+                Mode::ErrorControlled(crate::integrator::CenicParams { accuracy: p.accuracy / factor, ..p.clone() })
+            }
+            m => {
+                return Err(DiffError::Input(format!("gradient spread: integrator '{}' cannot be tightened", m.name())));
+            }
         };
         let gradient = self.vjp(g)?;
         let tight_rollout = DiffRollout { mode: mode.clone(), ..r.clone() };
@@ -316,7 +317,13 @@ pub struct GradientSpread {
 fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
     let d = a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f64>().sqrt();
     let nb = b.iter().map(|x| x * x).sum::<f64>().sqrt();
-    if d == 0.0 { 0.0 } else if nb == 0.0 { 1.0 } else { d / nb }
+    if d == 0.0 {
+        0.0
+    } else if nb == 0.0 {
+        1.0
+    } else {
+        d / nb
+    }
 }
 
 /// A forward run with its tape.
