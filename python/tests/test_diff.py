@@ -306,12 +306,12 @@ def test_gradient_spread_flags_a_toss_through_fixed_steps_not_free_flight():
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
     assert s["spread"] == max(s["controls"], s["initial_state"], s["params"])
 
-    flight = cenic.rollout_jacobians(m, x0, nsteps=2, dt=1e-3, **kw)  # 0.1 s in the air
+    flight = cenic.rollout_jacobians(m, x0, nsteps=2, dt=1e-3, **kw)  # 0.1 s in the air, spinning
     s = flight.gradient_spread(final_x(flight))
-    assert not s["flagged"] and s["spread"] < 1e-6, s["spread"]
+    assert not s["flagged"] and s["spread"] < 0.02, s["spread"]  # the rotation's first-order error
 
     both = cenic.rollout_jacobians(m, np.stack([x0, x0]), nsteps=2, dt=1e-3, **kw)
-    s = both.gradient_spread(final_x(both), factor=4.0, tolerance=0.01)
+    s = both.gradient_spread(final_x(both), factor=4.0)
     assert s["flagged"] == [False, False] and len(s["spread"]) == 2
     assert s["tightened"][1].shape == (2, 2, 6)
     with pytest.raises(ValueError, match="factor must be finite and > 1"):
