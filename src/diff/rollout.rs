@@ -222,7 +222,7 @@ impl Recording {
         if !(factor > 1.0 && factor.is_finite()) {
             return Err(DiffError::Input(format!("gradient spread: factor must be finite and > 1, got {factor}")));
         }
-        if !(tolerance >= 0.0) {
+        if tolerance.is_nan() || tolerance < 0.0 {
             return Err(DiffError::Input(format!("gradient spread: tolerance must be ≥ 0, got {tolerance}")));
         }
         let r = &self.rollout;
