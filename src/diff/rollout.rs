@@ -232,7 +232,10 @@ impl Recording {
                 Mode::ErrorControlled(crate::integrator::CenicParams { accuracy: p.accuracy / factor, ..p.clone() })
             }
             m => {
-                return Err(DiffError::Input(format!("gradient spread: integrator '{}' cannot be tightened", m.name())));
+                return Err(DiffError::Input(format!(
+                    "gradient spread: integrator '{}' cannot be tightened",
+                    m.name()
+                )));
             }
         };
         let gradient = self.vjp(g)?;
