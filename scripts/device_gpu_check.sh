@@ -7,7 +7,7 @@
 #   cargo build --release --example gpu_throughput --example rl_throughput
 #   cargo test --release --no-run --test gpu_math --test gpu_batch --test gpu_parity_collision \
 #       --test gpu_parity_dynamics --test gpu_parity_icf --test gpu_sensors \
-#       --test gpu_structure --test rl_gpu --test gpu_active
+#       --test gpu_structure --test rl_gpu --test gpu_active --test gpu_newton_counts
 #   # strip each binary (the test ones without their -hash suffix) into a
 #   # folder, tar cJf .dev/devbin.tar.xz of it (~13 MB: the tree may carry 64 MiB);
 #   # copy ../shared/models and ../shared/scenes to .dev/shared/
@@ -81,7 +81,7 @@ export CENIC_REQUIRE_GPU=1
 stamp tests
 # TESTS and BENCH=0 narrow a rerun: TESTS="gpu_math gpu_parity_collision" BENCH=0.
 [ "${TESTS:-}" = none ] && TESTS=" "
-for t in ${TESTS:-gpu_math gpu_parity_collision gpu_parity_dynamics gpu_parity_icf gpu_sensors gpu_structure rl_gpu gpu_batch gpu_active}; do
+for t in ${TESTS:-gpu_math gpu_parity_collision gpu_parity_dynamics gpu_parity_icf gpu_sensors gpu_structure rl_gpu gpu_batch gpu_active gpu_newton_counts}; do
     # The tests together end by 150 s.
     s=$(date +%s) l=$(limit 40)
     [ $((150 - (s - T0))) -lt "$l" ] && l=$((150 - (s - T0)))
