@@ -13,7 +13,7 @@
 //!     [--max-worlds N] [--scene NAME] [--mode fixed|accuracy] [--sizes N,N,...] [--dt SECONDS]
 //!     [--horizon SECONDS] [--advance SECONDS] [--settle SECONDS] [--gpu-only] [--no-stages]
 //!     [--layout field|world] [--fusion auto|full|none] [--collision auto|per-world|per-pair]
-//!     [--solver serial|coop|wide] [--solver-state auto|storage]
+//!     [--solver serial|coop|wide] [--solver-state auto|storage] [--cpu-f32]
 //! ```
 //!
 //! `--suite` runs the rows the GPU work is judged by, in one go (see
@@ -34,7 +34,8 @@
 //! common start state (default per scene: the clutters 0.8 s, the robots
 //! 0.4 s, the cube toss 0: its toss is in flight until 0.25 s, so a short
 //! horizon from there measures no contact), `--gpu-only` skips the CPU
-//! batch. A series stops growing once one measurement takes longer than
+//! batch, `--cpu-f32` runs it in f32 (the GPU's precision and algorithm:
+//! the notes then give its Newton iterations per solve beside the GPU's). A series stops growing once one measurement takes longer than
 //! the budget (default 20 s of wall time), when the next size would exceed
 //! `--max-worlds` (default 65536), or when the device refuses the buffers;
 //! the table says which. The other options pick the GPU batch's structure
@@ -292,17 +293,25 @@ fn gpu_row(
     })
 }
 
+/// The CPU batch's row: `CpuBatch<f64>`, or `CpuBatch<f32>` with `f32`
+/// (the GPU's precision: its Newton iterations per solve compare with the
+/// device's).
 fn cpu_row(
     scene: &Scene,
     start: &(Vec<f64>, Vec<f64>),
     mode: &Mode,
     n: usize,
     plan: Plan,
+    f32: bool,
 ) -> Result<(f64, Totals), String> {
-    let mut b = CpuBatch::<f64>::new(scene.model.clone(), n, mode.clone());
-    init(&mut b, start);
-    warm_up(&mut b, plan.step.min(plan.horizon));
-    measure(&mut b, plan.horizon, plan.step, None).map(|(wall, work, _)| (wall, work))
+    let mut b: Box<dyn Batch> = if f32 {
+        Box::new(CpuBatch::<f32>::new(scene.model.clone(), n, mode.clone()))
+    } else {
+        Box::new(CpuBatch::<f64>::new(scene.model.clone(), n, mode.clone()))
+    };
+    init(b.as_mut(), start);
+    warm_up(b.as_mut(), plan.step.min(plan.horizon));
+    measure(b.as_mut(), plan.horizon, plan.step, None).map(|(wall, work, _)| (wall, work))
 }
 
 /// A rate with a unit prefix (k, M).
@@ -339,7 +348,14 @@ impl Report {
         cpu: Option<&Result<(f64, Totals), String>>,
     ) {
         let cpu_rate = match cpu {
-            Some(Ok((wall, t))) => Some(t.steps as f64 / wall),
+            Some(Ok((wall, t))) => {
+                self.notes.push(format!(
+                    "{scene}, {mname}, {n} worlds: CPU {:.2} Newton iterations per solve, {:.1} contacts per world",
+                    t.newton as f64 / t.solves.max(1) as f64,
+                    t.contacts as f64 / t.steps.max(1) as f64
+                ));
+                Some(t.steps as f64 / wall)
+            }
             Some(Err(e)) => {
                 self.notes.push(format!("{scene}, {mname}, {n} worlds: CPU: {e}"));
                 None
@@ -537,6 +553,7 @@ fn main() {
     let settle: Option<f64> = arg("--settle").map(|s| s.parse().expect("--settle SECONDS"));
     let gpu_only = flag("--gpu-only");
     let stages = !flag("--no-stages");
+    let cpu_f32 = flag("--cpu-f32");
     let options = GpuBatchOptions {
         layout: match arg("--layout").as_deref() {
             Some("world") => Layout::WorldMajor,
@@ -584,8 +601,9 @@ fn main() {
         .unwrap_or_else(|| "unknown CPU".into());
     println!("GPU adapter: {}", ctx.describe());
     println!(
-        "CPU: {cpu}, {} threads (CpuBatch<f64> on all of them); stage times by {}",
+        "CPU: {cpu}, {} threads (CpuBatch<{}> on all of them); stage times by {}",
         rayon::current_num_threads(),
+        if cpu_f32 { "f32" } else { "f64" },
         if ctx.supports_timestamps() { "timestamp queries" } else { "host timing (no timestamps between dispatches)" }
     );
     println!("load average at start: {}\n", load());
@@ -628,7 +646,7 @@ fn main() {
                 let n = scaled(n);
                 eprintln!("[{:.0} s] {} {mname} {n}", t_suite.elapsed().as_secs_f64(), scene.name);
                 let g = gpu_row(&ctx, &scene, &start, &mode, n, &options, plan);
-                let c = (r.cpu && !gpu_only).then(|| cpu_row(&scene, &start, &mode, n, plan));
+                let c = (r.cpu && !gpu_only).then(|| cpu_row(&scene, &start, &mode, n, plan, cpu_f32));
                 report.add(scene.name, &mname, n, r.horizon, &g, c.as_ref());
             }
         }
@@ -677,7 +695,7 @@ fn main() {
                     Err(_) => gpu_on = false,
                     _ => {}
                 }
-                let c = cpu_on.then(|| cpu_row(&scene, &start, &mode, n, plan));
+                let c = cpu_on.then(|| cpu_row(&scene, &start, &mode, n, plan, cpu_f32));
                 if let Some(r) = &c
                     && r.as_ref().map_or(true, |(wall, _)| *wall > budget)
                 {
