@@ -8,8 +8,8 @@
 //! On the humanoid and the ant (Gymnasium's MJCF, MuJoCo's semantics: one
 //! kinematic tree, the dense factorization) and the 20-body clutter (20
 //! trees, the structured factorization): 64 worlds at different states
-//! along a CPU f32 run in contact, each stepped by both batches from the
-//! CPU's state, at fixed steps (several steps) and under error control (one
+//! along a CPU f32 run in contact (at least half the world-steps compared
+//! end with contacts), each stepped by both batches from the CPU's state, at fixed steps (several steps) and under error control (one
 //! advance of a fresh batch: a full step and two half steps per trial).
 //!
 //! Tolerance: the two sides do not round alike. The GPU's problem terms
@@ -98,10 +98,12 @@ struct Tally {
     cpu: u64,
     solves: u64,
     other_decisions: usize,
+    /// Compared world-steps whose CPU world ended with contacts.
+    in_contact: usize,
 }
 
 impl Tally {
-    fn add(&mut self, gpu: &dyn Batch, cpu: &dyn Batch, before: &(Vec<(u64, u64)>, Vec<(u64, u64)>)) {
+    fn add(&mut self, gpu: &dyn Batch, cpu: &CpuBatch<f32>, before: &(Vec<(u64, u64)>, Vec<(u64, u64)>)) {
         let (g1, c1) = (counts(gpu), counts(cpu));
         for w in 0..gpu.nworld() {
             assert_eq!(gpu.status(w), WorldStatus::Ok, "world {w}: GPU");
@@ -115,6 +117,7 @@ impl Tally {
             assert!(cs > 0, "world {w}: no contact solve");
             let d = gn.abs_diff(cn);
             self.compared += 1;
+            self.in_contact += !cpu.world(w).sim.contacts.is_empty() as usize;
             self.differing += (d > 0) as usize;
             self.worst = self.worst.max(d.div_ceil(cs));
             self.gpu += gn;
@@ -143,10 +146,11 @@ impl Tally {
 
     fn report(&self, what: &str) {
         eprintln!(
-            "{what}: {} world-steps compared ({} left out: different accept decisions), {} with different counts, \
-             worst {} per solve; Newton iterations per solve GPU {:.3}, CPU f32 {:.3}",
+            "{what}: {} world-steps compared ({} left out: different accept decisions; {} in contact), \
+             {} with different counts, worst {} per solve; Newton iterations per solve GPU {:.3}, CPU f32 {:.3}",
             self.compared,
             self.other_decisions,
+            self.in_contact,
             self.differing,
             self.worst,
             self.gpu as f64 / self.solves.max(1) as f64,
@@ -156,7 +160,7 @@ impl Tally {
 
     fn check(&self, what: &str) {
         self.report(what);
-        assert!(self.cpu > 0, "{what}: no Newton iterations at all: {self:?}");
+        assert!(self.in_contact * 2 >= self.compared, "{what}: too few world-steps in contact: {self:?}");
         if let Err(e) = self.within() {
             panic!("{what}: {e}");
         }
@@ -231,7 +235,8 @@ fn humanoid_newton_counts_match_cpu_f32() {
 fn ant_newton_counts_match_cpu_f32() {
     let _ctx = gpu_or_skip!();
     let Some(model) = gymnasium("ant") else { return };
-    // From 0.25 s (the first contact is at 0.2 s): landing and standing.
+    // From 0.25 s (the first contact is at 0.2 s): landing, bouncing on its
+    // legs (about half the world-steps in contact).
     let snaps = snapshots(&model, 2e-3, 0.25, 5);
     fixed_steps(&model, &snaps, 2e-3, 3, SolverParams::default()).check("ant, fixed 2 ms");
     error_controlled("ant", &model, &snaps, 2e-3);
