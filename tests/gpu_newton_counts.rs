@@ -9,8 +9,9 @@
 //! kinematic tree, the dense factorization) and the 20-body clutter (20
 //! trees, the structured factorization): 64 worlds at different states
 //! along a CPU f32 run in contact (at least half the world-steps compared
-//! end with contacts), each stepped by both batches from the CPU's state, at fixed steps (several steps) and under error control (one
-//! advance of a fresh batch: a full step and two half steps per trial).
+//! end with contacts), each stepped by both batches from the CPU's state,
+//! at fixed steps (several steps) and under error control (one advance of
+//! a fresh batch: a full step and two half steps per trial).
 //!
 //! Tolerance: the two sides do not round alike. The GPU's problem terms
 //! differ from the CPU's by ~1e-6 relative (`gpu_parity_icf.rs`), its
@@ -26,9 +27,9 @@
 //! `TOL_TOTAL` = 3 %. Measured on lavapipe (printed): at fixed 2 ms the
 //! humanoid 2 of 192 world-steps differ (by 1), the ant 2 of 192 (1), the
 //! clutter 8 of 128 (at most 2, of 8.6 iterations per solve); under error
-//! control 3, 1 and 2 of 64; the totals by ≤ 0.8 %. A missing device rule
-//! is far outside that: the clutter's fixed steps are also run with the
-//! secant first iteration off on the device only
+//! control 3 of 64, 1 of 64 and 2 of 63; the totals by ≤ 0.8 %. A missing
+//! device rule is far outside that: the clutter's fixed steps are also run
+//! with the secant first iteration off on the device only
 //! (`SolverParams::secant_friction_iterations` = 0), and the comparison
 //! must then fail (measured: 109 of 128 world-steps differ, by up to 10
 //! iterations; 11.2 against 8.6 per solve).
@@ -81,8 +82,11 @@ fn set_states(b: &mut dyn Batch, q: &[f64], v: &[f64]) {
     }
 }
 
+/// Each world's (Newton iterations, solves).
+type Counts = Vec<(u64, u64)>;
+
 /// Each world's (Newton iterations, solves) so far.
-fn counts(b: &dyn Batch) -> Vec<(u64, u64)> {
+fn counts(b: &dyn Batch) -> Counts {
     (0..b.nworld()).map(|w| (b.stats(w).newton_iterations, b.stats(w).solves)).collect()
 }
 
@@ -103,7 +107,7 @@ struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, gpu: &dyn Batch, cpu: &CpuBatch<f32>, before: &(Vec<(u64, u64)>, Vec<(u64, u64)>)) {
+    fn add(&mut self, gpu: &dyn Batch, cpu: &CpuBatch<f32>, before: &(Counts, Counts)) {
         let (g1, c1) = (counts(gpu), counts(cpu));
         for w in 0..gpu.nworld() {
             assert_eq!(gpu.status(w), WorldStatus::Ok, "world {w}: GPU");
