@@ -758,8 +758,26 @@ fn solve_world(w: u32, lid: u32) {
             need_factor = !(predicted <= budget);
         }
         prev_residual = gnorm;
+        var assembled = assemble;
+        if (need_factor && !assemble) {
+            // A kept factor is replaced: the Hessian is assembled now, and
+            // with it the rounding floor refreshed (the CPU assembles and
+            // refreshes it in every iteration); the solve ends here if the
+            // residual is within the refreshed tolerance.
+            icf_eval(w, lid, ncon, true);
+            assembled = true;
+            tol = max(tol0, rounding_floor(w, lid));
+            if (gnorm <= tol) {
+                // icf_factor holds the Hessian now, not the kept factor.
+                solve_done(w, lid, SOLVE_OK, 0.0, false);
+                if (lid == 0u) {
+                    icf_world[w].residual = gnorm;
+                }
+                break;
+            }
+        }
         if (need_factor) {
-            let pivot = icf_factorize(w, lid, ncon, assemble, &spent, costs);
+            let pivot = icf_factorize(w, lid, ncon, assembled, &spent, costs);
             if (pivot == PAUSE) {
                 // Redo this iteration (same v) in the next dispatch.
                 factor_valid = false;
