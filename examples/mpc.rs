@@ -12,6 +12,7 @@
 //!     [--horizon H] [--cfd-width M] [--cfd-strength N] [--reuse N] [--cfd-slack F] [--reach W (pusher)] [--verbose]
 //!     [--plant-dt S (the plant at fixed steps of S s instead of CENIC 1e-3)] [--plan-dt S (the planner's fixed step)]
 //!     [--plan-accuracy A (the planner under CENIC at accuracy A instead)] [--keep-best 0|1 (iLQR: end on the best plan)]
+//!     [--cfd-boost F (iLQR + CFD: phantom strength continuation factor)]
 //!     [--shaping reach=W,follow=0|1,nose=W,plane=W,tines=0|1,effort=W,velocity=W,limits=W,reach3d=0|1,terminal=W,cage=W (pusher: tasks::PusherCost)]
 //! ```
 //!
@@ -68,6 +69,7 @@ struct Args {
     reuse: Option<usize>,
     cfd_slack: Option<f64>,
     keep_best: Option<bool>,
+    boost: Option<f64>,
     reach: Option<f64>,
     shaping: Option<String>,
     plant_dt: Option<f64>,
@@ -95,6 +97,7 @@ fn parse() -> Args {
         reuse: None,
         cfd_slack: None,
         keep_best: None,
+        boost: None,
         reach: None,
         shaping: None,
         plant_dt: None,
@@ -132,6 +135,7 @@ fn parse() -> Args {
             "--cfd-strength" => a.cfd_strength = Some(v.parse().expect("--cfd-strength N")),
             "--reuse" => a.reuse = Some(v.parse().expect("--reuse N")),
             "--cfd-slack" => a.cfd_slack = Some(v.parse().expect("--cfd-slack F")),
+            "--cfd-boost" => a.boost = Some(v.parse().expect("--cfd-boost F")),
             "--keep-best" => a.keep_best = Some(v.parse::<u8>().expect("--keep-best 0|1") != 0),
             "--reach" => a.reach = Some(v.parse().expect("--reach W")),
             "--shaping" => a.shaping = Some(v),
@@ -220,6 +224,9 @@ fn make_task(a: &Args, name: &str, models: &Path, seed: u64) -> Task {
     }
     if let Some(b) = a.keep_best {
         t.ilqr.keep_best = b;
+    }
+    if let Some(f) = a.boost {
+        t.ilqr.cfd_boost = f;
     }
     if let Some(s) = a.cfd_slack {
         t.ilqr.cfd_slack = s;

@@ -51,9 +51,25 @@ pub struct IlqrOptions {
     /// may raise the cost while they search for contact; they still guide
     /// the step's later iterations, but the controller does not apply a
     /// plan worse than one it had (pusher: 28–32/40 goals → 33/40, with
-    /// the cage term 33–36/40, `BENCHMARKS.md`). Steps that leave the cost
-    /// unchanged (before the first touch, the task cost is flat) are kept.
+    /// the cage term 33–36/40, `BENCHMARKS.md`). Steps that leave the
+    /// state part of the cost unchanged (J with the controls at the
+    /// initial guess: before the first touch the task cost is flat, and J
+    /// changes by the controls' own cost) count as equal and are kept.
     pub keep_best: bool,
+    /// With contacts from distance on: the factor (≤ 1: off) by which the
+    /// phantom strength grows after a fresh linearization whose step does
+    /// not lower J (rejected, accepted only by [`IlqrOptions::cfd_slack`],
+    /// or converged), and shrinks after one whose full step does, between
+    /// 1 and [`IlqrOptions::cfd_boost_max`] times the strength of
+    /// [`IlqrOptions::cfd`]. The phantom impulses' gradient points toward
+    /// contact, but its size is set by how the touched body responds in
+    /// the linearization: a box held by static friction absorbs nearly all
+    /// of it, and the step it gives is too small to reach contact against
+    /// even a small control effort. The continuation raises it until the
+    /// step does reach contact, and lets it fall back once steps succeed.
+    pub cfd_boost: f64,
+    /// The largest factor of [`IlqrOptions::cfd_boost`].
+    pub cfd_boost_max: f64,
 }
 
 impl Default for IlqrOptions {
@@ -70,6 +86,8 @@ impl Default for IlqrOptions {
             tolerance: 1e-6,
             reuse: 0,
             keep_best: true,
+            cfd_boost: 10.0,
+            cfd_boost_max: 100.0,
         }
     }
 }
@@ -108,6 +126,12 @@ pub struct Ilqr {
     xs_valid: bool,
     /// Expected duration of a reuse and of a fresh iteration (for [`Budget`]s in time).
     iteration_cost: [f64; 2],
+    /// The initial guess (H × nc): the state part of J is J with these controls.
+    u_ref: Vec<f64>,
+    /// The state part of J of the plan the planning step started from.
+    start_state_cost: f64,
+    /// The current factor on the phantom strength ([`IlqrOptions::cfd_boost`]).
+    boost: f64,
 }
 
 /// The expected decrease of J along a step of length α is
@@ -140,6 +164,9 @@ impl Ilqr {
             jac_uses: usize::MAX,
             xs_valid: false,
             iteration_cost: [0.0; 2],
+            u_ref: problem.initial_controls(),
+            start_state_cost: 0.0,
+            boost: 1.0,
             problem,
             options,
         }
@@ -287,6 +314,42 @@ impl Ilqr {
         Some(out)
     }
 
+    /// Grows (`grow`) or shrinks the factor on the phantom strength
+    /// ([`IlqrOptions::cfd_boost`]); returns whether it changed. A change
+    /// asks for a fresh linearization (and resets μ: the model is new).
+    fn boost_cfd(&mut self, grow: bool) -> bool {
+        let o = &self.options;
+        let Some(cfd) = o.cfd.filter(|_| o.cfd_boost > 1.0) else { return false };
+        let boost = if grow {
+            (self.boost * o.cfd_boost).min(o.cfd_boost_max.max(1.0))
+        } else {
+            (self.boost / o.cfd_boost).max(1.0)
+        };
+        if boost == self.boost {
+            return false;
+        }
+        self.boost = boost;
+        self.rollout = self.problem.rollout(Some(Cfd { strength: cfd.strength * boost, ..cfd }));
+        if grow {
+            self.jac_uses = usize::MAX;
+            self.mu = o.mu_init;
+        }
+        true
+    }
+
+    /// The state part of J (J with the controls at the initial guess) of
+    /// the plan's rollout (`trial`: of the trial rollout).
+    fn state_cost(&mut self, trial: bool) -> f64 {
+        let p = &self.problem;
+        let xs = if trial { &self.trial_x } else { &self.xs };
+        p.cost.trajectory(&mut self.ws, xs, &self.u_ref, p.dt, None)
+    }
+
+    /// The factor on the phantom strength now ([`IlqrOptions::cfd_boost`]).
+    pub fn cfd_boost(&self) -> f64 {
+        self.boost
+    }
+
     /// One iteration from `x0`, a fresh linearization when `linearize` (or
     /// when there is none to reuse); returns whether planning has converged.
     fn iterate(&mut self, x0: &[f64], linearize: bool, stats: &mut PlanStats) -> Result<bool, MpcError> {
@@ -320,6 +383,9 @@ impl Ilqr {
         let j0 = p.cost.trajectory(&mut self.ws, &self.xs, &self.u, p.dt, Some(&mut self.derivs));
         if stats.iterations == 0 {
             stats.initial_cost = j0;
+            if o.keep_best {
+                self.start_state_cost = self.state_cost(false);
+            }
         }
         stats.cost = j0;
         // A reuse iteration that cannot improve asks for a fresh linearization.
@@ -336,11 +402,8 @@ impl Ilqr {
             }
         };
         (self.jac_x, self.jac_u) = (d_x, d_u);
-        let Some(bw) = bw else { return if fresh { Ok(true) } else { stale(self) } };
+        let Some(bw) = bw else { return if fresh { Ok(!self.boost_cfd(true)) } else { stale(self) } };
         let predicted = |a: f64| -(a * bw.dv1 + a * a * bw.dv2);
-        if predicted(1.0) <= o.tolerance * j0.abs() + 1e-12 {
-            return if fresh { Ok(true) } else { stale(self) };
-        }
         // Forward passes on the nonlinear model.
         let slack = if o.cfd.is_some() && o.cfd_slack >= 0.0 { Some(o.cfd_slack * predicted(1.0)) } else { None };
         let mut best: Option<(f64, f64, Vec<f64>, Vec<f64>)> = None;
@@ -379,6 +442,9 @@ impl Ilqr {
             stats.accepted += 1;
             if alpha == 1.0 {
                 self.mu = (self.mu / o.mu_factor).max(o.mu_min);
+                if fresh {
+                    self.boost_cfd(false);
+                }
             }
             return Ok(false);
         }
@@ -389,9 +455,15 @@ impl Ilqr {
             stats.cost = j;
             stats.accepted += 1;
             self.mu = (self.mu * o.mu_factor).min(o.mu_max);
+            if fresh {
+                self.boost_cfd(true);
+            }
             return Ok(false);
         }
         self.mu *= o.mu_factor;
+        if fresh && self.boost_cfd(true) {
+            return Ok(false);
+        }
         if fresh { Ok(self.mu > o.mu_max) } else { stale(self) }
     }
 }
@@ -416,22 +488,27 @@ impl Planner for Ilqr {
         let mut cost = self.iteration_cost;
         let first = self.next_kind();
         let keep_best = self.options.keep_best;
-        // The best plan's cost and whether `best_xs` is its rollout: the
-        // plan the step starts from has none until the first iteration.
-        let mut best: Option<(f64, bool)> = None;
+        // The best plan's cost, the state part of it and whether `best_xs`
+        // is its rollout: the plan the step starts from has none until the
+        // first iteration.
+        let mut best: Option<(f64, f64, bool)> = None;
         self.best_u.copy_from_slice(&self.u);
         let (n, seconds, cpu) = run_budget(budget, first, &mut cost, |kind| {
             let accepted = stats.accepted;
             let r = self.iterate(x0, kind == 1, &mut stats);
             stats.iterations += 1;
             if keep_best && r.is_ok() {
-                let floor = best.map_or(stats.initial_cost, |b| b.0);
-                if stats.cost <= floor {
+                let (floor, floor_state) = best.map_or((stats.initial_cost, self.start_state_cost), |b| (b.0, b.1));
+                // A plan whose J rose by its controls' cost alone (the state
+                // part unchanged: before the first touch) counts as equal.
+                let state = self.state_cost(false);
+                let tie = (state - floor_state).abs() <= 1e-9 * floor_state.abs() + 1e-12;
+                if stats.cost <= floor || tie {
                     self.best_u.copy_from_slice(&self.u);
                     self.best_xs.copy_from_slice(&self.xs);
-                    best = Some((stats.cost, true));
+                    best = Some((stats.cost, state, true));
                 } else if best.is_none() {
-                    best = Some((floor, false));
+                    best = Some((floor, floor_state, false));
                 }
             }
             // When a fresh linearization does not fit the budget, another
@@ -440,7 +517,8 @@ impl Planner for Ilqr {
             r.map(|converged| (converged, self.next_kind(), fallback))
         })?;
         self.iteration_cost = cost;
-        if let Some((j, rolled_out)) = best.filter(|b| b.0 < stats.cost) {
+        let last_is_best = best.is_some_and(|b| b.2 && self.best_u == self.u);
+        if let Some((j, _, rolled_out)) = best.filter(|_| !last_is_best) {
             self.u.copy_from_slice(&self.best_u);
             self.xs_valid = rolled_out;
             if rolled_out {
@@ -475,6 +553,10 @@ impl Planner for Ilqr {
         self.xs_valid = false;
         self.jac_uses = usize::MAX;
         self.mu = self.options.mu_init;
+        if self.boost != 1.0 {
+            self.boost = 1.0;
+            self.rollout = self.problem.rollout(self.options.cfd);
+        }
     }
 }
 

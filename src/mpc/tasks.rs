@@ -6,6 +6,7 @@
 //! | `reacher` | gymnasium `reacher.xml` | 0.02 × 25 | 1 s | target in a disc of 0.2 m (gymnasium's) | fingertip within 2 cm of the target at the end |
 //! | `pusher` | gymnasium Pusher-v5 ([`pusher_model`]) | 0.05 × 10 | 5 s | object placed as gymnasium does, goal in a 0.1 m disc around gymnasium's | object centre within 5 cm of the goal at the end |
 //! | `billiards` | built-in: a striker confined to a 0.25 m box bats a puck | 0.05 × 30 | 2 s | target 0.35–0.6 m from the puck, ±25° off the line | puck within 5 cm of the target at the end |
+//! | `push` | built-in: a sphere finger on two slides pushes a free box on a floor ([`PUSH_XML`]) | 0.05 × 20 | 4 s | on a ring 0.4 m from the box's start, angle from the seed | box centre within 5 cm of the goal at the end |
 //! | `half_cheetah` | gymnasium `half_cheetah.xml` | 0.05 × 16 | 3 s | forward speed 1–3 m/s | mean speed over the last half within 25 % of the goal |
 //! | `cube_turn` | built-in ([`CUBE_TURN_XML`]): two fingertips on slides turn a cube on a table | 0.05 × 15 | 3 s | yaw ±30–90° | cube's orientation within 10° of the goal at the end |
 //! | `pusher_plain` | as `pusher` | 0.05 × 10 | 5 s | as `pusher` | as `pusher` |
@@ -58,7 +59,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// The built-in tasks.
-pub const NAMES: [&str; 6] = ["reacher", "pusher", "billiards", "half_cheetah", "cube_turn", "pusher_plain"];
+pub const NAMES: [&str; 7] = ["reacher", "pusher", "billiards", "half_cheetah", "cube_turn", "pusher_plain", "push"];
 
 /// The evaluation suite of contact tasks with unshaped costs (each the
 /// goal's own distance or orientation error, plus at most a small control
@@ -70,7 +71,7 @@ pub const NAMES: [&str; 6] = ["reacher", "pusher", "billiards", "half_cheetah", 
 pub const SUITE: [&str; 5] = ["push", "cube_turn", "pusher_plain", "billiards", "reacher"];
 
 /// The tasks whose model is built in (the others load the shared gymnasium models).
-pub const BUILT_IN: [&str; 2] = ["billiards", "cube_turn"];
+pub const BUILT_IN: [&str; 3] = ["billiards", "cube_turn", "push"];
 
 /// How a task's success is measured on an episode.
 #[derive(Clone, Debug, PartialEq)]
@@ -134,6 +135,7 @@ impl Task {
             "half_cheetah" => half_cheetah(models_dir, seed),
             "cube_turn" => cube_turn(seed),
             "pusher_plain" => pusher_plain(models_dir, seed),
+            "push" => push(seed),
             _ => Err(MpcError::Input(format!("unknown task '{name}' (known: {})", NAMES.join(", ")))),
         }
     }
@@ -782,4 +784,65 @@ pub fn cube_turn(seed: u64) -> Result<Task, MpcError> {
         x0,
         problem,
     })
+}
+
+/// MJCF of the push task: a 4 cm sphere finger (0.2 kg) on two actuated
+/// slides (±5 N, damping 5 N·s/m: top speed 1 m/s) at a 10 cm box's centre
+/// height, and the box (0.3 kg, μ = 0.5 on the floor: 1.5 N of sliding
+/// friction) free on the floor. The finger does not touch the floor.
+pub const PUSH_XML: &str = r#"<mujoco model="push">
+  <option timestep="0.01"/>
+  <worldbody>
+    <geom name="floor" type="plane" size="2 2 0.1" friction="0.5" contype="1" conaffinity="1"/>
+    <body name="finger" pos="0 0 0.05">
+      <joint name="finger_x" type="slide" axis="1 0 0" range="-0.8 0.8" damping="5"/>
+      <joint name="finger_y" type="slide" axis="0 1 0" range="-0.8 0.8" damping="5"/>
+      <geom name="finger" type="sphere" size="0.02" mass="0.2" friction="0.5" contype="2" conaffinity="2"/>
+    </body>
+    <body name="box" pos="0.2 0 0.05">
+      <freejoint name="box"/>
+      <geom name="box" type="box" size="0.05 0.05 0.05" mass="0.3" friction="0.5" contype="3" conaffinity="3"/>
+    </body>
+  </worldbody>
+  <actuator>
+    <motor name="x" joint="finger_x" gear="5" ctrlrange="-1 1"/>
+    <motor name="y" joint="finger_y" gear="5" ctrlrange="-1 1"/>
+  </actuator>
+</mujoco>"#;
+
+/// Distance (m) of the push task's goals from the box's start.
+pub const PUSH_GOAL_DISTANCE: f64 = 0.4;
+
+/// Push: the finger pushes the box to a goal on a ring of
+/// [`PUSH_GOAL_DISTANCE`] around the box's start, at an angle drawn
+/// uniformly from the seed (goals beside and behind the box, seen from the
+/// finger, need the finger to go around it). The cost is the task's alone:
+/// the box's distance to the goal (running and terminal) and a 10⁻³
+/// control effort, no term drawing the finger to the box, so the first
+/// contact has to come from contacts from distance (width 0.3 m, the box
+/// 0.13 m from the finger at the start). The episode lasts 4 s: around the
+/// box and a 0.4 m push is about 1 m of finger travel, 1–2 s at the
+/// finger's top speed with the box's friction to overcome, leaving the
+/// planner time to find the contact.
+pub fn push(seed: u64) -> Result<Task, MpcError> {
+    let model = Arc::new(Model::from_mjcf_str(PUSH_XML).map_err(|e| MpcError::Input(e.to_string()))?);
+    let mut rng = EnvRng::new(seed, 0);
+    let b = body(&model, "box")?;
+    let x0 = state(&model, model.qpos0.clone());
+    let start = world_point(&model, &x0, b, [0.0; 3]);
+    let a = rng.uniform(-std::f64::consts::PI, std::f64::consts::PI);
+    let goal = [start[0] + PUSH_GOAL_DISTANCE * a.cos(), start[1] + PUSH_GOAL_DISTANCE * a.sin(), start[2]];
+    let distance = TargetDistance {
+        body: b,
+        offset: [0.0; 3],
+        target: Target::Point(goal),
+        axes: [true, true, false],
+        running_weight: 1.0,
+        terminal_weight: 1.0,
+        penalty: Penalty::SmoothAbs { epsilon: 0.01 },
+    };
+    let cost = CostSum::new().with(distance.clone()).with(ControlEffort::uniform(model.nu(), 1e-3));
+    let problem = Problem::new(model.clone(), Mode::Fixed { dt: 0.01 }, 0.05, 20, Arc::new(cost))?;
+    let cfd = Cfd { width: 0.3, strength: 1.0 };
+    Ok(distance_task("push", problem, x0, 80, cfd, distance, 0.05, &[body(&model, "finger")?]))
 }
