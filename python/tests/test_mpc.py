@@ -11,7 +11,7 @@ import cenic
 
 
 def test_task_names_and_sizes():
-    assert {"reacher", "pusher", "billiards", "half_cheetah", "cube_turn", "pusher_plain"} <= set(cenic.mpc_task_names())
+    assert {"reacher", "pusher", "billiards", "half_cheetah", "cube_turn", "pusher_plain", "push"} <= set(cenic.mpc_task_names())
     t = cenic.MpcTask("billiards", seed=3)
     assert (t.name, t.nc, t.horizon, t.steps) == ("billiards", 2, 30, 40)
     assert t.x0.shape == (t.nx,)
@@ -23,6 +23,10 @@ def test_task_names_and_sizes():
     d = t.goal[:2] - np.array([0.1, 0.0])
     assert 0.35 <= np.hypot(*d) <= 0.6 and abs(np.degrees(np.arctan2(d[1], d[0]))) <= 25
     assert "billiards" in repr(t)
+    # The push: built in, its goal on a ring 0.4 m around the box's start (x = 0.2 m).
+    t = cenic.MpcTask("push", seed=5)
+    assert (t.name, t.nc, t.horizon, t.steps, t.tolerance) == ("push", 2, 20, 80, 0.05)
+    assert np.hypot(*(t.goal[:2] - np.array([0.2, 0.0]))) == pytest.approx(0.4)
 
 
 def test_plan_respects_bounds_and_lowers_the_cost():

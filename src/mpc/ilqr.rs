@@ -404,6 +404,9 @@ impl Ilqr {
         (self.jac_x, self.jac_u) = (d_x, d_u);
         let Some(bw) = bw else { return if fresh { Ok(!self.boost_cfd(true)) } else { stale(self) } };
         let predicted = |a: f64| -(a * bw.dv1 + a * a * bw.dv2);
+        if predicted(1.0) <= o.tolerance * j0.abs() + 1e-12 {
+            return if fresh { Ok(!self.boost_cfd(true)) } else { stale(self) };
+        }
         // Forward passes on the nonlinear model.
         let slack = if o.cfd.is_some() && o.cfd_slack >= 0.0 { Some(o.cfd_slack * predicted(1.0)) } else { None };
         let mut best: Option<(f64, f64, Vec<f64>, Vec<f64>)> = None;

@@ -825,12 +825,18 @@ pub const PUSH_GOAL_DISTANCE: f64 = 0.4;
 /// finger's top speed with the box's friction to overcome, leaving the
 /// planner time to find the contact.
 pub fn push(seed: u64) -> Result<Task, MpcError> {
-    let model = Arc::new(Model::from_mjcf_str(PUSH_XML).map_err(|e| MpcError::Input(e.to_string()))?);
     let mut rng = EnvRng::new(seed, 0);
+    push_toward(rng.uniform(-std::f64::consts::PI, std::f64::consts::PI))
+}
+
+/// [`push`] with the goal at angle `a` (rad) around the box's start,
+/// measured from the direction away from the finger (0: straight ahead
+/// of the finger's push, ±π/2: beside the box, π: behind the finger).
+pub fn push_toward(a: f64) -> Result<Task, MpcError> {
+    let model = Arc::new(Model::from_mjcf_str(PUSH_XML).map_err(|e| MpcError::Input(e.to_string()))?);
     let b = body(&model, "box")?;
     let x0 = state(&model, model.qpos0.clone());
     let start = world_point(&model, &x0, b, [0.0; 3]);
-    let a = rng.uniform(-std::f64::consts::PI, std::f64::consts::PI);
     let goal = [start[0] + PUSH_GOAL_DISTANCE * a.cos(), start[1] + PUSH_GOAL_DISTANCE * a.sin(), start[2]];
     let distance = TargetDistance {
         body: b,
