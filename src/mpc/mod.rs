@@ -35,8 +35,14 @@
 //! unchanged and adds a little control effort, and a strict decrease test
 //! would stall there. Such a step may also raise J once contact is made,
 //! so the planning step hands the controller the best plan it has seen
-//! (of equal costs the latest: [`IlqrOptions::keep_best`]), not its last
-//! iterate. Jacobian reuse ([`IlqrOptions::reuse`]): a
+//! (of equal costs the latest, costs that differ only by the controls'
+//! own cost counting as equal: [`IlqrOptions::keep_best`]), not its last
+//! iterate. The phantom gradient's size depends on how the touched body
+//! responds in the linearization (a box held by static friction absorbs
+//! nearly all of it, `BENCHMARKS.md`, "Push"), so its strength is
+//! continued: it grows tenfold after a fresh linearization whose step does
+//! not lower J and falls back after one whose full step does
+//! ([`IlqrOptions::cfd_boost`]). Jacobian reuse ([`IlqrOptions::reuse`]): a
 //! linearisation may serve further iterations on the plan's new rollout
 //! (cost derivatives recomputed, interval Jacobians kept and shifted with
 //! the plan between intervals), since the Jacobian pass dominates the cost
@@ -70,10 +76,10 @@
 //! interval on the plant (a separate world, possibly at a finer accuracy
 //! or with perturbed parameters, [`Plant`]), shift, repeat.
 //!
-//! **Tasks** ([`tasks`]): reacher, pusher, a billiards-like push and the
-//! half cheetah, with seeded goals and success tests, shared by the
-//! examples (`examples/mpc.rs`), the evaluation (`BENCHMARKS.md`) and the
-//! tests.
+//! **Tasks** ([`tasks`]): reacher, pusher, a billiards-like push, the
+//! half cheetah and a finger pushing a box (`push`), with seeded goals
+//! and success tests, shared by the examples (`examples/mpc.rs`), the
+//! evaluation (`BENCHMARKS.md`) and the tests.
 //!
 //! Units: states and controls as in [`crate::integrator::Simulator`];
 //! times in s; costs as the terms define them.
