@@ -628,6 +628,11 @@ pub fn billiards(seed: u64) -> Result<Task, MpcError> {
     // has no free control left and planning stops (0/20 goals with it, 5/20
     // without, BENCHMARKS.md).
     task.ilqr.cfd_slack = -1.0;
+    // No phantom strength continuation: the striker's rejected steps come
+    // from the bat's contact, not from a gradient too weak to reach it, and
+    // a stronger phantom misleads them (1/10 goals with it, 4–5/10 without,
+    // BENCHMARKS.md, "Push").
+    task.ilqr.cfd_boost = 0.0;
     Ok(task)
 }
 
