@@ -67,6 +67,9 @@ pub struct IlqrOptions {
     /// of it, and the step it gives is too small to reach contact against
     /// even a small control effort. The continuation raises it until the
     /// step does reach contact, and lets it fall back once steps succeed.
+    /// Off by default: where steps stall in contact (billiards, cube turn)
+    /// a stronger phantom misleads them (`BENCHMARKS.md`, "Push"); the
+    /// push task turns it on (10).
     pub cfd_boost: f64,
     /// The largest factor of [`IlqrOptions::cfd_boost`].
     pub cfd_boost_max: f64,
@@ -86,7 +89,7 @@ impl Default for IlqrOptions {
             tolerance: 1e-6,
             reuse: 0,
             keep_best: true,
-            cfd_boost: 10.0,
+            cfd_boost: 0.0,
             cfd_boost_max: 100.0,
         }
     }

@@ -39,10 +39,10 @@
 //! own cost counting as equal: [`IlqrOptions::keep_best`]), not its last
 //! iterate. The phantom gradient's size depends on how the touched body
 //! responds in the linearization (a box held by static friction absorbs
-//! nearly all of it, `BENCHMARKS.md`, "Push"), so its strength is
+//! nearly all of it, `BENCHMARKS.md`, "Push"), so its strength may be
 //! continued: it grows tenfold after a fresh linearization whose step does
 //! not lower J and falls back after one whose full step does
-//! ([`IlqrOptions::cfd_boost`]). Jacobian reuse ([`IlqrOptions::reuse`]): a
+//! ([`IlqrOptions::cfd_boost`], off by default, on for the push task). Jacobian reuse ([`IlqrOptions::reuse`]): a
 //! linearisation may serve further iterations on the plan's new rollout
 //! (cost derivatives recomputed, interval Jacobians kept and shifted with
 //! the plan between intervals), since the Jacobian pass dominates the cost
