@@ -546,34 +546,49 @@ impl TargetDistance {
     }
 
     fn term(&self, w: f64, ws: &mut Workspace, x: &[f64], d: Option<&mut CostDerivatives>) -> f64 {
-        if w == 0.0 {
-            return 0.0;
-        }
-        let nq = ws.model().nq;
-        let q = &x[..nq];
-        let Some(d) = d else {
-            return w * self.penalty.eval(&self.residual(ws, q, None), None);
-        };
-        let mut jac = vec![];
-        let r = self.residual(ws, q, Some(&mut jac));
-        let m = r.len();
-        let (mut g, mut h) = (vec![0.0; m], vec![0.0; m * m]);
-        let value = w * self.penalty.eval(&r, Some((&mut g, &mut h)));
-        let nx = d.nx;
-        for a in 0..nq {
-            d.lx[a] += w * (0..m).map(|i| jac[i * nq + a] * g[i]).sum::<f64>();
-            for b in 0..nq {
-                let mut s = 0.0;
-                for i in 0..m {
-                    for j in 0..m {
-                        s += jac[i * nq + a] * h[i * m + j] * jac[j * nq + b];
-                    }
-                }
-                d.lxx[a * nx + b] += w * s;
-            }
-        }
-        value
+        residual_term(w, &self.penalty, ws, x, d, |ws, q, jac| self.residual(ws, q, jac))
     }
+}
+
+/// `w · penalty(r(q))` of a residual `r` of the positions with its
+/// Gauss–Newton derivatives (gradient Jᵀg, Hessian JᵀHJ of the penalty's
+/// g, H; J = ∂r/∂q row-major, as `residual` writes it) added to `d`.
+fn residual_term<R: AsRef<[f64]>>(
+    w: f64,
+    penalty: &Penalty,
+    ws: &mut Workspace,
+    x: &[f64],
+    d: Option<&mut CostDerivatives>,
+    mut residual: impl FnMut(&mut Workspace, &[f64], Option<&mut Vec<f64>>) -> R,
+) -> f64 {
+    if w == 0.0 {
+        return 0.0;
+    }
+    let nq = ws.model().nq;
+    let q = &x[..nq];
+    let Some(d) = d else {
+        return w * penalty.eval(residual(ws, q, None).as_ref(), None);
+    };
+    let mut jac = vec![];
+    let r = residual(ws, q, Some(&mut jac));
+    let r = r.as_ref();
+    let m = r.len();
+    let (mut g, mut h) = (vec![0.0; m], vec![0.0; m * m]);
+    let value = w * penalty.eval(r, Some((&mut g, &mut h)));
+    let nx = d.nx;
+    for a in 0..nq {
+        d.lx[a] += w * (0..m).map(|i| jac[i * nq + a] * g[i]).sum::<f64>();
+        for b in 0..nq {
+            let mut s = 0.0;
+            for i in 0..m {
+                for j in 0..m {
+                    s += jac[i * nq + a] * h[i * m + j] * jac[j * nq + b];
+                }
+            }
+            d.lxx[a * nx + b] += w * s;
+        }
+    }
+    value
 }
 
 impl Cost for TargetDistance {
@@ -661,32 +676,7 @@ impl OrientationError {
     }
 
     fn term(&self, w: f64, ws: &mut Workspace, x: &[f64], d: Option<&mut CostDerivatives>) -> f64 {
-        if w == 0.0 {
-            return 0.0;
-        }
-        let nq = ws.model().nq;
-        let q = &x[..nq];
-        let Some(d) = d else {
-            return w * self.penalty.eval(&self.residual(ws, q, None), None);
-        };
-        let mut jac = vec![];
-        let r = self.residual(ws, q, Some(&mut jac));
-        let (mut g, mut h) = ([0.0; 3], [0.0; 9]);
-        let value = w * self.penalty.eval(&r, Some((&mut g, &mut h)));
-        let nx = d.nx;
-        for a in 0..nq {
-            d.lx[a] += w * (0..3).map(|i| jac[i * nq + a] * g[i]).sum::<f64>();
-            for b in 0..nq {
-                let mut s = 0.0;
-                for i in 0..3 {
-                    for j in 0..3 {
-                        s += jac[i * nq + a] * h[i * 3 + j] * jac[j * nq + b];
-                    }
-                }
-                d.lxx[a * nx + b] += w * s;
-            }
-        }
-        value
+        residual_term(w, &self.penalty, ws, x, d, |ws, q, jac| self.residual(ws, q, jac))
     }
 }
 
