@@ -12,28 +12,12 @@
 //! the feet) and on which it is within 1 % (half_cheetah, sequence 1).
 
 mod common;
+use common::bouncing_ball;
 
 use cenic::diff::{DiffRollout, FrictionLoad, Recording};
 use cenic::integrator::{CenicParams, Mode};
-use cenic::model::{BodySpec, GeomKind, GeomSpec, JointKind, JointSpec, Material, Model, ModelBuilder, WORLD};
 use cenic::zoo;
 use std::sync::Arc;
-
-/// A 0.1 kg ball of radius 5 cm on a vertical slide joint above a plane
-/// (as in tests/diff_bouncing_ball.rs).
-fn bouncing_ball() -> Model {
-    let mat = Material { stiffness: 2e5, dissipation: 0.1, mu_static: 0.5, mu_dynamic: 0.5, soft: None };
-    let mut b = ModelBuilder::new("bouncing_ball");
-    b.add_geom(GeomSpec { material: mat, ..GeomSpec::new("ground", GeomKind::Plane, [1.0, 1.0, 0.1], WORLD) });
-    let body = b.add_body(BodySpec::new("ball", WORLD, [0.0, 0.0, 0.0]));
-    b.add_joint(JointSpec { axis: [0.0, 0.0, 1.0], ..JointSpec::new("z", JointKind::Slide, body) });
-    b.add_geom(GeomSpec {
-        material: mat,
-        mass: Some(0.1),
-        ..GeomSpec::new("ball", GeomKind::Sphere, [0.05, 0.0, 0.0], body)
-    });
-    b.build().unwrap()
-}
 
 fn rel(a: &[f64], b: &[f64]) -> f64 {
     let d = a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f64>().sqrt();

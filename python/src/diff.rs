@@ -100,6 +100,15 @@ pub struct Rollout {
 }
 
 impl Rollout {
+    /// ``g``, the loss's cotangent of the trajectory ((…, nsteps + 1, nx)),
+    /// checked for shape and finiteness.
+    fn trajectory_cotangent<'py>(&self, g: &Bound<'py, PyAny>) -> PyResult<ArrayIn<'py, f64>> {
+        let ga = ArrayIn::<f64>::new(g, "g")?;
+        ga.expect_shape(&[&self.shape(&[self.nsteps + 1, self.nx])])?;
+        ga.check_finite(self.nx)?;
+        Ok(ga)
+    }
+
     fn recordings(&self) -> PyResult<&[Recording]> {
         match &self.runs {
             Runs::Recorded(r) => Ok(r),
@@ -210,9 +219,7 @@ impl Rollout {
     /// rounding (1e-10 relative in the tests).
     fn vjp<'py>(&self, py: Python<'py>, g: &Bound<'py, PyAny>) -> PyResult<(Np<'py, f64>, Np<'py, f64>, Np<'py, f64>)> {
         let recs = self.recordings()?;
-        let ga = ArrayIn::<f64>::new(g, "g")?;
-        ga.expect_shape(&[&self.shape(&[self.nsteps + 1, self.nx])])?;
-        ga.check_finite(self.nx)?;
+        let ga = self.trajectory_cotangent(g)?;
         let per = (self.nsteps + 1) * self.nx;
         let gs = ga.slice();
         let t0 = Instant::now();
@@ -258,9 +265,7 @@ impl Rollout {
         tolerance: f64,
     ) -> PyResult<Bound<'py, PyDict>> {
         let recs = self.recordings()?;
-        let ga = ArrayIn::<f64>::new(g, "g")?;
-        ga.expect_shape(&[&self.shape(&[self.nsteps + 1, self.nx])])?;
-        ga.check_finite(self.nx)?;
+        let ga = self.trajectory_cotangent(g)?;
         let per = (self.nsteps + 1) * self.nx;
         let gs = ga.slice();
         let parts = py
