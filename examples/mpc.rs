@@ -19,7 +19,8 @@
 //! One episode writes `DIR/mpc_<task>_<planner>_<seed>.png`: the tracked
 //! point's path in the plane with its goal (speed over time for the half
 //! cheetah), and the running cost and planning CPU time per interval; and
-//! `DIR/mpc_<task>_<planner>_<seed>.html`, its replay page (`cenic view`). The
+//! `DIR/mpc_<task>_<planner>_<seed>.html`, its replay page (`cenic view`),
+//! and `DIR/mpc_<task>_<planner>_<seed>.csv`, its states and controls. The
 //! evaluation runs `--goals` seeded goals per planner at the same budget
 //! and prints one Markdown row per planner: success rate, median and mean
 //! final error, mean episode cost, planning CPU time per control interval
@@ -378,6 +379,9 @@ fn main() {
             let page = path.with_extension("html");
             replay(&task, &ep, &p.name(), &page).expect("replay page");
             println!("wrote {}", page.display());
+            let csv = path.with_extension("csv");
+            episode_csv(&task, &ep, &csv).expect("episode CSV");
+            println!("wrote {}", csv.display());
         }
         return;
     }
@@ -543,6 +547,37 @@ fn replay(task: &Task, ep: &Episode, planner: &str, path: &Path) -> Result<(), S
         &format!("MPC {} ({planner})", task.name),
     )?;
     std::fs::write(path, html).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The episode as CSV, one row per control interval: time (s), the plant's
+/// state at its start (`x0…`: the model's qpos then qvel) and the control
+/// applied over it (`u0…`, the model's actuator order);
+/// the last row has the final state and no control. A replay in another
+/// simulator reads it (`scripts/mujoco_pusher_replay.py`).
+fn episode_csv(task: &Task, ep: &Episode, path: &Path) -> Result<(), String> {
+    let (nx, nc) = (task.problem.nx(), task.problem.nc());
+    let mut out = String::from("t");
+    for i in 0..nx {
+        out += &format!(",x{i}");
+    }
+    for i in 0..nc {
+        out += &format!(",u{i}");
+    }
+    out.push('\n');
+    for (k, x) in ep.states.chunks(nx).enumerate() {
+        out += &format!("{}", k as f64 * ep.dt);
+        for v in x {
+            out += &format!(",{v:e}");
+        }
+        for i in 0..nc {
+            match ep.controls.get(k * nc + i) {
+                Some(u) => out += &format!(",{u:e}"),
+                None => out.push(','),
+            }
+        }
+        out.push('\n');
+    }
+    std::fs::write(path, out).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// World positions of the drawn point `i` over the episode.
