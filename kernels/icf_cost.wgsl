@@ -165,6 +165,43 @@ fn contact_velocity(w: u32, ci: u32, row: u32) -> vec3f {
     return out;
 }
 
+/// Most dof blocks (src/gpu/model.rs MAX_DOF_BLOCKS): a bit each in a u32.
+const MAX_BLOCKS: u32 = 32u;
+
+/// Per block b: the later blocks whose rows column block b of L reaches
+/// (contact couplings and the fill of natural order); and the earlier
+/// blocks whose columns reach the rows of b (the transpose). Set by
+/// plan_blocks for the launch's contacts; every thread of a world holds
+/// the same.
+var<private> blk_later: array<u32, MAX_BLOCKS>;
+var<private> blk_earlier: array<u32, MAX_BLOCKS>;
+/// icf_eval assembles only the Hessian entries the structured
+/// factorization and the rounding floor read (row i: the blocks of
+/// blk_later, blk_earlier and its own), not the nv² of the dense one.
+/// Set by plan_blocks (icf_solver.wgsl) when the structured factorization
+/// runs on a factor that is not kept.
+var<private> blk_assemble: bool = false;
+
+/// The first run of consecutive blocks of mask m ≠ 0: (its first block,
+/// the block after its last).
+fn first_run(m: u32) -> vec2u {
+    let c0 = firstTrailingBit(m);
+    let gaps = ~(m >> c0);
+    var c1 = 32u;
+    if (gaps != 0u) {
+        c1 = c0 + firstTrailingBit(gaps);
+    }
+    return vec2u(c0, c1);
+}
+
+/// m without its blocks below c.
+fn drop_below(m: u32, c: u32) -> u32 {
+    if (c >= 32u) {
+        return 0u;
+    }
+    return m & ~((1u << c) - 1u);
+}
+
 /// First dof of dof block b (Dof.block), nv for b = icf_dims.nblock.
 fn block_start(b: u32) -> u32 {
     return icf_dims.block_start[b / 4u][b % 4u];
@@ -220,8 +257,30 @@ fn icf_eval(w: u32, lid: u32, ncon: u32, with_hess: bool) -> f32 {
         part += 0.5 * vi * av - ri * vi;
         var g = av - ri;
         if (with_hess) {
-            for (var j = 0u; j < nv; j++) {
-                set_fac(w, i, j, amat(w, i, j));
+            if (blk_assemble) {
+                // A couples no two blocks: row i's entries in the other
+                // blocks start at zero.
+                let b = dofs[i].block;
+                let own = vec2u(block_start(b), block_start(b + 1u));
+                var m = blk_later[b] | blk_earlier[b] | (1u << b);
+                loop {
+                    if (m == 0u) {
+                        break;
+                    }
+                    let run = first_run(m);
+                    m = drop_below(m, run.y);
+                    for (var j = block_start(run.x); j < block_start(run.y); j++) {
+                        if (j >= own.x && j < own.y) {
+                            set_fac(w, i, j, amat(w, i, j));
+                        } else {
+                            set_fac(w, i, j, 0.0);
+                        }
+                    }
+                }
+            } else {
+                for (var j = 0u; j < nv; j++) {
+                    set_fac(w, i, j, amat(w, i, j));
+                }
             }
         }
         let nk = icf_rows[rows_at(w, i, 0u)];

@@ -147,42 +147,14 @@ fn cholesky_solve(w: u32, lid: u32, row: u32) {
 // The CPU's block factorization (src/icf/sparse.rs, BlockStructure) orders
 // the trees by minimum degree instead, with less fill; natural order here
 // keeps the structured factor equal to this file's dense one.
+// The block masks (blk_later, blk_earlier) and their run helpers live in
+// icf_cost.wgsl, whose icf_eval assembles only the entries they reach.
 
-/// Most dof blocks (src/gpu/model.rs MAX_DOF_BLOCKS): a bit each in a u32.
-const MAX_BLOCKS: u32 = 32u;
-
-/// Per block b: the later blocks whose rows column block b of L reaches
-/// (contact couplings and the fill of natural order); and the earlier
-/// blocks whose columns reach the rows of b (the transpose). Set by
-/// plan_blocks for the launch's contacts; every thread of a world holds
-/// the same.
-var<private> blk_later: array<u32, MAX_BLOCKS>;
-var<private> blk_earlier: array<u32, MAX_BLOCKS>;
 /// The structured variants run in this launch (plan_blocks; uniform).
 var<private> blk_on: bool = false;
 /// icf_factor holds a factor computed in this launch with the structure of
 /// blk_later (a factor kept from an earlier launch is solved densely).
 var<private> blk_factor: bool = false;
-
-/// The first run of consecutive blocks of mask m ≠ 0: (its first block,
-/// the block after its last).
-fn first_run(m: u32) -> vec2u {
-    let c0 = firstTrailingBit(m);
-    let gaps = ~(m >> c0);
-    var c1 = 32u;
-    if (gaps != 0u) {
-        c1 = c0 + firstTrailingBit(gaps);
-    }
-    return vec2u(c0, c1);
-}
-
-/// m without its blocks below c.
-fn drop_below(m: u32, c: u32) -> u32 {
-    if (c >= 32u) {
-        return 0u;
-    }
-    return m & ~((1u << c) - 1u);
-}
 
 /// The first row at or after `lo` that thread `lid` owns (i ≡ lid mod SOLVER_THREADS).
 fn owned_from(lid: u32, lo: u32) -> u32 {
@@ -343,6 +315,7 @@ fn plan_blocks(w: u32, lid: u32, ncon: u32) -> vec4f {
     );
     blk_on = false;
     blk_factor = false;
+    blk_assemble = false;
     let nb = icf_dims.nblock;
     if (nb <= 1u) {
         return dense;
@@ -452,6 +425,9 @@ fn plan_blocks(w: u32, lid: u32, ncon: u32) -> vec4f {
         return vec4f(dense.xyz, blocks.w);
     }
     blk_on = true;
+    // A factor that may be kept for later launches is solved densely there,
+    // so its Hessian is assembled in full.
+    blk_assemble = icf_params.hessian_reuse == 0u;
     return vec4f(blocks.x, solve_cost, blocks.z, blocks.w);
 }
 
@@ -624,7 +600,13 @@ fn solver_costs(w: u32, lid: u32, ncon: u32, plan: vec4f) -> SolverCosts {
     }
     let lmax = wg_max(lid, mine);
     let red = 8.0;
-    let eval = c * (1.0 + nd) + r * (3.0 + 2.0 * nv + gl) + lmax * (1.0 + nd) + red;
+    // A·v over a row, and the Hessian's row copied in full or over the
+    // blocks the rounding floor also loops over (plan.z).
+    var copy = r * nv;
+    if (blk_assemble) {
+        copy = plan.z;
+    }
+    let eval = c * (1.0 + nd) + r * (3.0 + nv + gl) + copy + lmax * (1.0 + nd) + red;
     // Factorization, solves and rounding floor: dense or structured (plan_blocks).
     let chol = plan.x;
     let solve = plan.y;

@@ -132,7 +132,7 @@ pub struct GpuJoint {
 }
 
 /// Most dof blocks the GPU's Newton solve tells apart (`MAX_BLOCKS` in
-/// `kernels/icf_solver.wgsl`: one bit per block in a `u32` mask).
+/// `kernels/icf_cost.wgsl`: one bit per block in a `u32` mask).
 pub const MAX_DOF_BLOCKS: usize = 32;
 
 /// The dof blocks of the GPU's structured Newton solve: the CPU's tree
