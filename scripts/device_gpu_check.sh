@@ -240,8 +240,9 @@ if [ "${BENCH}" = solver ]; then
     exit 0
 fi
 # The cube toss is in flight until 0.25 s: --settle 0.3 measures impacts
-# and sliding; the robots start on the floor by default (0.4 s), so every
-# row is measured in contact.
+# and sliding; the robots start on the floor by default (the ant standing
+# after 1 s, the humanoid fallen after 2 s), so every row is measured in
+# contact.
 run 60 cube_fixed --scene cube --mode fixed --dt 1e-3 --advance 1e-3 --horizon 0.05 --settle 0.3 --sizes 1024,16384,65536 --budget 8
 run 40 cube_fixed_10ms --gpu-only --scene cube --mode fixed --dt 1e-3 --advance 1e-2 --horizon 0.1 --settle 0.3 --sizes 65536,262144 --budget 8
 run 50 ant_fixed --scene ant --mode fixed --advance 0.01 --horizon 0.1 --sizes 1024,16384,65536 --budget 8

@@ -31,9 +31,9 @@
 //! (default per scene), `--advance` the interval of each `advance` call
 //! (default: the whole horizon in one call; an RL loop advances by one
 //! control period at a time), `--settle` the simulated time before the
-//! common start state (default per scene: the clutters 0.8 s, the robots
-//! 0.4 s, the cube toss 0: its toss is in flight until 0.25 s, so a short
-//! horizon from there measures no contact), `--gpu-only` skips the CPU
+//! common start state (default per scene: the clutters 0.8 s, the ant 1 s,
+//! the humanoid 2 s, the cube toss 0: its toss is in flight until 0.25 s,
+//! so a short horizon from there measures no contact), `--gpu-only` skips the CPU
 //! batch, `--cpu-f32` runs it in f32 (the GPU's precision and algorithm:
 //! the notes then give its Newton iterations per solve beside the GPU's). A series stops growing once one measurement takes longer than
 //! the budget (default 20 s of wall time), when the next size would exceed
@@ -50,8 +50,9 @@
 //! says which).
 //!
 //! Every world starts from the scene's start state (the clutters after
-//! 0.8 s, piled up in the bin, and the robots after 0.4 s, on the floor,
-//! so that the measurement is contact-bound) with its own small velocity
+//! 0.8 s, piled up in the bin; the ant after 1 s, standing on its four
+//! feet; the humanoid after 2 s, fallen on the floor: so that the
+//! measurement is contact-bound) with its own small velocity
 //! perturbation, so error-controlled worlds run on different clocks.
 
 use cenic::batch::{Batch, CpuBatch, WorldStatus};
@@ -102,12 +103,14 @@ fn scenes() -> Vec<Scene> {
     if let Some(m) = load("scenes/clutter20.xml") {
         v.push(Scene { name: "clutter20", model: Arc::new(m), key: None, horizon: 0.1, settle: 0.8 });
     }
-    // The robots start from their state after 0.4 s (standing or fallen on
-    // the floor): from qpos0 the ant's first contact is at 0.2 s and the
-    // humanoid's at 0.15 s.
-    for (name, horizon) in [("ant", 0.2), ("humanoid", 0.1)] {
+    // The robots start in contact with the floor. Under MuJoCo's soft
+    // contacts the ant, dropped from qpos0, lands at 0.2 s and bounces:
+    // after 0.4 s its feet are in the air (0 contacts per world), after
+    // 1 s it stands on all four (4.0). The humanoid has 2 contacts after
+    // 0.4 s (its feet) and lies on the floor after 2 s (8.8).
+    for (name, horizon, settle) in [("ant", 0.2, 1.0), ("humanoid", 0.1, 2.0)] {
         if let Some(m) = load(&format!("models/gymnasium/{name}.xml")) {
-            v.push(Scene { name, model: Arc::new(m), key: None, horizon, settle: 0.4 });
+            v.push(Scene { name, model: Arc::new(m), key: None, horizon, settle });
         }
     }
     v
