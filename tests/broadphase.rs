@@ -261,3 +261,32 @@ fn planes_pair_only_with_geoms_reaching_them() {
     assert_eq!(sap_pairs(&bp), vec![(0, 1), (0, 2)]);
     assert_eq!(brute_force_pairs(&model, &data, 0.0), vec![(0, 1), (0, 2)]);
 }
+
+/// Geoms that may collide with the floor only (gymnasium's ant: its legs
+/// have contype 1 and conaffinity 0, the floor conaffinity 1) stay out of
+/// the sweep but still pair with the floor; a geom that may collide with
+/// nothing gets no pair at all, even where its box overlaps others.
+#[test]
+fn geoms_that_pair_with_planes_only_skip_the_sweep() {
+    let mut b = ModelBuilder::new("legs");
+    let mut floor = GeomSpec::new("floor", GeomKind::Plane, [1.0, 1.0, 0.1], WORLD);
+    (floor.contype, floor.conaffinity) = (1, 1);
+    b.add_geom(floor);
+    let body = b.add_body(BodySpec::new("torso", WORLD, [0.0, 0.0, 0.05]));
+    b.add_joint(JointSpec::new("", JointKind::Free, body));
+    // Three overlapping legs touching the floor, and a visual-only geom.
+    for (i, masks) in [(1, 0), (1, 0), (1, 0), (0, 0)].into_iter().enumerate() {
+        let leg = b.add_body(BodySpec::new(&format!("leg{i}"), body, [0.02 * i as f64, 0.0, 0.0]));
+        b.add_joint(JointSpec::new("", JointKind::Hinge, leg));
+        let mut g = GeomSpec::new("", GeomKind::Sphere, [0.1, 0.0, 0.0], leg);
+        (g.contype, g.conaffinity) = masks;
+        b.add_geom(g);
+    }
+    let model = b.build().unwrap();
+    let mut data = Data::<f64>::new(&model);
+    kinematics(&model, &mut data);
+    let mut bp = BroadPhase::<f64>::new(&model);
+    bp.update(&model, &data, 0.0);
+    assert_eq!(sap_pairs(&bp), vec![(0, 1), (0, 2), (0, 3)]);
+    assert_eq!(brute_force_pairs(&model, &data, 0.0), sap_pairs(&bp));
+}

@@ -26,10 +26,17 @@ use crate::model::{GeomKind, Model};
 /// insertion sort of a nearly sorted list costs O(n) per frame.
 #[derive(Clone, Debug)]
 pub struct BroadPhase<T> {
-    /// Plane geoms (paired against every other geom by the half-space test).
-    planes: Vec<u32>,
-    /// Non-plane geoms in sweep order (sorted by AABB minimum on `axis`).
+    /// Plane geoms (paired by the half-space test), each with the
+    /// non-plane geoms the model lets it collide with.
+    planes: Vec<(u32, Vec<u32>)>,
+    /// Non-plane geoms that may collide with another non-plane geom, in
+    /// sweep order (sorted by AABB minimum on `axis`). Geoms that collide
+    /// with planes only (an ant's legs: contype 1, conaffinity 0) stay out
+    /// of the sweep.
     order: Vec<u32>,
+    /// Non-plane geoms that may collide with anything: the boxes computed
+    /// per update.
+    boxed: Vec<u32>,
     /// Per geom: inflated world AABB (m); empty (lo = +∞, hi = −∞) for planes
     /// and for geoms with non-finite poses.
     lo: Vec<Vec3<T>>,
@@ -45,13 +52,30 @@ impl<T: Real> BroadPhase<T> {
     /// Workspace for `model`.
     pub fn new(model: &Model) -> Self {
         let n = model.geoms.len();
-        let planes: Vec<u32> = (0..n).filter(|&g| model.geoms[g].kind == GeomKind::Plane).map(|g| g as u32).collect();
-        let order: Vec<u32> = (0..n).filter(|&g| model.geoms[g].kind != GeomKind::Plane).map(|g| g as u32).collect();
+        let is_plane = |g: usize| model.geoms[g].kind == GeomKind::Plane;
+        let solids: Vec<usize> = (0..n).filter(|&g| !is_plane(g)).collect();
+        // The filter (contype/conaffinity, welds, parents, excludes) is a
+        // property of the model: which geoms can ever pair is known here.
+        let planes: Vec<(u32, Vec<u32>)> = (0..n)
+            .filter(|&p| is_plane(p))
+            .map(|p| (p as u32, solids.iter().filter(|&&g| model.geoms_can_collide(p, g)).map(|&g| g as u32).collect()))
+            .collect();
+        let order: Vec<u32> = solids
+            .iter()
+            .filter(|&&g| solids.iter().any(|&h| h != g && model.geoms_can_collide(g, h)))
+            .map(|&g| g as u32)
+            .collect();
+        let boxed: Vec<u32> = solids
+            .iter()
+            .map(|&g| g as u32)
+            .filter(|g| order.contains(g) || planes.iter().any(|(_, with)| with.contains(g)))
+            .collect();
         let local = (0..n).map(|g| mesh_local_box(model, g)).collect();
         Self {
-            pairs: Vec::with_capacity(4 * n + planes.len() * order.len()),
+            pairs: Vec::with_capacity(4 * n + planes.iter().map(|(_, with)| with.len()).sum::<usize>()),
             planes,
             order,
+            boxed,
             lo: vec![Vec3::splat(T::infinity()); n],
             hi: vec![Vec3::splat(-T::infinity()); n],
             local,
@@ -64,7 +88,7 @@ impl<T: Real> BroadPhase<T> {
     /// `extra_margin` (m). Allocation-free once the pair list has grown to
     /// its working size.
     pub fn update(&mut self, model: &Model, data: &Data<T>, extra_margin: f64) {
-        for &g in &self.order {
+        for &g in &self.boxed {
             let g = g as usize;
             let (lo, hi) = geom_aabb(model, data, g, self.local[g], extra_margin);
             self.lo[g] = lo;
@@ -117,8 +141,9 @@ impl<T: Real> BroadPhase<T> {
                 }
             }
         }
-        for &p in &self.planes {
-            for &g in &self.order {
+        for (p, with) in &self.planes {
+            let p = *p;
+            for &g in with {
                 let (lo, hi) = (self.lo[g as usize], self.hi[g as usize]);
                 if plane_reaches(model, data, p as usize, lo, hi, extra_margin)
                     && model.geoms_can_collide(p as usize, g as usize)
