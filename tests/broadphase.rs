@@ -137,6 +137,18 @@ fn sap_pairs(bp: &BroadPhase<f64>) -> Vec<(usize, usize)> {
 }
 
 /// Analytic pairs dropped by the broadphase must have no contact.
+/// The broadphase's pairs of `model` at qpos0, after checking that they
+/// are the brute-force reference's.
+fn pairs_at_rest(model: &Model) -> Vec<(usize, usize)> {
+    let mut data = Data::<f64>::new(model);
+    kinematics(model, &mut data);
+    let mut bp = BroadPhase::<f64>::new(model);
+    bp.update(model, &data, 0.0);
+    let pairs = sap_pairs(&bp);
+    assert_eq!(pairs, brute_force_pairs(model, &data, 0.0), "sweep and prune against brute force");
+    pairs
+}
+
 fn check_conservative(model: &Model, data: &Data<f64>, pairs: &[(usize, usize)]) -> usize {
     let analytic = |k: GeomKind| matches!(k, GeomKind::Plane | GeomKind::Sphere | GeomKind::Capsule | GeomKind::Box);
     let mut m = Manifold::default();
@@ -230,15 +242,8 @@ fn filters_masks_parent_child_and_static() {
     og.contype = 2;
     og.conaffinity = 2; // collides only with itself's kind of mask: nobody here
     b.add_geom(og);
-    let model = b.build().unwrap();
-    let mut data = Data::<f64>::new(&model);
-    kinematics(&model, &mut data);
-    let mut bp = BroadPhase::<f64>::new(&model);
-    bp.update(&model, &data, 0.0);
     // floor–static (both static), parent–child and the masked geom are out.
-    let want = vec![(0, 2), (0, 3), (1, 2), (1, 3)];
-    assert_eq!(sap_pairs(&bp), want);
-    assert_eq!(brute_force_pairs(&model, &data, 0.0), want);
+    assert_eq!(pairs_at_rest(&b.build().unwrap()), vec![(0, 2), (0, 3), (1, 2), (1, 3)]);
 }
 
 #[test]
@@ -251,15 +256,9 @@ fn planes_pair_only_with_geoms_reaching_them() {
         b.add_joint(JointSpec::new("", JointKind::Free, body));
         b.add_geom(GeomSpec::new("", GeomKind::Sphere, [0.1, 0.0, 0.0], body));
     }
-    let model = b.build().unwrap();
-    let mut data = Data::<f64>::new(&model);
-    kinematics(&model, &mut data);
-    let mut bp = BroadPhase::<f64>::new(&model);
-    bp.update(&model, &data, 0.0);
     // Spheres (r 0.1) at heights 0.05 (overlapping), 0.115 (within both
     // inflations, 0.01 each), 0.125 (beyond), 1.0 (far).
-    assert_eq!(sap_pairs(&bp), vec![(0, 1), (0, 2)]);
-    assert_eq!(brute_force_pairs(&model, &data, 0.0), vec![(0, 1), (0, 2)]);
+    assert_eq!(pairs_at_rest(&b.build().unwrap()), vec![(0, 1), (0, 2)]);
 }
 
 /// Geoms that may collide with the floor only (gymnasium's ant: its legs
@@ -282,11 +281,5 @@ fn geoms_that_pair_with_planes_only_skip_the_sweep() {
         (g.contype, g.conaffinity) = masks;
         b.add_geom(g);
     }
-    let model = b.build().unwrap();
-    let mut data = Data::<f64>::new(&model);
-    kinematics(&model, &mut data);
-    let mut bp = BroadPhase::<f64>::new(&model);
-    bp.update(&model, &data, 0.0);
-    assert_eq!(sap_pairs(&bp), vec![(0, 1), (0, 2), (0, 3)]);
-    assert_eq!(brute_force_pairs(&model, &data, 0.0), sap_pairs(&bp));
+    assert_eq!(pairs_at_rest(&b.build().unwrap()), vec![(0, 1), (0, 2), (0, 3)]);
 }
