@@ -471,8 +471,9 @@ struct IcfDims {
     stiction_tolerance: f32,
     /// Dof blocks (Dof.block; ≤ MAX_BLOCKS); 0 or 1: the Newton solve is dense.
     nblock: u32,
-    _pad1: u32,
-    _pad2: u32,
+    /// 1: the structured factorization by elimination levels (icf_solver.wgsl).
+    levels: u32,
+    _pad: u32,
     /// First dof of each block, then nv (entry b at [b / 4][b % 4]).
     block_start: array<vec4u, 9>,
 }
@@ -684,7 +685,8 @@ struct IcfWorld {
     prev_step: f32,
     prev_residual: f32,
     tol0: f32,
-    /// 1: the last solve launch ran the structured factorization (plan_blocks).
+    /// 1: the last solve launch ran the structured factorization (plan_blocks);
+    /// 2: by elimination levels.
     structured: u32,
 }
 

@@ -300,6 +300,178 @@ fn cholesky_solve_blocks(w: u32, lid: u32, row: u32) {
     wg_sync();
 }
 
+// ---------------------------------------------------------------- the factorization by levels
+//
+// A block's elimination level is 0 when no earlier column reaches it, else
+// one more than the deepest earlier block that reaches it (blk_earlier).
+// Blocks of one level reach no block of the same level, so one thread each
+// can factor them at the same time, once the earlier levels are done:
+// left-looking, column by column of the block, every entry (i, k) its
+// columns reach takes the products L_ij·L_kj of the earlier columns j in
+// ascending order, the same subtractions in the same order as the
+// right-looking loops above, so the factor equals theirs bit for bit. Two
+// barriers per level instead of two per column: the per-world chain of
+// dependent steps shortens from nv columns to the levels. Opt-in
+// (icf_dims.levels, IcfBuffers::set_level_factorization), and only where
+// the busiest thread's loop count fits half the loop budget.
+
+/// Per block: its elimination level (plan_blocks, when icf_dims.levels is set).
+var<private> blk_level: array<u32, MAX_BLOCKS>;
+/// Levels of this launch's structure; 0: the factorization by levels is off.
+var<private> blk_nlevel: u32 = 0u;
+/// The structured factorization runs by levels in this launch (uniform).
+var<private> blk_by_level: bool = false;
+
+/// x − Σ_j L_ij·L_kj in ascending j over the columns of the blocks in mask
+/// m (all before block_start of k's block), then over [s, k).
+fn left_update(w: u32, i: u32, k: u32, x0: f32, m0: u32, s: u32) -> f32 {
+    var x = x0;
+    var m = m0;
+    loop {
+        if (m == 0u) {
+            break;
+        }
+        let run = first_run(m);
+        m = drop_below(m, run.y);
+        for (var j = block_start(run.x); j < block_start(run.y); j++) {
+            x = x - fac(w, i, j) * fac(w, k, j);
+        }
+    }
+    for (var j = s; j < k; j++) {
+        x = x - fac(w, i, j) * fac(w, k, j);
+    }
+    return x;
+}
+
+/// Block b's columns of L, left-looking, by one thread (the blocks of
+/// earlier levels done). Returns the failing pivot, or NONE.
+fn factor_block(w: u32, b: u32) -> u32 {
+    let s = block_start(b);
+    let e = block_start(b + 1u);
+    let earlier = blk_earlier[b];
+    for (var k = s; k < e; k++) {
+        let d = left_update(w, k, k, fac(w, k, k), earlier, s);
+        if (!(d > 0.0) || non_finite(d)) {
+            return k;
+        }
+        let ds = sqrt(d);
+        let inv = 1.0 / ds;
+        set_fac(w, k, k, ds);
+        for (var i = k + 1u; i < e; i++) {
+            set_fac(w, i, k, left_update(w, i, k, fac(w, i, k), earlier, s) * inv);
+        }
+        // Rows of the later blocks b reaches: the earlier columns that
+        // reach both (the others' products are zeros, their entries never
+        // assembled).
+        var m = blk_later[b];
+        loop {
+            if (m == 0u) {
+                break;
+            }
+            let c = firstTrailingBit(m);
+            m &= m - 1u;
+            let both = earlier & blk_earlier[c];
+            for (var i = block_start(c); i < block_start(c + 1u); i++) {
+                set_fac(w, i, k, left_update(w, i, k, fac(w, i, k), both, s) * inv);
+            }
+        }
+    }
+    return NONE;
+}
+
+/// cholesky_factor_blocks by levels: the blocks of each level dealt to the
+/// threads in turn. Returns the smallest failing pivot, or NONE (uniform).
+fn cholesky_factor_levels(w: u32, lid: u32) -> u32 {
+    let nlev = wg_bcast_u32(lid, blk_nlevel);
+    let nb = icf_dims.nblock;
+    var failed = NONE;
+    for (var lev = 0u; lev < nlev; lev++) {
+        wg_sync();
+        var slot = 0u;
+        for (var b = 0u; b < nb; b++) {
+            if (blk_level[b] == lev) {
+                if (slot % SOLVER_THREADS == lid && failed == NONE) {
+                    failed = factor_block(w, b);
+                }
+                slot++;
+            }
+        }
+    }
+    wg_sync();
+    var mine = -BIG;
+    if (failed != NONE) {
+        mine = -f32(failed);
+    }
+    let first = wg_max(lid, mine);
+    if (first < -1.0e30) {
+        return NONE;
+    }
+    return u32(-first);
+}
+
+/// Loop iterations (an upper bound) of factor_block(b).
+fn level_block_work(b: u32) -> f32 {
+    let m = f32(block_start(b + 1u) - block_start(b));
+    var e = 0.0;
+    var mm = blk_earlier[b];
+    loop {
+        if (mm == 0u) {
+            break;
+        }
+        let c = firstTrailingBit(mm);
+        mm &= mm - 1u;
+        e += 1.0 + f32(block_start(c + 1u) - block_start(c));
+    }
+    var rows = 0.0;
+    mm = blk_later[b];
+    loop {
+        if (mm == 0u) {
+            break;
+        }
+        let c = firstTrailingBit(mm);
+        mm &= mm - 1u;
+        rows += 1.0 + f32(block_start(c + 1u) - block_start(c));
+    }
+    return m * ((e + m + 3.0) * (2.0 + m + rows) + 4.0);
+}
+
+/// The levels of the launch's structure (blk_level, blk_nlevel) and this
+/// thread's loop count of cholesky_factor_levels, uniform (the busiest
+/// thread's).
+fn plan_levels(lid: u32) -> f32 {
+    let nb = icf_dims.nblock;
+    var deepest = 0u;
+    for (var b = 0u; b < nb; b++) {
+        var l = 0u;
+        var m = blk_earlier[b];
+        loop {
+            if (m == 0u) {
+                break;
+            }
+            let e = firstTrailingBit(m);
+            m &= m - 1u;
+            l = max(l, blk_level[e] + 1u);
+        }
+        blk_level[b] = l;
+        deepest = max(deepest, l);
+    }
+    blk_nlevel = deepest + 1u;
+    var work = 0.0;
+    for (var lev = 0u; lev <= deepest; lev++) {
+        work += f32(nb) + 2.0;
+        var slot = 0u;
+        for (var b = 0u; b < nb; b++) {
+            if (blk_level[b] == lev) {
+                if (slot % SOLVER_THREADS == lid) {
+                    work += level_block_work(b);
+                }
+                slot++;
+            }
+        }
+    }
+    return wg_max(lid, work) + 16.0 + 4.0 * f32(nb);
+}
+
 /// The structure of world w's Hessian for its `ncon` contacts (blk_later,
 /// blk_earlier) and the choice of blk_on. Returns the loop-count bounds
 /// (uniform) of the variants that will run: (factorization, the two
@@ -316,6 +488,8 @@ fn plan_blocks(w: u32, lid: u32, ncon: u32) -> vec4f {
     blk_on = false;
     blk_factor = false;
     blk_assemble = false;
+    blk_by_level = false;
+    blk_nlevel = 0u;
     let nb = icf_dims.nblock;
     if (nb <= 1u) {
         return dense;
@@ -415,7 +589,17 @@ fn plan_blocks(w: u32, lid: u32, ncon: u32) -> vec4f {
         floor += owned_count(lid, block_start(b), block_start(b + 1u)) * (2.0 + span);
     }
     loops += 4.0 * f32(nb) + f32(ncon) + 16.0;
-    let blocks = vec4f(wg_max(lid, chol) + r, wg_max(lid, solve), wg_max(lid, floor) + r, wg_max(lid, loops));
+    var blocks = vec4f(wg_max(lid, chol) + r, wg_max(lid, solve), wg_max(lid, floor) + r, wg_max(lid, loops));
+    var by_level = false;
+    if (icf_dims.levels != 0u) {
+        let chol_levels = plan_levels(lid);
+        // plan_levels' own loops: the levels, then per level every block.
+        blocks.w += 4.0 * f32(nb) * f32(nb + 1u) + 32.0;
+        if (chol_levels <= 0.5 * f32(icf_params.loop_budget)) {
+            blocks.x = chol_levels;
+            by_level = true;
+        }
+    }
     // A factor kept from an earlier launch (Hessian reuse) is solved densely.
     var solve_cost = blocks.y;
     if (icf_params.hessian_reuse != 0u) {
@@ -425,6 +609,7 @@ fn plan_blocks(w: u32, lid: u32, ncon: u32) -> vec4f {
         return vec4f(dense.xyz, blocks.w);
     }
     blk_on = true;
+    blk_by_level = by_level;
     // A factor that may be kept for later launches is solved densely there,
     // so its Hessian is assembled in full.
     blk_assemble = icf_params.hessian_reuse == 0u;
@@ -453,7 +638,9 @@ fn icf_factorize(w: u32, lid: u32, ncon: u32, assembled: bool, spent: ptr<functi
                 set_fac(w, i, i, d + shift * max(abs(d), 1.0));
             }
         }
-        if (blk_on) {
+        if (blk_by_level) {
+            pivot = cholesky_factor_levels(w, lid);
+        } else if (blk_on) {
             pivot = cholesky_factor_blocks(w, lid);
         } else {
             pivot = cholesky_factor(w, lid);
@@ -686,7 +873,7 @@ fn solve_world(w: u32, lid: u32) {
     var factorizations = 0u;
     let plan = plan_blocks(w, lid, ncon);
     if (lid == 0u) {
-        icf_world[w].structured = u32(blk_on);
+        icf_world[w].structured = u32(blk_on) + u32(blk_by_level);
     }
     let costs = solver_costs(w, lid, ncon, plan);
     let budget = f32(prm.loop_budget);

@@ -717,8 +717,11 @@ fn clutter_structured_solve_equals_dense() {
     icf.set_params(&ctx, &SolverParams::default());
     gpu.run(&Stage::FORWARD).unwrap();
     let mut runs = vec![];
-    for structured in [true, false] {
+    for (structured, levels) in [(true, false), (false, false), (true, true)] {
         icf.set_structured(&ctx, structured);
+        if levels {
+            icf.set_level_factorization(&ctx, true);
+        }
         icf.world
             .write(&ctx, &vec![cenic::gpu::icf::GpuIcfWorld { solving: 1, ..Default::default() }; NWORLD])
             .unwrap();
@@ -737,9 +740,34 @@ fn clutter_structured_solve_equals_dense() {
         let worlds = icf.world.read(&ctx, &readback).unwrap();
         runs.push((v1, factor, worlds));
     }
-    let (sv, sf, sw) = &runs[0];
-    let (dv, df, dw) = &runs[1];
     let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a == 0.0 && b == 0.0);
+    let (dv, df, dw) = &runs[1];
+    // The factorization by levels: the same results, in most worlds.
+    let (lv, lf, lw) = &runs[2];
+    let by_level = lw.iter().filter(|w| w.structured == 2).count();
+    assert!(by_level * 2 > NWORLD, "factorization by levels in only {by_level} of {NWORLD} worlds");
+    for w in 0..NWORLD {
+        assert_eq!(
+            (lw[w].iterations, lw[w].line_search_iterations, lw[w].factorizations, lw[w].status),
+            (dw[w].iterations, dw[w].line_search_iterations, dw[w].factorizations, dw[w].status),
+            "world {w}: statistics by levels differ"
+        );
+        for i in 0..nv {
+            let k = w * nv + i;
+            assert!(same(lv[k], dv[k]), "world {w}: v1[{i}] by levels {} vs {}", lv[k], dv[k]);
+            for j in 0..=i {
+                let k = (w * nv + i) * nv + j;
+                assert!(
+                    lf[k].is_nan() || same(lf[k], df[k]),
+                    "world {w}: L[{i}][{j}] by levels {} vs {}",
+                    lf[k],
+                    df[k]
+                );
+            }
+        }
+    }
+    eprintln!("clutter: factorization by levels in {by_level} of {NWORLD} worlds, bit for bit the dense results");
+    let (sv, sf, sw) = &runs[0];
     let structured = sw.iter().filter(|w| w.structured == 1).count();
     assert!(structured * 2 > NWORLD, "structured path in only {structured} of {NWORLD} worlds");
     assert!(dw.iter().all(|w| w.structured == 0), "the dense run took the structured path");

@@ -13,7 +13,7 @@
 //!     [--max-worlds N] [--scene NAME] [--mode fixed|accuracy] [--sizes N,N,...] [--dt SECONDS]
 //!     [--horizon SECONDS] [--advance SECONDS] [--settle SECONDS] [--gpu-only] [--no-stages]
 //!     [--layout field|world] [--fusion auto|full|none] [--collision auto|per-world|per-pair]
-//!     [--solver serial|coop|wide] [--solver-state auto|storage] [--cpu-f32]
+//!     [--solver serial|coop|wide] [--solver-state auto|storage] [--cpu-f32] [--levels]
 //! ```
 //!
 //! `--suite` runs the rows the GPU work is judged by, in one go (see
@@ -39,7 +39,9 @@
 //! the budget (default 20 s of wall time), when the next size would exceed
 //! `--max-worlds` (default 65536), or when the device refuses the buffers;
 //! the table says which. The other options pick the GPU batch's structure
-//! (`GpuBatchOptions`), to compare them on one device.
+//! (`GpuBatchOptions`), to compare them on one device; `--levels` runs the
+//! Newton solves' structured factorization by elimination levels
+//! (`GpuBatch::set_level_factorization`).
 //!
 //! Each GPU row is measured twice: first the throughput (nothing timed on
 //! the device), then the stages (`--no-stages` skips it): the same
@@ -240,6 +242,8 @@ struct Plan {
     horizon: f64,
     step: f64,
     stages: bool,
+    /// The structured factorization by elimination levels (`--levels`).
+    levels: bool,
 }
 
 fn gpu_row(
@@ -254,6 +258,7 @@ fn gpu_row(
     let t0 = Instant::now();
     let mut b = GpuBatch::with_options(ctx.clone(), scene.model.clone(), n, mode.clone(), options.clone())
         .map_err(|e| format!("{n} worlds refused: {e}"))?;
+    b.set_level_factorization(plan.levels);
     init(&mut b, start);
     let _ = b.times();
     let setup = t0.elapsed().as_secs_f64();
@@ -556,6 +561,7 @@ fn main() {
     let settle: Option<f64> = arg("--settle").map(|s| s.parse().expect("--settle SECONDS"));
     let gpu_only = flag("--gpu-only");
     let stages = !flag("--no-stages");
+    let levels = flag("--levels");
     let cpu_f32 = flag("--cpu-f32");
     let options = GpuBatchOptions {
         layout: match arg("--layout").as_deref() {
@@ -644,7 +650,7 @@ fn main() {
             scene.settle = r.settle.unwrap_or(scene.settle);
             let start = start_state(&scene);
             let (mname, mode) = mode_of(r.fixed);
-            let plan = Plan { horizon: r.horizon, step: r.advance, stages };
+            let plan = Plan { horizon: r.horizon, step: r.advance, stages, levels };
             for &n in r.sizes {
                 let n = scaled(n);
                 eprintln!("[{:.0} s] {} {mname} {n}", t_suite.elapsed().as_secs_f64(), scene.name);
@@ -679,7 +685,7 @@ fn main() {
             if only_mode.as_ref().is_some_and(|m| !mname.starts_with(m.as_str())) {
                 continue;
             }
-            let plan = Plan { horizon: scene.horizon, step: advance.unwrap_or(scene.horizon), stages };
+            let plan = Plan { horizon: scene.horizon, step: advance.unwrap_or(scene.horizon), stages, levels };
             let (mut gpu_on, mut cpu_on) = (true, !gpu_only);
             for &n in &sizes {
                 if !gpu_on && !cpu_on {

@@ -289,8 +289,11 @@ pub struct GpuIcfDims {
     pub stiction_tolerance: f32,
     /// Dof blocks ([`dof_blocks`]); 1: the Newton solve is dense.
     pub nblock: u32,
+    /// 1: the structured factorization runs level by level, one thread
+    /// per block ([`IcfBuffers::set_level_factorization`]).
+    pub levels: u32,
     /// Padding.
-    pub _pad: [u32; 2],
+    pub _pad: u32,
     /// First dof of each block, then nv; entry b at `[b / 4][b % 4]`.
     pub block_start: [[u32; 4]; 9],
 }
@@ -621,8 +624,9 @@ pub struct GpuIcfWorld {
     /// ε·‖D r‖.
     pub tol0: f32,
     /// 1: the last solve launch of this world ran the structured (block)
-    /// factorization and solves, 0: the dense ones (the results are the
-    /// same bit for bit; `kernels/icf_solver.wgsl` plan_blocks).
+    /// factorization and solves, 2: the structured factorization by
+    /// elimination levels, 0: the dense ones (the results are the same bit
+    /// for bit; `kernels/icf_solver.wgsl` plan_blocks).
     pub structured: u32,
 }
 
@@ -868,7 +872,8 @@ impl PackedIcf {
             nu: model.nu() as u32,
             stiction_tolerance: model.options.stiction_tolerance as f32,
             nblock: starts.len() as u32 - 1,
-            _pad: [0; 2],
+            levels: 0,
+            _pad: 0,
             block_start,
         };
         Self { dims, bodies, actuators, limit_defs }
@@ -1157,6 +1162,18 @@ impl IcfBuffers {
         if !structured {
             dims.nblock = 1;
         }
+        ctx.queue.write_buffer(&self.dims, 0, bytemuck::bytes_of(&dims));
+    }
+
+    /// Runs the structured factorization by elimination levels (each
+    /// block of a level factored by its own thread, left-looking; two
+    /// barriers per level instead of two per column) where its busiest
+    /// thread's loop count fits half the loop budget; off by default. The
+    /// factor equals the per-column one bit for bit
+    /// (`kernels/icf_solver.wgsl`, `cholesky_factor_levels`).
+    pub fn set_level_factorization(&self, ctx: &GpuContext, on: bool) {
+        let mut dims = self.dims_value;
+        dims.levels = on as u32;
         ctx.queue.write_buffer(&self.dims, 0, bytemuck::bytes_of(&dims));
     }
 

@@ -357,6 +357,14 @@ impl GpuBatch {
         self.ctx.check_errors()
     }
 
+    /// Runs the Newton solves' structured factorization by elimination
+    /// levels, one thread per dof block of a level, where it fits the loop
+    /// budget ([`crate::gpu::icf::IcfBuffers::set_level_factorization`]; off
+    /// by default). The results are the same bit for bit.
+    pub fn set_level_factorization(&self, on: bool) {
+        self.pipeline.icf_buffers.set_level_factorization(&self.ctx, on);
+    }
+
     /// Times every launch from now on with GPU timestamps (up to
     /// `capacity` launches between two [`Self::profile`] calls); false when
     /// the adapter has no timestamps between dispatches.
