@@ -194,6 +194,14 @@ fn first_run(m: u32) -> vec2u {
     return vec2u(c0, c1);
 }
 
+/// The dofs [lo, hi) of the first run of consecutive blocks of *m ≠ 0,
+/// and *m without that run.
+fn take_run(m: ptr<function, u32>) -> vec2u {
+    let run = first_run(*m);
+    *m = drop_below(*m, run.y);
+    return vec2u(block_start(run.x), block_start(run.y));
+}
+
 /// m without its blocks below c.
 fn drop_below(m: u32, c: u32) -> u32 {
     if (c >= 32u) {
@@ -267,9 +275,8 @@ fn icf_eval(w: u32, lid: u32, ncon: u32, with_hess: bool) -> f32 {
                     if (m == 0u) {
                         break;
                     }
-                    let run = first_run(m);
-                    m = drop_below(m, run.y);
-                    for (var j = block_start(run.x); j < block_start(run.y); j++) {
+                    let run = take_run(&m);
+                    for (var j = run.x; j < run.y; j++) {
                         if (j >= own.x && j < own.y) {
                             set_fac(w, i, j, amat(w, i, j));
                         } else {

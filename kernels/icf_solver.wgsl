@@ -42,9 +42,8 @@ fn rounding_floor(w: u32, lid: u32) -> f32 {
                 if (m == 0u) {
                     break;
                 }
-                let run = first_run(m);
-                m = drop_below(m, run.y);
-                for (var j = block_start(run.x); j < block_start(run.y); j++) {
+                let run = take_run(&m);
+                for (var j = run.x; j < run.y; j++) {
                     s += abs(fac(w, i, j) * ivec(w, VEC_V, j));
                 }
             }
@@ -213,10 +212,9 @@ fn cholesky_factor_blocks(w: u32, lid: u32) -> u32 {
             if (m == 0u) {
                 break;
             }
-            let run = first_run(m);
-            m = drop_below(m, run.y);
-            let hi = block_start(run.y);
-            for (var i = owned_from(lid, max(block_start(run.x), j + 1u)); i < hi; i += SOLVER_THREADS) {
+            let run = take_run(&m);
+            let hi = run.y;
+            for (var i = owned_from(lid, max(run.x, j + 1u)); i < hi; i += SOLVER_THREADS) {
                 set_fac(w, i, j, fac(w, i, j) * inv);
             }
         }
@@ -226,10 +224,9 @@ fn cholesky_factor_blocks(w: u32, lid: u32) -> u32 {
             if (m == 0u) {
                 break;
             }
-            let run = first_run(m);
-            m = drop_below(m, run.y);
-            let hi = block_start(run.y);
-            for (var i = owned_from(lid, max(block_start(run.x), j + 1u)); i < hi; i += SOLVER_THREADS) {
+            let run = take_run(&m);
+            let hi = run.y;
+            for (var i = owned_from(lid, max(run.x, j + 1u)); i < hi; i += SOLVER_THREADS) {
                 let lij = fac(w, i, j);
                 // Entries (i, k), j < k ≤ i, of the same runs.
                 var mk = cols;
@@ -268,10 +265,9 @@ fn cholesky_solve_blocks(w: u32, lid: u32, row: u32) {
             if (m == 0u) {
                 break;
             }
-            let run = first_run(m);
-            m = drop_below(m, run.y);
-            let hi = block_start(run.y);
-            for (var i = owned_from(lid, max(block_start(run.x), j + 1u)); i < hi; i += SOLVER_THREADS) {
+            let run = take_run(&m);
+            let hi = run.y;
+            for (var i = owned_from(lid, max(run.x, j + 1u)); i < hi; i += SOLVER_THREADS) {
                 set_ivec(w, row, i, ivec(w, row, i) - fac(w, i, j) * y);
             }
         }
@@ -289,10 +285,9 @@ fn cholesky_solve_blocks(w: u32, lid: u32, row: u32) {
             if (m == 0u) {
                 break;
             }
-            let run = first_run(m);
-            m = drop_below(m, run.y);
-            let hi = min(block_start(run.y), j);
-            for (var i = owned_from(lid, block_start(run.x)); i < hi; i += SOLVER_THREADS) {
+            let run = take_run(&m);
+            let hi = min(run.y, j);
+            for (var i = owned_from(lid, run.x); i < hi; i += SOLVER_THREADS) {
                 set_ivec(w, row, i, ivec(w, row, i) - fac(w, j, i) * x);
             }
         }
@@ -331,9 +326,8 @@ fn left_update(w: u32, i: u32, k: u32, x0: f32, m0: u32, s: u32) -> f32 {
         if (m == 0u) {
             break;
         }
-        let run = first_run(m);
-        m = drop_below(m, run.y);
-        for (var j = block_start(run.x); j < block_start(run.y); j++) {
+        let run = take_run(&m);
+        for (var j = run.x; j < run.y; j++) {
             x = x - fac(w, i, j) * fac(w, k, j);
         }
     }
@@ -552,10 +546,9 @@ fn plan_blocks(w: u32, lid: u32, ncon: u32) -> vec4f {
             if (m == 0u) {
                 break;
             }
-            let run = first_run(m);
-            m = drop_below(m, run.y);
-            let lo = block_start(run.x);
-            let hi = block_start(run.y);
+            let run = take_run(&m);
+            let lo = run.x;
+            let hi = run.y;
             let own = owned_count(lid, lo, hi);
             prefix += 1.0 + f32(hi - lo) / 4.0;
             rows += 1.0 + own;
@@ -569,9 +562,8 @@ fn plan_blocks(w: u32, lid: u32, ncon: u32) -> vec4f {
             if (m == 0u) {
                 break;
             }
-            let run = first_run(m);
-            m = drop_below(m, run.y);
-            back += 1.0 + owned_count(lid, block_start(run.x), block_start(run.y));
+            let run = take_run(&m);
+            back += 1.0 + owned_count(lid, run.x, run.y);
             loops += 1.0;
         }
         solve += ncol * (6.0 + rows + back);
@@ -581,9 +573,8 @@ fn plan_blocks(w: u32, lid: u32, ncon: u32) -> vec4f {
             if (m == 0u) {
                 break;
             }
-            let run = first_run(m);
-            m = drop_below(m, run.y);
-            span += 1.0 + f32(block_start(run.y) - block_start(run.x));
+            let run = take_run(&m);
+            span += 1.0 + f32(run.y - run.x);
             loops += 1.0;
         }
         floor += owned_count(lid, block_start(b), block_start(b + 1u)) * (2.0 + span);
