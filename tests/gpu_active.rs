@@ -23,14 +23,6 @@ use std::sync::Arc;
 const TOL_STEP_Q: f64 = 1e-5;
 const TOL_STEP_V: f64 = 1e-2;
 
-fn state(b: &dyn Batch) -> (Vec<f64>, Vec<f64>) {
-    let (nq, nv) = (b.model().nq, b.model().nv);
-    let (mut q, mut v) = (vec![0.0; b.nworld() * nq], vec![0.0; b.nworld() * nv]);
-    b.qpos(&mut q);
-    b.qvel(&mut v);
-    (q, v)
-}
-
 fn bits(x: &[f64]) -> Vec<u64> {
     x.iter().map(|v| v.to_bits()).collect()
 }
@@ -66,13 +58,13 @@ fn alone_and_together(
         (b, listed, launches)
     };
     let (together, listed, launches) = run(states);
-    let (q, v) = state(&together);
+    let (q, v) = common::batch_state(&together);
     let (nq, nv) = (model.nq, model.nv);
     let mut listed_alone = 0;
     for w in 0..n {
         let (alone, l, _) = run(&states[w..w + 1]);
         listed_alone += l;
-        let (qa, va) = state(&alone);
+        let (qa, va) = common::batch_state(&alone);
         assert_eq!(bits(&q[w * nq..(w + 1) * nq]), bits(&qa), "world {w}: q differs from the world alone");
         assert_eq!(bits(&v[w * nv..(w + 1) * nv]), bits(&va), "world {w}: v differs from the world alone");
         assert_eq!(together.times()[w].to_bits(), alone.times()[0].to_bits(), "world {w}: clock");
@@ -126,7 +118,7 @@ fn clutter_solves_of_different_lengths_step_as_alone_and_match_cpu_f32() {
     let model = Arc::new(scenes::clutter(20, scenes::CUBE_TOSS_MATERIAL));
     let mut settle = CpuBatch::<f64>::new(model.clone(), 1, Mode::ErrorControlled(CenicParams::default()));
     settle.advance(1.0).unwrap();
-    let (q0, v0) = state(&settle);
+    let (q0, v0) = common::batch_state(&settle);
     let states: Vec<(Vec<f64>, Vec<f64>)> =
         (0..3).map(|w| (q0.clone(), v0.iter().map(|x| x + 0.05 * w as f64).collect())).collect();
     let mode = Mode::Fixed { dt: 2e-3 };
@@ -141,7 +133,7 @@ fn clutter_solves_of_different_lengths_step_as_alone_and_match_cpu_f32() {
     }
     gpu.advance(2e-3).unwrap();
     cpu.advance(2e-3).unwrap();
-    let ((qg, vg), (qc, vc)) = (state(&gpu), state(&cpu));
+    let ((qg, vg), (qc, vc)) = (common::batch_state(&gpu), common::batch_state(&cpu));
     let max_diff = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
     let (dq, dv) = (max_diff(&qg, &qc), max_diff(&vg, &vc));
     eprintln!("clutter, one step of 3 worlds: GPU vs CPU f32 {dq:.2e} (q), {dv:.2e} (v)");

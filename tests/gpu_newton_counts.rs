@@ -53,15 +53,6 @@ const TOL_PER_SOLVE: u64 = 2;
 const TOL_SHARE: f64 = 0.15;
 const TOL_TOTAL: f64 = 0.03;
 
-/// Positions and velocities of every world of `b`.
-fn state(b: &dyn Batch) -> (Vec<f64>, Vec<f64>) {
-    let m = b.model();
-    let (mut q, mut v) = (vec![0.0; b.nworld() * m.nq], vec![0.0; b.nworld() * m.nv]);
-    b.qpos(&mut q);
-    b.qvel(&mut v);
-    (q, v)
-}
-
 /// `NWORLD` states along a CPU f32 run of fixed steps of `dt` from the
 /// model's initial state: after `settle` seconds, then every `every` steps.
 fn snapshots(model: &Arc<Model>, dt: f64, settle: f64, every: usize) -> Vec<(Vec<f64>, Vec<f64>)> {
@@ -70,7 +61,7 @@ fn snapshots(model: &Arc<Model>, dt: f64, settle: f64, every: usize) -> Vec<(Vec
     (0..NWORLD)
         .map(|_| {
             run.advance(dt * every as f64).unwrap();
-            state(&run)
+            common::batch_state(&run)
         })
         .collect()
 }
@@ -200,7 +191,7 @@ fn fixed_steps(
     set_states(&mut cpu, &q, &v);
     let mut tally = Tally::default();
     for _ in 0..steps {
-        let (q, v) = state(&cpu);
+        let (q, v) = common::batch_state(&cpu);
         set_states(&mut gpu, &q, &v);
         let before = (counts(&gpu), counts(&cpu));
         gpu.advance(dt).unwrap();

@@ -98,14 +98,6 @@ fn ctrls(model: &Model, nworld: usize, rng: &mut Rng) -> Vec<f64> {
     (0..nworld * model.nu()).map(|_| rng.range(-1.0, 1.0)).collect()
 }
 
-fn read_state(b: &dyn Batch) -> (Vec<f64>, Vec<f64>) {
-    let m = b.model();
-    let (mut q, mut v) = (vec![0.0; b.nworld() * m.nq], vec![0.0; b.nworld() * m.nv]);
-    b.qpos(&mut q);
-    b.qvel(&mut v);
-    (q, v)
-}
-
 fn sensordata(b: &dyn Batch) -> Vec<f64> {
     let mut out = vec![f64::NAN; b.nworld() * b.model().nsensordata];
     b.sensordata(&mut out).unwrap();
@@ -187,7 +179,7 @@ fn state_parity(ctx: Arc<GpuContext>, model: &Arc<Model>, mode: Mode, layout: La
         let ctrl = ctrls(model, nworld, &mut rng);
         gpu.set_ctrl_all(&ctrl).unwrap();
         gpu.advance(0.05).unwrap();
-        let (q, v) = read_state(&gpu);
+        let (q, v) = common::batch_state(&gpu);
         let g = sensordata(&gpu);
         let c = cpu_at(model, &q, &v, &ctrl);
         let tol = |_: &SensorKind, b: f64, _| TOL_STATE * (1.0 + b.abs());
@@ -223,7 +215,7 @@ fn varied_states(model: &Arc<Model>, rng: &mut Rng) -> (Vec<f64>, Vec<f64>) {
         }
         b.set_ctrl_all(&ctrls(model, nworld, rng)).unwrap();
         b.advance(t).unwrap();
-        read_state(&b)
+        common::batch_state(&b)
     };
     let (mut q, mut v) = run(2, 0.1);
     let (qs, vs) = run(2, 1.5);

@@ -109,3 +109,12 @@ impl Rng {
 pub fn inertial(mass: f64, pos: [f64; 3], diag: [f64; 3]) -> Option<cenic::model::Inertial> {
     Some(cenic::model::Inertial { mass, pos, quat: [0.9, 0.1, -0.3, 0.2], diag })
 }
+
+/// Positions and velocities of every world of a batch (world after world).
+pub fn batch_state(b: &dyn cenic::batch::Batch) -> (Vec<f64>, Vec<f64>) {
+    let m = b.model();
+    let (mut q, mut v) = (vec![0.0; b.nworld() * m.nq], vec![0.0; b.nworld() * m.nv]);
+    b.qpos(&mut q);
+    b.qvel(&mut v);
+    (q, v)
+}
