@@ -118,13 +118,7 @@ fn horizon_table(
 }
 
 fn main() {
-    let Some(shared) = zoo::shared_dir() else {
-        eprintln!("shared folder not found (set CENIC_SHARED)");
-        std::process::exit(2);
-    };
-    let models: Vec<String> =
-        arg("--models").unwrap_or("half_cheetah,ant".into()).split(',').map(String::from).collect();
-    let n: usize = arg("--intervals").and_then(|s| s.parse().ok()).unwrap_or(50);
+    let (shared, models, n) = common::sweep_args();
     let mode_names: Vec<String> = arg("--modes")
         .unwrap_or("cenic:1e-3,cenic:1e-4,cenic:1e-5,cenic:1e-6,cenic:1e-7,cenic:1e-8,fixed:2e-3,fixed:1e-3,fixed:2e-4,fixed:5e-5,fixed:1e-5".into())
         .split(',')

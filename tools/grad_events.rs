@@ -74,13 +74,7 @@ fn gradient(model: &Arc<cenic::Model>, mode: &str, x0: &[f64], u: &[f64], n: usi
 }
 
 fn main() {
-    let Some(shared) = zoo::shared_dir() else {
-        eprintln!("shared folder not found (set CENIC_SHARED)");
-        std::process::exit(2);
-    };
-    let models: Vec<String> =
-        arg("--models").unwrap_or("half_cheetah,ant".into()).split(',').map(String::from).collect();
-    let n: usize = arg("--intervals").and_then(|s| s.parse().ok()).unwrap_or(50);
+    let (shared, models, n) = common::sweep_args();
     let noise: f64 = arg("--noise").and_then(|s| s.parse().ok()).unwrap_or(0.2);
     let cases = zoo::cases(&shared).expect("models load");
     let case = |name: &str| cases.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("no model {name}"));

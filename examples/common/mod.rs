@@ -14,6 +14,20 @@ pub fn arg(name: &str) -> Option<String> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
 }
 
+/// The gradient sweeps' common arguments: the shared folder (the process
+/// exits with a message when it is absent), `--models` (names of zoo
+/// models, default `half_cheetah,ant`) and `--intervals` (control
+/// intervals per sequence, default 50).
+pub fn sweep_args() -> (std::path::PathBuf, Vec<String>, usize) {
+    let Some(shared) = cenic::zoo::shared_dir() else {
+        eprintln!("shared folder not found (set CENIC_SHARED)");
+        std::process::exit(2);
+    };
+    let models = arg("--models").unwrap_or("half_cheetah,ant".into()).split(',').map(String::from).collect();
+    let n = arg("--intervals").and_then(|s| s.parse().ok()).unwrap_or(50);
+    (shared, models, n)
+}
+
 /// The friction-load derivative a mode name KIND:VALUE[+implicit|+lagged][+…]
 /// asks for: `+implicit` differentiates the friction load straight through
 /// the step's implicit normal impulse ([`cenic::diff::FrictionLoad::Implicit`],
