@@ -403,29 +403,26 @@ fn cholesky_factor_levels(w: u32, lid: u32) -> u32 {
     return u32(-first);
 }
 
+/// Σ over the blocks of mask m of (1 + the block's dofs).
+fn mask_loops(m0: u32) -> f32 {
+    var m = m0;
+    var n = 0.0;
+    loop {
+        if (m == 0u) {
+            break;
+        }
+        let c = firstTrailingBit(m);
+        m &= m - 1u;
+        n += 1.0 + f32(block_start(c + 1u) - block_start(c));
+    }
+    return n;
+}
+
 /// Loop iterations (an upper bound) of factor_block(b).
 fn level_block_work(b: u32) -> f32 {
     let m = f32(block_start(b + 1u) - block_start(b));
-    var e = 0.0;
-    var mm = blk_earlier[b];
-    loop {
-        if (mm == 0u) {
-            break;
-        }
-        let c = firstTrailingBit(mm);
-        mm &= mm - 1u;
-        e += 1.0 + f32(block_start(c + 1u) - block_start(c));
-    }
-    var rows = 0.0;
-    mm = blk_later[b];
-    loop {
-        if (mm == 0u) {
-            break;
-        }
-        let c = firstTrailingBit(mm);
-        mm &= mm - 1u;
-        rows += 1.0 + f32(block_start(c + 1u) - block_start(c));
-    }
+    let e = mask_loops(blk_earlier[b]);
+    let rows = mask_loops(blk_later[b]);
     return m * ((e + m + 3.0) * (2.0 + m + rows) + 4.0);
 }
 
