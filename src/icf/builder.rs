@@ -67,6 +67,8 @@ pub struct IcfBuilder {
     blocks: Vec<(usize, usize)>,
     /// Tree block of each dof.
     dof_block: Vec<usize>,
+    /// Parent dof of each dof (`usize::MAX` at a tree root).
+    dof_parent: Vec<usize>,
 }
 
 /// Scale factor of the Delassus estimate w ≈ 2.65/m (guide: design,
@@ -82,7 +84,8 @@ impl IcfBuilder {
         }
         let weld_mass = model.bodies.iter().map(|b| weld_mass[b.weld]).collect();
         let (blocks, dof_block) = tree_blocks(model);
-        Self { weld_mass, mark: vec![usize::MAX; model.nv], blocks, dof_block }
+        let dof_parent = model.dofs.iter().map(|d| d.parent.unwrap_or(usize::MAX)).collect();
+        Self { weld_mass, mark: vec![usize::MAX; model.nv], blocks, dof_block, dof_parent }
     }
 
     /// Fills `problem` for the state in `data`, which must hold the results
@@ -115,6 +118,9 @@ impl IcfBuilder {
                     problem.mass[i * nv + s..i * nv + s + m].copy_from_slice(&data.mass[i * nv + s..i * nv + s + m]);
                 }
             }
+        }
+        if problem.dof_parent != self.dof_parent {
+            problem.dof_parent.clone_from(&self.dof_parent);
         }
         problem.v0.copy_from_slice(&data.v);
         problem.stiction_tolerance = T::c(model.options.stiction_tolerance);

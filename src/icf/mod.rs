@@ -38,4 +38,6 @@ pub use problem::{
     ContactConstraint, GainConstraint, IcfProblem, LimitConstraint, RowConstraint, STICTION_EPS_RATIO, SoftContact,
     SoftRow,
 };
-pub use solver::{IcfSolver, LINE_SEARCH_EXACT_BELOW, LINE_SEARCH_TOLERANCE, SolveError, SolveStats, SolverParams};
+pub use solver::{
+    FactorKind, IcfSolver, LINE_SEARCH_EXACT_BELOW, LINE_SEARCH_TOLERANCE, SolveError, SolveStats, SolverParams,
+};

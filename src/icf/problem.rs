@@ -253,6 +253,11 @@ pub struct IcfProblem<T> {
     pub blocks: Vec<(usize, usize)>,
     /// Tree block of each dof (nv), when `blocks` is not empty.
     pub dof_block: Vec<usize>,
+    /// Parent dof of each dof on the path to the world (`usize::MAX` at a
+    /// tree root; nv), or empty when unknown. A's entry (i, j) is zero
+    /// unless one of i, j is the other or its ancestor; the solver's
+    /// tree factorization uses it ([`crate::math::TreeLdl`]).
+    pub dof_parent: Vec<usize>,
 
     /// Time step h (s) of the last `set_time_step`.
     pub h: T,
@@ -284,6 +289,7 @@ impl<T: Real> IcfProblem<T> {
             row_coef: Vec::new(),
             blocks: Vec::new(),
             dof_block: Vec::new(),
+            dof_parent: Vec::new(),
             h: T::zero(),
             a: vec![T::zero(); nv * nv],
             r: vec![T::zero(); nv],

@@ -5,7 +5,7 @@
 use super::cost::{CostWork, evaluate_keep, line_eval, prepare_line_cached};
 use super::problem::IcfProblem;
 use super::sparse::BlockStructure;
-use crate::math::{Real, cholesky_factor, cholesky_solve_in_place};
+use crate::math::{Real, TreeLdl, cholesky_factor, cholesky_solve_in_place};
 
 /// The line search stops once |ℓ'(α)| ≤ this fraction of |ℓ'(0)| while the
 /// residual is above 10³ times the tolerance or the relative tolerance is
@@ -109,6 +109,21 @@ pub enum SolveError {
     NonFinite,
 }
 
+/// The factorizations of H the solver chooses from, per factorization.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FactorKind {
+    /// Dense Cholesky (one tree whose pattern is not exploited, or a
+    /// pattern broken by a term coupling two branches).
+    #[default]
+    Dense,
+    /// Dense Cholesky of tree blocks in a minimum-degree order
+    /// (`icf::sparse`): several trees that contacts couple.
+    Blocks,
+    /// LᵀDL over the dof forest ([`TreeLdl`]): every contact and row lies
+    /// on one path to a root, so H keeps the mass matrix's pattern.
+    Tree,
+}
+
 /// Newton solver workspace (allocated once; no allocation per solve once sized).
 #[derive(Clone, Debug, Default)]
 pub struct IcfSolver<T> {
@@ -120,8 +135,10 @@ pub struct IcfSolver<T> {
     factor_valid: bool,
     /// Tree-block elimination structure when the factor is block sparse.
     structure: BlockStructure,
-    /// Whether `factor` holds a block-sparse (true) or dense factor.
-    sparse: bool,
+    /// Ancestor lists of the problem's dofs, for the tree factorization.
+    tree: TreeLdl,
+    /// Which factorization `factor` holds.
+    kind: FactorKind,
     blocks: Vec<(usize, usize)>,
     /// Scratch: which pairs of tree blocks a contact couples (rounding floor).
     coupled: Vec<bool>,
@@ -261,33 +278,69 @@ impl<T: Real> IcfSolver<T> {
         Err(SolveError::MaxIterations(params.max_iterations))
     }
 
-    /// Cholesky of the Hessian — block sparse over kinematic trees when the
-    /// problem has several, else dense; on failure (rounding in f32) retries
-    /// with a growing diagonal shift relative to the diagonal.
+    /// The factorization this problem's pattern allows at the least cost:
+    /// the tree LᵀDL when every contact and row lies on one path to a root
+    /// and that costs fewer operations than dense factors of the tree
+    /// blocks; else block sparse over kinematic trees when the problem has
+    /// several; else dense.
+    fn choose_factorization(&mut self, p: &IcfProblem<T>) -> FactorKind {
+        let n = p.nv;
+        // `analyze` keeps the structure while the parents are unchanged. A
+        // dense Cholesky of an m-dof block costs Σⱼ j(j+1)/2 = m(m² − 1)/6
+        // multiply-adds; the tree must beat the blocks without coupling
+        // (for free bodies, 6-dof chains, it only ties).
+        let blocks: usize = (0..p.block_count()).map(|b| p.block(b).1).map(|m| m * (m * m).saturating_sub(1) / 6).sum();
+        let tree = p.dof_parent.len() == n
+            && self.tree.analyze(&p.dof_parent)
+            && self.tree.factor_flops() < blocks
+            && p.contacts
+                .iter()
+                .all(|c| self.tree.on_one_path(p.jac_dof[c.jac_start..c.jac_start + c.jac_len].iter().copied()))
+            && p.rows
+                .iter()
+                .all(|r| self.tree.on_one_path(p.row_dof[r.jac_start..r.jac_start + r.jac_len].iter().copied()));
+        if tree {
+            FactorKind::Tree
+        } else if BlockStructure::applies(p) {
+            FactorKind::Blocks
+        } else {
+            FactorKind::Dense
+        }
+    }
+
+    /// The factorization of the last Newton iteration that factorized.
+    pub fn factor_kind(&self) -> FactorKind {
+        self.kind
+    }
+
+    /// Factorizes the Hessian as [`choose_factorization`](Self::choose_factorization)
+    /// decides; on failure (rounding in f32) retries with a growing
+    /// diagonal shift relative to the diagonal.
     fn factorize(&mut self, p: &IcfProblem<T>) -> Result<(), SolveError> {
         let nv = p.nv;
-        self.sparse = BlockStructure::applies(p);
-        if self.sparse {
+        self.kind = self.choose_factorization(p);
+        if self.kind == FactorKind::Blocks {
             self.structure.analyze(p);
             self.blocks.clone_from(&p.blocks);
         }
         let mut shift = T::zero();
         for attempt in 0..6 {
-            if self.sparse {
-                self.structure.load(&self.hess, &mut self.factor, nv, &self.blocks);
-            } else {
-                self.factor.copy_from_slice(&self.hess);
+            match self.kind {
+                FactorKind::Blocks => self.structure.load(&self.hess, &mut self.factor, nv, &self.blocks),
+                FactorKind::Tree => self.tree.load(&self.hess, nv, &mut self.factor),
+                FactorKind::Dense => self.factor.copy_from_slice(&self.hess),
             }
             if shift > T::zero() {
                 for i in 0..nv {
                     let d = self.hess[i * nv + i];
-                    self.factor[i * nv + i] = d + shift * d.abs().max(T::one());
+                    let at = if self.kind == FactorKind::Tree { self.tree.diag_index(i) } else { i * nv + i };
+                    self.factor[at] = d + shift * d.abs().max(T::one());
                 }
             }
-            let r = if self.sparse {
-                self.structure.factor(&mut self.factor, nv, &self.blocks)
-            } else {
-                cholesky_factor(&mut self.factor, nv)
+            let r = match self.kind {
+                FactorKind::Blocks => self.structure.factor(&mut self.factor, nv, &self.blocks),
+                FactorKind::Tree => self.tree.factor(&mut self.factor),
+                FactorKind::Dense => cholesky_factor(&mut self.factor, nv),
             };
             match r {
                 Ok(()) => {
@@ -312,10 +365,10 @@ impl<T: Real> IcfSolver<T> {
     /// (at the last iterate that needed one, not necessarily the solution).
     pub fn solve_with_factor(&self, b: &mut [T]) {
         let nv = b.len();
-        if self.sparse {
-            self.structure.solve(&self.factor, nv, &self.blocks, b);
-        } else {
-            cholesky_solve_in_place(&self.factor, nv, b);
+        match self.kind {
+            FactorKind::Blocks => self.structure.solve(&self.factor, nv, &self.blocks, b),
+            FactorKind::Tree => self.tree.solve(&self.factor, b),
+            FactorKind::Dense => cholesky_solve_in_place(&self.factor, nv, b),
         }
     }
 

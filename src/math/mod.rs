@@ -9,6 +9,7 @@ mod dense;
 mod mat3;
 mod quat;
 mod spatial;
+mod tree;
 mod vec3;
 
 pub(crate) use dense::dot as dense_dot;
@@ -16,6 +17,7 @@ pub use dense::{CholeskyError, cholesky_factor, cholesky_solve_in_place};
 pub use mat3::Mat3;
 pub use quat::Quat;
 pub use spatial::{Force, Motion, SpatialInertia};
+pub use tree::TreeLdl;
 pub use vec3::Vec3;
 
 use core::fmt::{Debug, Display};
