@@ -473,7 +473,9 @@ struct IcfDims {
     nblock: u32,
     /// 1: the structured factorization by elimination levels (icf_solver.wgsl).
     levels: u32,
-    _pad: u32,
+    /// 1: the factorization over the dof tree pays for this model
+    /// (icf_solver.wgsl, tree_factor).
+    tree: u32,
     /// First dof of each block, then nv (entry b at [b / 4][b % 4]).
     block_start: array<vec4u, 9>,
 }

@@ -295,6 +295,171 @@ fn cholesky_solve_blocks(w: u32, lid: u32, row: u32) {
     wg_sync();
 }
 
+// ---------------------------------------------------------------- the factorization over the dof tree
+//
+// Twin of math::TreeLdl (src/math/tree.rs; the guide's design chapter, "The
+// Newton solve"): when every contact lies on one path to a root, H has the
+// mass matrix's pattern (entry (i, j) non-zero only when one dof is the
+// other's ancestor), and LᵀDL eliminated from the last dof to the first
+// makes no fill. In place in icf_factor's dense storage: L_ki at (k, i) for
+// each ancestor i of k, D_k on the diagonal. Each entry sees the CPU's
+// operations in the CPU's order.
+
+/// The tree factorization runs in this launch (plan_blocks; uniform).
+var<private> tree_on: bool = false;
+/// icf_factor holds a tree factor computed in this launch.
+var<private> tree_factor_held: bool = false;
+
+/// Whether contact ci's Jacobian lies on one path to a root. Its entries
+/// list one body's chain (deepest dof first, parent after parent), then
+/// the other body's dofs that chain lacks, again deepest first: on one
+/// path when there are none, or when the second body's deepest dof has
+/// the first body's deepest among its ancestors.
+fn contact_on_one_path(w: u32, ci: u32) -> bool {
+    let n = icf_con[con_at(w, ci)].jac_len;
+    if (n == 0u) {
+        return true;
+    }
+    let first = icf_jac[jac_at(w, ci, 0u)].dof;
+    var prev = first;
+    for (var e = 1u; e < n; e++) {
+        let d = icf_jac[jac_at(w, ci, e)].dof;
+        if (d != dofs[prev].parent) {
+            // Ancestors precede their descendants: stop at or below `first`.
+            var a = d;
+            loop {
+                if (a == NONE || a <= first) {
+                    break;
+                }
+                a = dofs[a].parent;
+            }
+            return a == first;
+        }
+        prev = d;
+    }
+    return true;
+}
+
+/// LᵀDL of the world's icf_factor over the dof tree: for each dof k from
+/// the last, the rows of its ancestors lose L_ki·(row k) on their own
+/// ancestors (the x-th ancestor, nearest first, is thread x's modulo
+/// SOLVER_THREADS), then row k is scaled by 1/D_k. Returns the failing
+/// pivot, or NONE (uniform).
+fn tree_factor(w: u32, lid: u32) -> u32 {
+    let nv = dims.nv;
+    for (var kk = 0u; kk < nv; kk++) {
+        let k = nv - 1u - kk;
+        wg_sync();
+        let d = wg_bcast_f32(lid, fac(w, k, k));
+        if (!(d > 0.0) || non_finite(d)) {
+            return k;
+        }
+        let inv = 1.0 / d;
+        var i = dofs[k].parent;
+        var x = 0u;
+        loop {
+            if (i == NONE) {
+                break;
+            }
+            if (x % SOLVER_THREADS == lid) {
+                let lki = fac(w, k, i);
+                let t = lki * inv;
+                set_fac(w, i, i, fac(w, i, i) - t * lki);
+                var j = dofs[i].parent;
+                loop {
+                    if (j == NONE) {
+                        break;
+                    }
+                    set_fac(w, i, j, fac(w, i, j) - t * fac(w, k, j));
+                    j = dofs[j].parent;
+                }
+            }
+            i = dofs[i].parent;
+            x++;
+        }
+        wg_sync();
+        i = dofs[k].parent;
+        x = 0u;
+        loop {
+            if (i == NONE) {
+                break;
+            }
+            if (x % SOLVER_THREADS == lid) {
+                set_fac(w, k, i, fac(w, k, i) * inv);
+            }
+            i = dofs[i].parent;
+            x++;
+        }
+    }
+    wg_sync();
+    return NONE;
+}
+
+/// Solves Lᵀ D L x = b in place on icf_vec row `row` with tree_factor's
+/// factor, by thread 0 (Σₖ dₖ operations each way).
+fn tree_solve(w: u32, lid: u32, row: u32) {
+    let nv = dims.nv;
+    wg_sync();
+    if (lid == 0u) {
+        // Lᵀ y = b: y_k is final once every descendant has passed it on.
+        for (var kk = 0u; kk < nv; kk++) {
+            let k = nv - 1u - kk;
+            let yk = ivec(w, row, k);
+            var i = dofs[k].parent;
+            loop {
+                if (i == NONE) {
+                    break;
+                }
+                set_ivec(w, row, i, ivec(w, row, i) - fac(w, k, i) * yk);
+                i = dofs[i].parent;
+            }
+        }
+        for (var k = 0u; k < nv; k++) {
+            set_ivec(w, row, k, ivec(w, row, k) / fac(w, k, k));
+        }
+        // L x = z, ancestors first (nearest ancestor first, as on the CPU).
+        for (var k = 0u; k < nv; k++) {
+            var xk = ivec(w, row, k);
+            var i = dofs[k].parent;
+            loop {
+                if (i == NONE) {
+                    break;
+                }
+                xk = xk - fac(w, k, i) * ivec(w, row, i);
+                i = dofs[i].parent;
+            }
+            set_ivec(w, row, k, xk);
+        }
+    }
+    wg_sync();
+}
+
+/// The tree factorization's loop iterations on the busiest thread:
+/// (factor, solve, the planning loops that counted them).
+fn plan_tree(lid: u32) -> vec3f {
+    let nv = dims.nv;
+    var chol = 0.0;
+    var solve = 0.0;
+    var loops = 0.0;
+    for (var k = 0u; k < nv; k++) {
+        var d = 0u;
+        var i = dofs[k].parent;
+        loop {
+            if (i == NONE) {
+                break;
+            }
+            d++;
+            i = dofs[i].parent;
+        }
+        let fd = f32(d);
+        // Two walks over k's ancestors, and for each owned one a walk over its own.
+        chol += 2.0 * fd + 4.0 + ceil(fd / f32(SOLVER_THREADS)) * (fd + 1.0);
+        solve += 2.0 * fd + 3.0;
+        loops += fd + 1.0;
+    }
+    return vec3f(chol + 1.0, solve + f32(nv) + 1.0, loops);
+}
+
 // ---------------------------------------------------------------- the factorization by levels
 //
 // A block's elimination level is 0 when no earlier column reaches it, else
@@ -481,6 +646,25 @@ fn plan_blocks(w: u32, lid: u32, ncon: u32) -> vec4f {
     blk_assemble = false;
     blk_by_level = false;
     blk_nlevel = 0u;
+    tree_on = false;
+    tree_factor_held = false;
+    // The tree factorization where it pays and no contact couples two
+    // branches (a factor kept across launches is solved densely, so not
+    // with Hessian reuse).
+    if (icf_dims.tree != 0u && icf_params.hessian_reuse == 0u) {
+        var paths = true;
+        for (var ci = 0u; ci < ncon; ci++) {
+            if (!contact_on_one_path(w, ci)) {
+                paths = false;
+                break;
+            }
+        }
+        if (paths) {
+            tree_on = true;
+            let t = plan_tree(lid);
+            return vec4f(t.x, t.y, dense.z, t.z + f32(ncon) * f32(icf_dims.ndofc + 2u) + 16.0);
+        }
+    }
     let nb = icf_dims.nblock;
     if (nb <= 1u) {
         return dense;
@@ -626,7 +810,9 @@ fn icf_factorize(w: u32, lid: u32, ncon: u32, assembled: bool, spent: ptr<functi
                 set_fac(w, i, i, d + shift * max(abs(d), 1.0));
             }
         }
-        if (blk_by_level) {
+        if (tree_on) {
+            pivot = tree_factor(w, lid);
+        } else if (blk_by_level) {
             pivot = cholesky_factor_levels(w, lid);
         } else if (blk_on) {
             pivot = cholesky_factor_blocks(w, lid);
@@ -635,6 +821,7 @@ fn icf_factorize(w: u32, lid: u32, ncon: u32, assembled: bool, spent: ptr<functi
         }
         if (pivot == NONE) {
             blk_factor = blk_on;
+            tree_factor_held = tree_on;
             return NONE;
         }
         if (shift == 0.0) {
@@ -861,7 +1048,7 @@ fn solve_world(w: u32, lid: u32) {
     var factorizations = 0u;
     let plan = plan_blocks(w, lid, ncon);
     if (lid == 0u) {
-        icf_world[w].structured = u32(blk_on) + u32(blk_by_level);
+        icf_world[w].structured = u32(blk_on) + u32(blk_by_level) + 3u * u32(tree_on);
     }
     let costs = solver_costs(w, lid, ncon, plan);
     let budget = f32(prm.loop_budget);
@@ -950,7 +1137,9 @@ fn solve_world(w: u32, lid: u32) {
         for (var i = lid; i < nv; i += SOLVER_THREADS) {
             set_ivec(w, VEC_W, i, -ivec(w, VEC_GRAD, i));
         }
-        if (blk_factor) {
+        if (tree_factor_held) {
+            tree_solve(w, lid, VEC_W);
+        } else if (blk_factor) {
             cholesky_solve_blocks(w, lid, VEC_W);
         } else {
             cholesky_solve(w, lid, VEC_W);

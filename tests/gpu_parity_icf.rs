@@ -49,7 +49,7 @@ use cenic::gpu::batch::HostCollision;
 use cenic::gpu::context::run_pass;
 use cenic::gpu::icf::{IcfBuffers, IcfKernels, IcfVec, SolverVariant};
 use cenic::gpu::{BufferSource, Field, GpuDynamics, Readback, Stage};
-use cenic::icf::{Actuation, IcfBuilder, IcfProblem, IcfSolver, MaterialScale, SolverParams, cost};
+use cenic::icf::{Actuation, FactorKind, IcfBuilder, IcfProblem, IcfSolver, MaterialScale, SolverParams, cost};
 use cenic::math::Vec3;
 use cenic::model::{
     Actuator, ActuatorKind, BodySpec, GeomKind, GeomSpec, Inertial, JointKind, JointSpec, Model, ModelBuilder,
@@ -295,10 +295,36 @@ struct Worst {
 }
 
 /// Builds, evaluates and solves every case on both sides and compares.
-fn check_model(name: &str, model: Arc<Model>, cases: &[WorldCase], ncon: usize, variant: Option<SolverVariant>) {
+/// Gymnasium's humanoid falling onto the floor: most solves over the dof
+/// tree, and the dense factorization, on the GPU as on the CPU, where a
+/// limb touches another (a contact off one path to the root).
+#[test]
+fn humanoid_parity() {
+    let Some(path) = common::shared_file("models/gymnasium/humanoid.xml") else { return };
+    let model = Arc::new(Model::from_mjcf_file(&path).unwrap());
+    let snaps = snapshots(&model, None, 3e-3, 600, 9);
+    let snaps: Vec<_> = snaps.into_iter().skip(20).collect();
+    let mut rng = Rng::new(6);
+    let cases = collision_cases(&model, &snaps, 32, &mut rng);
+    let tree = check_model("humanoid", model.clone(), &cases, 32, None);
+    assert!(
+        context().is_none() || tree * 2 > cases.len(),
+        "humanoid: {tree} of {} worlds over the dof tree",
+        cases.len()
+    );
+}
+
+/// Returns the worlds solved over the dof tree (0 when skipped).
+fn check_model(
+    name: &str,
+    model: Arc<Model>,
+    cases: &[WorldCase],
+    ncon: usize,
+    variant: Option<SolverVariant>,
+) -> usize {
     let Some(ctx) = context() else {
         eprintln!("SKIPPED: no GPU adapter");
-        return;
+        return 0;
     };
     let (nv, nu) = (model.nv, model.nu());
     assert!(cases.iter().any(|c| !c.contacts.is_empty()), "{name}: no contacts in any world");
@@ -306,6 +332,7 @@ fn check_model(name: &str, model: Arc<Model>, cases: &[WorldCase], ncon: usize, 
 
     // CPU f32 reference.
     let mut cpu = vec![];
+    let mut cpu_kind = vec![];
     let mut builder = IcfBuilder::new(&model);
     for c in cases {
         let d = data_at(&model, &c.q, &c.v, c.params.mass_scale as f32);
@@ -314,7 +341,9 @@ fn check_model(name: &str, model: Arc<Model>, cases: &[WorldCase], ncon: usize, 
         builder.build(&model, &d, &c.contacts, act, &c.params.materials.cast(), &mut p);
         p.set_time_step(c.h);
         let mut v1 = c.v.clone();
-        let stats = IcfSolver::<f32>::new(nv).solve(&p, &mut v1, &SolverParams::default()).unwrap();
+        let mut solver = IcfSolver::<f32>::new(nv);
+        let stats = solver.solve(&p, &mut v1, &SolverParams::default()).unwrap();
+        cpu_kind.push(solver.factor_kind());
         cpu.push((p, v1, stats, d));
     }
 
@@ -527,6 +556,19 @@ fn check_model(name: &str, model: Arc<Model>, cases: &[WorldCase], ncon: usize, 
     kernels.solve(&ctx, &icf, &readback).unwrap();
     let v1 = icf.read_vec(&ctx, &readback, IcfVec::V).unwrap();
     let worlds = icf.world.read(&ctx, &readback).unwrap();
+    // The factorization over the dof tree where the CPU takes it (its
+    // last factorizing iteration; every iteration of a solve sees the
+    // same contacts), and nowhere else.
+    for (w, kind) in cpu_kind.iter().enumerate() {
+        let tree = *kind == FactorKind::Tree;
+        assert_eq!(
+            worlds[w].structured == 3,
+            tree,
+            "{name} world {w}: GPU structured {}, CPU {kind:?}",
+            worlds[w].structured
+        );
+    }
+    let tree_worlds = cpu_kind.iter().filter(|k| **k == FactorKind::Tree).count();
     for (w, (cp, cv1, cstats, _)) in cpu.iter().enumerate() {
         let gs = worlds[w].solve_result().unwrap_or_else(|e| panic!("{name} world {w}: GPU solve failed: {e}"));
         let gv = &v1[w * nv..(w + 1) * nv];
@@ -559,8 +601,8 @@ fn check_model(name: &str, model: Arc<Model>, cases: &[WorldCase], ncon: usize, 
         newton[1] += cstats.iterations;
     }
     eprintln!(
-        "{name}: {NWORLD} worlds, {ncontacts} contacts; largest relative differences {worst:?}; \
-         Newton iterations GPU {} CPU {}, line-search evaluations GPU {} CPU {}",
+        "{name}: {NWORLD} worlds, {ncontacts} contacts, {tree_worlds} solved over the dof tree; largest relative \
+         differences {worst:?}; Newton iterations GPU {} CPU {}, line-search evaluations GPU {} CPU {}",
         newton[0], newton[1], line_evals[0], line_evals[1]
     );
     // The same line search, counted the same way: the GPU once evaluated
@@ -575,6 +617,7 @@ fn check_model(name: &str, model: Arc<Model>, cases: &[WorldCase], ncon: usize, 
         newton[0],
         newton[1]
     );
+    tree_worlds
 }
 
 #[test]
@@ -615,7 +658,13 @@ fn ant_parity() {
     let snaps: Vec<_> = snaps.into_iter().skip(4).collect();
     let mut rng = Rng::new(5);
     let cases = collision_cases(&model, &snaps, 16, &mut rng);
-    check_model("ant", model, &cases, 16, None);
+    // The ant's feet touch the floor only: every solve over the dof tree,
+    // by one thread per world and by several (the tree factorization's
+    // ancestors dealt to the threads).
+    for variant in [None, Some(SolverVariant::Cooperative)] {
+        let tree = check_model("ant", model.clone(), &cases, 16, variant);
+        assert!(context().is_none() || tree == cases.len(), "ant: {tree} of {} worlds over the dof tree", cases.len());
+    }
 }
 
 #[test]

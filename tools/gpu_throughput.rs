@@ -13,7 +13,7 @@
 //!     [--max-worlds N] [--scene NAME] [--mode fixed|accuracy] [--sizes N,N,...] [--dt SECONDS]
 //!     [--horizon SECONDS] [--advance SECONDS] [--settle SECONDS] [--gpu-only] [--no-stages]
 //!     [--layout field|world] [--fusion auto|full|none] [--collision auto|per-world|per-pair]
-//!     [--solver serial|coop|wide] [--solver-state auto|storage] [--cpu-f32] [--levels]
+//!     [--solver serial|coop|wide] [--solver-state auto|storage] [--cpu-f32] [--levels] [--no-tree]
 //! ```
 //!
 //! `--suite` runs the rows the GPU work is judged by, in one go (see
@@ -41,7 +41,8 @@
 //! the table says which. The other options pick the GPU batch's structure
 //! (`GpuBatchOptions`), to compare them on one device; `--levels` runs the
 //! Newton solves' structured factorization by elimination levels
-//! (`GpuBatch::set_level_factorization`).
+//! (`GpuBatch::set_level_factorization`), `--no-tree` forbids their
+//! factorization over the dof tree (`GpuBatch::set_tree_factorization`).
 //!
 //! Each GPU row is measured twice: first the throughput (nothing timed on
 //! the device), then the stages (`--no-stages` skips it): the same
@@ -244,6 +245,8 @@ struct Plan {
     stages: bool,
     /// The structured factorization by elimination levels (`--levels`).
     levels: bool,
+    /// The factorization over the dof tree where it pays (not `--no-tree`).
+    tree: bool,
 }
 
 fn gpu_row(
@@ -259,6 +262,9 @@ fn gpu_row(
     let mut b = GpuBatch::with_options(ctx.clone(), scene.model.clone(), n, mode.clone(), options.clone())
         .map_err(|e| format!("{n} worlds refused: {e}"))?;
     b.set_level_factorization(plan.levels);
+    if !plan.tree {
+        b.set_tree_factorization(false);
+    }
     init(&mut b, start);
     let _ = b.times();
     let setup = t0.elapsed().as_secs_f64();
@@ -562,6 +568,7 @@ fn main() {
     let gpu_only = flag("--gpu-only");
     let stages = !flag("--no-stages");
     let levels = flag("--levels");
+    let tree = !flag("--no-tree");
     let cpu_f32 = flag("--cpu-f32");
     let options = GpuBatchOptions {
         layout: match arg("--layout").as_deref() {
@@ -650,7 +657,7 @@ fn main() {
             scene.settle = r.settle.unwrap_or(scene.settle);
             let start = start_state(&scene);
             let (mname, mode) = mode_of(r.fixed);
-            let plan = Plan { horizon: r.horizon, step: r.advance, stages, levels };
+            let plan = Plan { horizon: r.horizon, step: r.advance, stages, levels, tree };
             for &n in r.sizes {
                 let n = scaled(n);
                 eprintln!("[{:.0} s] {} {mname} {n}", t_suite.elapsed().as_secs_f64(), scene.name);
@@ -685,7 +692,7 @@ fn main() {
             if only_mode.as_ref().is_some_and(|m| !mname.starts_with(m.as_str())) {
                 continue;
             }
-            let plan = Plan { horizon: scene.horizon, step: advance.unwrap_or(scene.horizon), stages, levels };
+            let plan = Plan { horizon: scene.horizon, step: advance.unwrap_or(scene.horizon), stages, levels, tree };
             let (mut gpu_on, mut cpu_on) = (true, !gpu_only);
             for &n in &sizes {
                 if !gpu_on && !cpu_on {

@@ -273,6 +273,19 @@ impl SolverState {
 /// Scale factor of the Delassus estimate w ≈ 2.65/m (as in the CPU builder).
 const DELASSUS_FACTOR: f64 = 2.65;
 
+/// Whether the factorization over the dof tree costs fewer operations than
+/// dense factors of the model's trees (the CPU solver's rule), with the
+/// dofs in depth-first preorder.
+fn tree_pays(model: &Model) -> bool {
+    let parent: Vec<usize> = model.dofs.iter().map(|d| d.parent.unwrap_or(usize::MAX)).collect();
+    let (trees, _) = crate::icf::tree_blocks(model);
+    let dense: usize = if trees.is_empty() { vec![(0, model.nv)] } else { trees }
+        .iter()
+        .map(|&(_, m)| m * (m * m).saturating_sub(1) / 6)
+        .sum();
+    crate::math::TreeLdl::new(&parent).is_some_and(|t| t.factor_flops() < dense)
+}
+
 /// ICF sizes and constants (WGSL `IcfDims`, a uniform).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
@@ -292,8 +305,11 @@ pub struct GpuIcfDims {
     /// 1: the structured factorization runs level by level, one thread
     /// per block ([`IcfBuffers::set_level_factorization`]).
     pub levels: u32,
-    /// Padding.
-    pub _pad: u32,
+    /// 1: the Newton solve may factor over the dof tree (the CPU's
+    /// [`TreeLdl`](crate::math::TreeLdl), by the same rule: it costs fewer
+    /// operations than dense factors of the trees), in the launches where
+    /// every contact lies on one path to a root ([`IcfBuffers::set_tree_factorization`]).
+    pub tree: u32,
     /// First dof of each block, then nv; entry b at `[b / 4][b % 4]`.
     pub block_start: [[u32; 4]; 9],
 }
@@ -626,7 +642,8 @@ pub struct GpuIcfWorld {
     /// 1: the last solve launch of this world ran the structured (block)
     /// factorization and solves, 2: the structured factorization by
     /// elimination levels, 0: the dense ones (the results are the same bit
-    /// for bit; `kernels/icf_solver.wgsl` plan_blocks).
+    /// for bit; `kernels/icf_solver.wgsl` plan_blocks); 3: the
+    /// factorization over the dof tree (LᵀDL, the CPU's `TreeLdl`).
     pub structured: u32,
 }
 
@@ -873,7 +890,7 @@ impl PackedIcf {
             stiction_tolerance: model.options.stiction_tolerance as f32,
             nblock: starts.len() as u32 - 1,
             levels: 0,
-            _pad: 0,
+            tree: tree_pays(model) as u32,
             block_start,
         };
         Self { dims, bodies, actuators, limit_defs }
@@ -1174,6 +1191,19 @@ impl IcfBuffers {
     pub fn set_level_factorization(&self, ctx: &GpuContext, on: bool) {
         let mut dims = self.dims_value;
         dims.levels = on as u32;
+        ctx.queue.write_buffer(&self.dims, 0, bytemuck::bytes_of(&dims));
+    }
+
+    /// Lets the Newton solves factor over the dof tree where it pays and
+    /// every contact lies on one path to a root ([`GpuIcfDims::tree`]; the
+    /// default) or not (`false`: the dense or block factorizations
+    /// throughout); for comparisons and measurements. Like the other
+    /// factorization settings it starts from the defaults.
+    pub fn set_tree_factorization(&self, ctx: &GpuContext, on: bool) {
+        let mut dims = self.dims_value;
+        if !on {
+            dims.tree = 0;
+        }
         ctx.queue.write_buffer(&self.dims, 0, bytemuck::bytes_of(&dims));
     }
 

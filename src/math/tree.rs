@@ -199,11 +199,12 @@ impl TreeLdl {
         for (x, d) in b[..n].iter_mut().zip(diag) {
             *x /= *d;
         }
-        // L x = z, ancestors first.
+        // L x = z, ancestors first; each sum nearest ancestor first, the
+        // order of the GPU's walk up the parents (kernels/icf_solver.wgsl).
         for k in 0..n {
             let row = &off[self.anc_start[k]..self.anc_start[k + 1]];
             let mut xk = b[k];
-            for (&i, &lki) in self.ancestors(k).iter().zip(row) {
+            for (&i, &lki) in self.ancestors(k).iter().zip(row).rev() {
                 xk -= lki * b[i];
             }
             b[k] = xk;

@@ -365,6 +365,13 @@ impl GpuBatch {
         self.pipeline.icf_buffers.set_level_factorization(&self.ctx, on);
     }
 
+    /// Lets the Newton solves factor over the dof tree where it pays (the
+    /// default) or not ([`crate::gpu::icf::IcfBuffers::set_tree_factorization`]);
+    /// for comparisons.
+    pub fn set_tree_factorization(&self, on: bool) {
+        self.pipeline.icf_buffers.set_tree_factorization(&self.ctx, on);
+    }
+
     /// Times every launch from now on with GPU timestamps (up to
     /// `capacity` launches between two [`Self::profile`] calls); false when
     /// the adapter has no timestamps between dispatches.
