@@ -17,7 +17,7 @@
 # `mpc_gpu` in the archive)
 # then, on the device: `bash scripts/device_gpu_check.sh` (modes: BENCH=suite (the default: the
 # parity tests, then `gpu_throughput --suite`, the rows the GPU work is judged by; sized for an
-# H100/H200 within DEADLINE, 540 s), BENCH=0|all|rl|ab|acc|wide|clutter|levels|solver|mpc; TESTS="…"
+# H100/H200 within DEADLINE, 540 s), BENCH=0|all|rl|ab|acc|wide|clutter|levels|tree|solver|mpc; TESTS="…"
 # narrows the tests, TESTS=none skips them) with `.dev` and `.gl` carried.
 #
 # Dry run on this machine (lavapipe, no tar, no NVIDIA driver): LOCAL=1 BIN=target/release
@@ -132,6 +132,21 @@ if [ "${BENCH}" = levels ]; then
     for mode in fixed accuracy; do
         for lv in "" --levels "" --levels; do
             run 40 "clutter20_${mode}${lv:+_levels}" --gpu-only --scene clutter20 --mode $mode --advance 0.01 --horizon 0.02 --sizes 256,1024,4096 --budget 4 $lv
+        done
+    done
+    stamp done
+    tar czf "$OUT/logs.tar.gz" -C $L .
+    exit 0
+fi
+# BENCH=tree: the robots' Newton factorization over the dof tree against
+# the dense one (`--no-tree`), same binary, alternating, fixed 2 ms and
+# accuracy 1e-3.
+if [ "${BENCH}" = tree ]; then
+    for s in humanoid ant; do
+        for mode in fixed accuracy; do
+            for t in "" --no-tree "" --no-tree; do
+                run 30 "${s}_${mode}${t:+_dense}" --gpu-only --scene $s --mode $mode --sizes 8192 --budget 3 $t
+            done
         done
     done
     stamp done
