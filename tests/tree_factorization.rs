@@ -30,22 +30,47 @@ fn assert_close(a: &[f64], b: &[f64], what: &str) {
     }
 }
 
-/// Problems of the humanoid falling onto the floor under zero controls:
-/// one per 30 ms over 1.5 s, as the simulator built them.
-fn humanoid_problems() -> Option<Vec<IcfProblem<f64>>> {
-    let path = common::shared_file("models/gymnasium/humanoid.xml")?;
+/// Problems of a gymnasium model (`name`.xml) under zero controls, one
+/// every ten steps of `h` seconds over `steps` steps, as the simulator built
+/// them.
+fn problems(name: &str, h: f64, steps: usize) -> Option<Vec<IcfProblem<f64>>> {
+    let path = common::shared_file(&format!("models/gymnasium/{name}.xml"))?;
     let model = Arc::new(Model::from_mjcf_file(&path).unwrap());
     let mut sim = Simulator::<f64>::new(model);
     let mut out = vec![];
-    for step in 0..500 {
-        sim.step(0.003).unwrap();
+    for step in 0..steps {
+        sim.step(h).unwrap();
         if step % 10 == 9 {
             sim.compute_geometry();
-            sim.problem.set_time_step(0.003);
+            sim.problem.set_time_step(h);
             out.push(sim.problem.clone());
         }
     }
     Some(out)
+}
+
+/// The humanoid falling onto the floor: one problem per 30 ms over 1.5 s.
+fn humanoid_problems() -> Option<Vec<IcfProblem<f64>>> {
+    problems("humanoid", 0.003, 500)
+}
+
+/// The ant and half_cheetah touch the floor with their feet only: every
+/// solve over the dof tree, equal to the dense one.
+#[test]
+fn ant_and_half_cheetah_solve_over_the_tree() {
+    for name in ["ant", "half_cheetah"] {
+        let Some(problems) = problems(name, 0.002, 600) else { return };
+        let in_contact = problems.iter().filter(|p| !p.contacts.is_empty()).count();
+        assert!(in_contact * 2 > problems.len(), "{name}: in contact in {in_contact} of {} problems", problems.len());
+        for (k, p) in problems.iter().enumerate() {
+            let (v, kind) = solve(p);
+            assert_eq!(kind, FactorKind::Tree, "{name} problem {k}");
+            let mut dense = p.clone();
+            dense.dof_parent.clear();
+            let (v_dense, _) = solve(&dense);
+            assert_close(&v, &v_dense, &format!("{name} problem {k}"));
+        }
+    }
 }
 
 #[test]
