@@ -37,6 +37,11 @@ T0=$(date +%s)
 # Everything ends by DEADLINE seconds after the start, whatever is left.
 DEADLINE=${DEADLINE:-540}
 stamp() { echo "=== [$(($(date +%s) - T0)) s] $*"; }
+finish() { # stamp the end, pack the logs, stop
+    stamp done
+    tar czf "$OUT/logs.tar.gz" -C $L .
+    exit 0
+}
 # The time limit for a stage: its own, or what is left before the deadline.
 limit() {
     local left=$((DEADLINE - ($(date +%s) - T0)))
@@ -93,7 +98,7 @@ for t in ${TESTS:-gpu_math gpu_parity_collision gpu_parity_dynamics gpu_parity_i
     [ $t = gpu_math ] && grep -h "ulp" "$L/test_$t.log"
 done
 
-[ "${BENCH:-suite}" = 0 ] && { stamp done; tar czf "$OUT/logs.tar.gz" -C $L .; exit 0; }
+[ "${BENCH:-suite}" = 0 ] && finish
 
 # 2. Throughput, GPU beside CpuBatch<f64> on all host cores.
 G=$B/gpu_throughput
@@ -121,9 +126,7 @@ if [ "${BENCH:-suite}" = suite ]; then
     echo "rc $?"
     cat "$L/suite.md"
     tail -5 "$L/suite.err"
-    stamp done
-    tar czf "$OUT/logs.tar.gz" -C $L .
-    exit 0
+    finish
 fi
 # BENCH=levels: clutter20.xml's structured Newton factorization per column
 # against the same by elimination levels (`--levels`, one thread per block
@@ -134,9 +137,7 @@ if [ "${BENCH}" = levels ]; then
             run 40 "clutter20_${mode}${lv:+_levels}" --gpu-only --scene clutter20 --mode $mode --advance 0.01 --horizon 0.02 --sizes 256,1024,4096 --budget 4 $lv
         done
     done
-    stamp done
-    tar czf "$OUT/logs.tar.gz" -C $L .
-    exit 0
+    finish
 fi
 # BENCH=tree: the robots' Newton factorization over the dof tree against
 # the dense one (`--no-tree`), same binary, alternating, fixed 2 ms and
@@ -149,9 +150,7 @@ if [ "${BENCH}" = tree ]; then
             done
         done
     done
-    stamp done
-    tar czf "$OUT/logs.tar.gz" -C $L .
-    exit 0
+    finish
 fi
 # BENCH=ab: the line search without its evaluation at α = 0 (48f6ca3)
 # against the binary before it (`gpu_throughput_before`, carried when built),
@@ -164,9 +163,7 @@ if [ "${BENCH}" = ab ]; then
         done
     done
     run 60 cube_large --gpu-only --scene cube --mode fixed --dt 1e-3 --advance 1e-2 --horizon 0.05 --settle 0.3 --sizes 262144,1048576 --budget 4
-    stamp done
-    tar czf "$OUT/logs.tar.gz" -C $L .
-    exit 0
+    finish
 fi
 # BENCH=rl: the RL rows with the time per environment step split by phase,
 # and the automatic solver stage at 8192 worlds (its threshold).
@@ -179,9 +176,7 @@ if [ "${BENCH}" = rl ]; then
     run 20 cube_8192 --gpu-only --scene cube --mode fixed --dt 1e-3 --advance 1e-3 --horizon 0.03 --settle 0.3 --sizes 8192 --budget 3
     run 20 ant_8192 --gpu-only --scene ant --mode fixed --advance 0.01 --horizon 0.05 --sizes 8192 --budget 3
     run 20 ant_8192_serial --gpu-only --scene ant --mode fixed --advance 0.01 --horizon 0.05 --sizes 8192 --budget 3 --solver serial
-    stamp done
-    tar czf "$OUT/logs.tar.gz" -C $L .
-    exit 0
+    finish
 fi
 # BENCH=acc: the robots under error control (accuracy 1e-3, each world its
 # own steps) beside the CPU batch, in contact, and the clutter's profile there.
@@ -190,18 +185,14 @@ if [ "${BENCH}" = acc ]; then
     run 70 ant_acc_cpu --scene ant --mode accuracy --advance 0.01 --horizon 0.1 --sizes 1024,16384 --budget 6
     run 40 clutter_acc --scene clutter --mode accuracy --advance 0.01 --horizon 0.05 --sizes 256,1024 --budget 6
     run 30 humanoid_acc_profile --gpu-only --scene humanoid --mode accuracy --advance 0.01 --horizon 0.05 --sizes 4096 --profile
-    stamp done
-    tar czf "$OUT/logs.tar.gz" -C $L .
-    exit 0
+    finish
 fi
 # BENCH=clutter: the contact-rich clutter beside the CPU batch (the
 # automatic solver stage), fixed steps and error control.
 if [ "${BENCH}" = clutter ]; then
     run 60 clutter_fixed --scene clutter --mode fixed --horizon 0.02 --sizes 256,1024,4096 --budget 5
     run 40 clutter_acc --scene clutter --mode accuracy --advance 0.01 --horizon 0.02 --sizes 256 --budget 6
-    stamp done
-    tar czf "$OUT/logs.tar.gz" -C $L .
-    exit 0
+    finish
 fi
 # BENCH=wide: the wide cooperative stage (64 threads per world) against the
 # cooperative one (16) where the dense solve dominates.
@@ -212,9 +203,7 @@ if [ "${BENCH}" = wide ]; then
             G=$B/$bin run 40 clutter_$bin --gpu-only --scene clutter --mode fixed --horizon 0.02 --sizes 256,1024,4096 --budget 4 --solver wide
         done
         G=$B/gpu_throughput_w128 run 40 clutter_acc_w128 --gpu-only --scene clutter --mode accuracy --advance 0.01 --horizon 0.02 --sizes 256 --budget 6 --solver wide
-        stamp done
-        tar czf "$OUT/logs.tar.gz" -C $L .
-        exit 0
+        finish
     fi
     for v in coop wide coop wide; do
         run 40 clutter_$v --gpu-only --scene clutter --mode fixed --horizon 0.02 --sizes 256,1024,4096 --budget 4 --solver $v
@@ -225,9 +214,7 @@ if [ "${BENCH}" = wide ]; then
         run 30 ant_$v --gpu-only --scene ant --mode fixed --advance 0.01 --horizon 0.05 --sizes 1024,4096 --budget 3 --solver $v
     done
     run 30 clutter_wide_profile --gpu-only --scene clutter --mode fixed --horizon 0.02 --sizes 1024 --profile --solver wide
-    stamp done
-    tar czf "$OUT/logs.tar.gz" -C $L .
-    exit 0
+    finish
 fi
 # BENCH=mpc: the MPC planners with their sampling rounds on the GPU
 # (`sampling-gpu`, `hybrid-gpu`) on the pusher's 20 acceptance goals, 40 ms
@@ -248,9 +235,7 @@ if [ "${BENCH}" = mpc ]; then
         echo "rc $?"
         grep -E "^GPU|FAIL|^\|" "$L/mpc_${planner}_$samples$pdt.log" | tail -12
     done
-    stamp done
-    tar czf "$OUT/logs.tar.gz" -C $L .
-    exit 0
+    finish
 fi
 # BENCH=solver: only the solver stage matrix (serial / cooperative, dense
 # state in storage or private, by model size and world count), in contact.
@@ -263,9 +248,7 @@ if [ "${BENCH}" = solver ]; then
     run 20 ant_serial_storage --gpu-only --scene ant --mode fixed --advance 0.01 --horizon 0.05 --sizes 4096,65536 --budget 3 --solver serial --solver-state storage
     run 20 humanoid_coop_storage --gpu-only --scene humanoid --mode fixed --advance 0.01 --horizon 0.05 --sizes 1024,16384 --budget 3 --solver coop --solver-state storage
     run 30 ant_acc_coop --gpu-only --scene ant --mode accuracy --advance 0.01 --horizon 0.05 --sizes 1024,16384,65536 --budget 3 --solver coop
-    stamp done
-    tar czf "$OUT/logs.tar.gz" -C $L .
-    exit 0
+    finish
 fi
 # The cube toss is in flight until 0.25 s: --settle 0.3 measures impacts
 # and sliding; the robots start on the floor by default (the ant standing
@@ -291,5 +274,4 @@ timeout "$(limit 90)" $B/rl_throughput --tasks Ant-v5,Humanoid-v5,HalfCheetah-v5
     --budget 2 --csv "$L/rl.csv" >"$L/rl.log" 2>&1
 echo "rc $?"
 tail -25 "$L/rl.log"
-stamp done
-tar czf "$OUT/logs.tar.gz" -C $L .
+finish
