@@ -202,6 +202,13 @@ fn take_run(m: ptr<function, u32>) -> vec2u {
     return vec2u(block_start(run.x), block_start(run.y));
 }
 
+/// The lowest block of *m ≠ 0, and *m without it.
+fn take_bit(m: ptr<function, u32>) -> u32 {
+    let c = firstTrailingBit(*m);
+    *m &= *m - 1u;
+    return c;
+}
+
 /// m without its blocks below c.
 fn drop_below(m: u32, c: u32) -> u32 {
     if (c >= 32u) {

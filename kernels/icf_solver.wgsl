@@ -527,8 +527,7 @@ fn factor_block(w: u32, b: u32) -> u32 {
             if (m == 0u) {
                 break;
             }
-            let c = firstTrailingBit(m);
-            m &= m - 1u;
+            let c = take_bit(&m);
             let both = earlier & blk_earlier[c];
             for (var i = block_start(c); i < block_start(c + 1u); i++) {
                 set_fac(w, i, k, left_update(w, i, k, fac(w, i, k), both, s) * inv);
@@ -576,8 +575,7 @@ fn mask_loops(m0: u32) -> f32 {
         if (m == 0u) {
             break;
         }
-        let c = firstTrailingBit(m);
-        m &= m - 1u;
+        let c = take_bit(&m);
         n += 1.0 + f32(block_start(c + 1u) - block_start(c));
     }
     return n;
@@ -604,8 +602,7 @@ fn plan_levels(lid: u32) -> f32 {
             if (m == 0u) {
                 break;
             }
-            let e = firstTrailingBit(m);
-            m &= m - 1u;
+            let e = take_bit(&m);
             l = max(l, blk_level[e] + 1u);
         }
         blk_level[b] = l;
@@ -706,8 +703,7 @@ fn plan_blocks(w: u32, lid: u32, ncon: u32) -> vec4f {
             if (m == 0u) {
                 break;
             }
-            let c = firstTrailingBit(m);
-            m &= m - 1u;
+            let c = take_bit(&m);
             blk_earlier[c] |= 1u << b;
             loops += 1.0;
         }
