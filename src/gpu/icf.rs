@@ -279,11 +279,8 @@ const DELASSUS_FACTOR: f64 = 2.65;
 fn tree_pays(model: &Model) -> bool {
     let parent: Vec<usize> = model.dofs.iter().map(|d| d.parent.unwrap_or(usize::MAX)).collect();
     let (trees, _) = crate::icf::tree_blocks(model);
-    let dense: usize = if trees.is_empty() { vec![(0, model.nv)] } else { trees }
-        .iter()
-        .map(|&(_, m)| m * (m * m).saturating_sub(1) / 6)
-        .sum();
-    crate::math::TreeLdl::new(&parent).is_some_and(|t| t.factor_flops() < dense)
+    let sizes: Vec<usize> = if trees.is_empty() { vec![model.nv] } else { trees.iter().map(|&(_, m)| m).collect() };
+    crate::math::TreeLdl::new(&parent).is_some_and(|t| t.beats_dense_blocks(sizes))
 }
 
 /// ICF sizes and constants (WGSL `IcfDims`, a uniform).

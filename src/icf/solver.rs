@@ -284,15 +284,11 @@ impl<T: Real> IcfSolver<T> {
     /// blocks; else block sparse over kinematic trees when the problem has
     /// several; else dense.
     fn choose_factorization(&mut self, p: &IcfProblem<T>) -> FactorKind {
-        let n = p.nv;
-        // `analyze` keeps the structure while the parents are unchanged. A
-        // dense Cholesky of an m-dof block costs Σⱼ j(j+1)/2 = m(m² − 1)/6
-        // multiply-adds; the tree must beat the blocks without coupling
-        // (for free bodies, 6-dof chains, it only ties).
-        let blocks: usize = (0..p.block_count()).map(|b| p.block(b).1).map(|m| m * (m * m).saturating_sub(1) / 6).sum();
-        let tree = p.dof_parent.len() == n
+        // `analyze` keeps the structure while the parents are unchanged; the
+        // tree must beat the trees' dense blocks without coupling.
+        let tree = p.dof_parent.len() == p.nv
             && self.tree.analyze(&p.dof_parent)
-            && self.tree.factor_flops() < blocks
+            && self.tree.beats_dense_blocks((0..p.block_count()).map(|b| p.block(b).1))
             && p.contacts
                 .iter()
                 .all(|c| self.tree.on_one_path(p.jac_dof[c.jac_start..c.jac_start + c.jac_len].iter().copied()))

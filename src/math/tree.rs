@@ -30,6 +30,8 @@ pub struct TreeLdl {
     /// Last dof of each dof's subtree: the descendants of k are exactly
     /// k + 1 ..= `subtree_end[k]` (dofs in depth-first preorder).
     subtree_end: Vec<usize>,
+    /// Multiply-adds of one factorization ([`factor_flops`](Self::factor_flops)).
+    flops: usize,
 }
 
 impl TreeLdl {
@@ -85,6 +87,8 @@ impl TreeLdl {
             self.anc[start..].reverse();
             self.anc_start.push(self.anc.len());
         }
+        self.flops =
+            (0..parent.len()).map(|k| self.anc_start[k + 1] - self.anc_start[k]).map(|d| d * (d + 1) / 2).sum();
         true
     }
 
@@ -106,7 +110,16 @@ impl TreeLdl {
 
     /// Multiply-adds of one factorization, Σₖ dₖ(dₖ + 1)/2.
     pub fn factor_flops(&self) -> usize {
-        (0..self.len()).map(|k| self.anc_start[k + 1] - self.anc_start[k]).map(|d| d * (d + 1) / 2).sum()
+        self.flops
+    }
+
+    /// Whether this factorization costs fewer multiply-adds than dense
+    /// Cholesky factors of diagonal blocks of the given sizes (an m-dof
+    /// block: Σⱼ j(j+1)/2 = m(m² − 1)/6): the rule the CPU solver and the
+    /// GPU batch both choose by. Free bodies (6-dof chains) only tie.
+    pub fn beats_dense_blocks(&self, block_sizes: impl IntoIterator<Item = usize>) -> bool {
+        let dense: usize = block_sizes.into_iter().map(|m| m * (m * m).saturating_sub(1) / 6).sum();
+        self.flops < dense
     }
 
     /// True when `dofs` (any order, repeats allowed) lie on one path to a
@@ -290,6 +303,8 @@ mod tests {
         assert!(!t.on_one_path([7, 2].into_iter()));
         // 0+1+3+6+10+6+0+1
         assert_eq!(t.factor_flops(), 27);
+        // Dense blocks: one of 8 dofs 84, of 6 and 2 dofs 35 + 1, two of 4 dofs 10 + 10.
+        assert!(t.beats_dense_blocks([8]) && t.beats_dense_blocks([6, 2]) && !t.beats_dense_blocks([4, 4]));
         assert!(TreeLdl::new(&[usize::MAX, 2, 0]).is_none());
         // 2's parent 0 is neither 1 nor 1's ancestor: 0's subtree is split.
         assert!(TreeLdl::new(&[usize::MAX, usize::MAX, 0]).is_none());
