@@ -13,6 +13,10 @@ use crate::math::Real;
 use crate::model::Model;
 use rayon::prelude::*;
 use std::sync::Arc;
+use std::time::Instant;
+
+mod grain;
+pub use grain::{Grain, TASK_NS};
 
 /// Physical parameters that may differ between worlds.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -196,13 +200,24 @@ pub struct CpuBatch<T: Real> {
     worlds: Vec<World<T>>,
     status: Vec<WorldStatus>,
     mode: Mode,
+    /// Task size of `advance` (the worlds' measured cost).
+    advance_grain: Grain,
+    /// Task size of `constraint_forces`.
+    forces_grain: Grain,
 }
 
 impl<T: Real> CpuBatch<T> {
     /// `nworld` worlds of `model` at qpos0, all advancing in `mode`.
     pub fn new(model: Arc<Model>, nworld: usize, mode: Mode) -> Self {
         let worlds = (0..nworld).map(|_| World::new(model.clone(), mode.clone())).collect();
-        Self { model, worlds, status: vec![WorldStatus::Ok; nworld], mode }
+        Self {
+            model,
+            worlds,
+            status: vec![WorldStatus::Ok; nworld],
+            mode,
+            advance_grain: Grain::default(),
+            forces_grain: Grain::default(),
+        }
     }
 
     /// An estimate of the memory one world of `model` takes (bytes): the
@@ -336,7 +351,9 @@ impl<T: Real> Batch for CpuBatch<T> {
         Ok(())
     }
     fn advance(&mut self, dt: f64) -> Result<(), BatchError> {
-        self.worlds.par_iter_mut().zip(self.status.par_iter_mut()).for_each(|(w, st)| {
+        let (n, start) = (self.worlds.len(), Instant::now());
+        let min_len = self.advance_grain.min_len(n);
+        self.worlds.par_iter_mut().zip(self.status.par_iter_mut()).with_min_len(min_len).for_each(|(w, st)| {
             if *st != WorldStatus::Ok {
                 return;
             }
@@ -344,6 +361,7 @@ impl<T: Real> Batch for CpuBatch<T> {
                 *st = WorldStatus::Failed { time: w.time(), reason: e.describe(&w.sim.model) };
             }
         });
+        self.advance_grain.record(n, min_len, start.elapsed());
         Ok(())
     }
     fn qpos(&self, out: &mut [f64]) {
@@ -426,11 +444,15 @@ impl<T: Real> Batch for CpuBatch<T> {
     }
     fn constraint_forces(&self, body_wrench: &mut [f64], qfrc: &mut [f64]) -> bool {
         let (nb, nv) = (self.model.bodies.len(), self.model.nv);
+        let (n, start) = (self.worlds.len(), Instant::now());
+        let min_len = self.forces_grain.min_len(n);
         self.worlds
             .par_iter()
             .zip(body_wrench.par_chunks_mut((nb * 6).max(1)))
             .zip(qfrc.par_chunks_mut(nv.max(1)))
+            .with_min_len(min_len)
             .for_each(|((w, bw), qf)| w.sim.constraint_forces(bw, qf));
+        self.forces_grain.record(n, min_len, start.elapsed());
         true
     }
 }

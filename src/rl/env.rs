@@ -1,7 +1,7 @@
 //! [`VecEnv`]: the vectorized environment, and the host evaluation of tasks.
 
 use super::{EnvRng, EnvState, RlError, Task};
-use crate::batch::{Batch, WorldStatus};
+use crate::batch::{Batch, Grain, WorldStatus};
 use crate::dynamics::{self, Data};
 use crate::integrator::{CenicParams, Mode};
 use crate::model::Model;
@@ -145,6 +145,8 @@ pub struct HostEvaluator {
     zeros_wrench: Vec<f64>,
     zeros_qfrc: Vec<f64>,
     dt: f64,
+    /// Task size of the per-environment evaluation.
+    grain: Grain,
 }
 
 impl HostEvaluator {
@@ -171,6 +173,7 @@ impl HostEvaluator {
             zeros_wrench: vec![0.0; nb * 6],
             zeros_qfrc: vec![0.0; nv],
             dt,
+            grain: Grain::default(),
         }
     }
 }
@@ -228,7 +231,10 @@ impl<B: Batch> Evaluate<B> for HostEvaluator {
             }
             task.carry(&s, &mut sc.carry);
         };
-        scratch.par_iter_mut().enumerate().for_each(run);
+        let (n, start) = (scratch.len(), Instant::now());
+        let min_len = this.grain.min_len(n);
+        scratch.par_iter_mut().enumerate().with_min_len(min_len).for_each(run);
+        this.grain.record(n, min_len, start.elapsed());
         self.scratch = scratch;
         let (od, nt) = (task.spec().obs_dim, task.spec().reward_terms.len());
         for (i, sc) in self.scratch.iter().enumerate() {
