@@ -40,7 +40,18 @@ impl Grain {
     /// `n` items (one task on the calling thread) when their work is below
     /// two tasks' worth. Before the first measurement, 1.
     pub fn min_len(&self, n: usize) -> usize {
+        self.min_len_on(n, rayon::current_num_threads())
+    }
+
+    /// [`Self::min_len`] on a pool of `pool` threads. One thread runs
+    /// everything inline: a split there only adds the hand-off from the
+    /// calling thread to the pool's (two humanoids on one rayon thread lost
+    /// a quarter of their CPU time to it).
+    fn min_len_on(&self, n: usize, pool: usize) -> usize {
         let per = f64::from_bits(self.ns_per_item.load(Ordering::Relaxed));
+        if pool <= 1 {
+            return n.max(1);
+        }
         if per <= 0.0 {
             return 1;
         }
@@ -79,22 +90,23 @@ mod tests {
     #[test]
     fn cheap_calls_run_as_one_task_and_dear_ones_split() {
         let g = Grain::default();
-        assert_eq!(g.min_len(100), 1, "unmeasured: split as rayon would");
+        assert_eq!(g.min_len_on(100, 2), 1, "unmeasured: split as rayon would");
+        assert_eq!(g.min_len_on(100, 1), 100, "one thread: inline");
         // 3 items of 30 µs on one task: 90 µs, below two tasks' worth.
         g.record_on(3, 3, Duration::from_micros(90), 2);
-        assert_eq!(g.min_len(3), 3);
+        assert_eq!(g.min_len_on(3, 2), 3);
         // 256 items at the same cost: tasks of ⌈50/30⌉ = 2 items.
-        assert_eq!(g.min_len(256), 2);
+        assert_eq!(g.min_len_on(256, 2), 2);
         // Measured over two threads: 8 items, 4 per task, 120 µs of wall
         // time are 2·120/8 = 30 µs each, then averaged with the 30 before.
         g.record_on(8, 4, Duration::from_micros(120), 2);
-        assert_eq!(g.min_len(256), 2);
+        assert_eq!(g.min_len_on(256, 2), 2);
         g.record_on(8, 4, Duration::from_micros(480), 2);
         // (30 + 120)/2 = 75 µs per item: one item per task.
-        assert_eq!(g.min_len(256), 1);
+        assert_eq!(g.min_len_on(256, 2), 1);
         // Dear items (1 ms each) split down to one per task.
         let g = Grain::default();
         g.record_on(8, 8, Duration::from_millis(8), 2);
-        assert_eq!(g.min_len(8), 1);
+        assert_eq!(g.min_len_on(8, 2), 1);
     }
 }
