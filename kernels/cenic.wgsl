@@ -656,6 +656,20 @@ fn part_begin(w: u32) -> bool {
     for (var i = 0u; i < dims.nv; i++) {
         cenic_v[cv_at(w, 0u, i)] = v_get(dof_at(w, i));
     }
+    // Error control warm-starts the full step at v0 + h·a, a the last
+    // solve's velocity change over its step (World::try_step; zero after a
+    // reset, where h = 0): a is kept in row VEC_V, which the geometry and
+    // the build at x0 leave alone, before the build overwrites VEC_V0.
+    let h_last = icf_world[w].h;
+    if (cenic_params.mode == CENIC_ERROR_CONTROLLED) {
+        for (var i = 0u; i < dims.nv; i++) {
+            var a = 0.0;
+            if (h_last > 0.0) {
+                a = (icf_vec[ivec_at(w, VEC_V, i)] - icf_vec[ivec_at(w, VEC_V0, i)]) / h_last;
+            }
+            icf_vec[ivec_at(w, VEC_V, i)] = a;
+        }
+    }
     cenic_world[w].trial = 1u;
     icf_world[w].solving = 1u;
     // The iteration this world was last busy in (the host's estimate of the iterations an advance needs).
@@ -722,10 +736,15 @@ fn part_choose(w: u32) -> bool {
     cenic_world[w].h_try = h_try;
     cenic_world[w].lands = u32(lands && !cut);
     cenic_world[w].ncontact0 = icf_world[w].ncon;
-    h_set(world_at(w), h_try);
+    // The warm start: v0, or under error control v0 + h·a (a from part_begin).
     for (var i = 0u; i < dims.nv; i++) {
-        icf_vec[ivec_at(w, VEC_V, i)] = cenic_v[cv_at(w, 0u, i)];
+        var v = cenic_v[cv_at(w, 0u, i)];
+        if (p.mode == CENIC_ERROR_CONTROLLED) {
+            v = v + h_try * icf_vec[ivec_at(w, VEC_V, i)];
+        }
+        icf_vec[ivec_at(w, VEC_V, i)] = v;
     }
+    h_set(world_at(w), h_try);
     cenic_world[w].stage = STAGE_STEP0;
     return true;
 }
