@@ -70,13 +70,18 @@ impl BlockStructure {
         self.analyzed_blocks = nb;
         // A tree has at most nb − 1 neighbours: full capacity up front, so a
         // new coupling pattern never allocates inside a step.
+        // Cleared first: `reserve` counts from the current length, and a
+        // list still holding the last pattern's neighbours grew past nb on
+        // a new one (an allocation inside a step on clutter20 at 1e-2).
         for lists in [&mut self.adj, &mut self.later, &mut self.direct] {
             lists.resize_with(nb, Vec::new);
-            lists.iter_mut().for_each(|l| l.reserve(nb));
+            lists.iter_mut().for_each(|l| {
+                l.clear();
+                l.reserve(nb);
+            });
         }
-        self.adj.iter_mut().for_each(|a| a.clear());
-        self.direct.iter_mut().for_each(|a| a.clear());
-        self.later.iter_mut().for_each(|a| a.clear());
+        self.nbrs.clear();
+        self.nbrs.reserve(nb);
         self.pos.clear();
         self.pos.resize(nb, 0);
         self.order.clear();
