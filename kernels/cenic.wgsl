@@ -656,18 +656,12 @@ fn part_begin(w: u32) -> bool {
     for (var i = 0u; i < dims.nv; i++) {
         cenic_v[cv_at(w, 0u, i)] = v_get(dof_at(w, i));
     }
-    // Error control warm-starts the full step at v0 + h·a, a the last
-    // solve's velocity change over its step (World::try_step; zero after a
-    // reset, where h = 0): a is kept in row VEC_V, which the geometry and
-    // the build at x0 leave alone, before the build overwrites VEC_V0.
-    let h_last = icf_world[w].h;
+    // Error control warm-starts the full step at v0 + h·qacc (World::try_step):
+    // qacc is kept in row VEC_V, which the geometry and the build at x0 leave
+    // alone, before the build overwrites VEC_V0 that qacc reads.
     if (cenic_params.mode == CENIC_ERROR_CONTROLLED) {
         for (var i = 0u; i < dims.nv; i++) {
-            var a = 0.0;
-            if (h_last > 0.0) {
-                a = (icf_vec[ivec_at(w, VEC_V, i)] - icf_vec[ivec_at(w, VEC_V0, i)]) / h_last;
-            }
-            icf_vec[ivec_at(w, VEC_V, i)] = a;
+            icf_vec[ivec_at(w, VEC_V, i)] = qacc(w, i);
         }
     }
     cenic_world[w].trial = 1u;
@@ -736,7 +730,7 @@ fn part_choose(w: u32) -> bool {
     cenic_world[w].h_try = h_try;
     cenic_world[w].lands = u32(lands && !cut);
     cenic_world[w].ncontact0 = icf_world[w].ncon;
-    // The warm start: v0, or under error control v0 + h·a (a from part_begin).
+    // The warm start: v0, or under error control v0 + h·qacc (from part_begin).
     for (var i = 0u; i < dims.nv; i++) {
         var v = cenic_v[cv_at(w, 0u, i)];
         if (p.mode == CENIC_ERROR_CONTROLLED) {

@@ -939,6 +939,18 @@ const VEC_AW: u32 = 8u;
 fn ivec_at(w: u32, row: u32, i: u32) -> u32 {
     return item_at(w, row * dims.nv + i, ICF_NVEC * dims.nv);
 }
+
+/// Generalized acceleration of dof d in the last solve: its velocity change
+/// over its step (Simulator::qacc, set by Simulator::set_qacc); zero before
+/// any step and after a reset (h = 0). Read by the sensors after an advance
+/// and by the next trial's warm start (cenic.wgsl part_begin).
+fn qacc(w: u32, d: u32) -> f32 {
+    let h = icf_world[w].h;
+    if (!(h > 0.0)) {
+        return 0.0;
+    }
+    return (icf_vec[ivec_at(w, VEC_V, d)] - icf_vec[ivec_at(w, VEC_V0, d)]) / h;
+}
 fn con_at(w: u32, c: u32) -> u32 {
     return item_at(w, c, dims.ncon);
 }

@@ -148,17 +148,6 @@ fn subtree_com(w: u32, root: u32) -> vec3f {
     return unpack3(xipos_get(body_at(w, root)));
 }
 
-/// Generalized acceleration of dof d in the last accepted step: its
-/// solve's velocity change over its step (Simulator::set_qacc); zero
-/// before any step and after a reset (h = 0).
-fn qacc(w: u32, d: u32) -> f32 {
-    let h = icf_world[w].h;
-    if (!(h > 0.0)) {
-        return 0.0;
-    }
-    return (icf_vec[ivec_at(w, VEC_V, d)] - icf_vec[ivec_at(w, VEC_V0, d)]) / h;
-}
-
 /// sensor.rs accelerations: body b's spatial acceleration about its
 /// reference point, gravity as an upward acceleration of the world. The
 /// tree shares one reference point, so the terms of the dofs on the path

@@ -741,11 +741,11 @@ impl<T: Real> World<T> {
     ) -> Result<ErrorEstimate, StepError> {
         let ht = T::c(h);
         let half = T::c(0.5 * h);
-        // Full step, warm-started at v0 + h·a, a the last solve's velocity
-        // change over its step (zero after a reset): on the humanoid at
-        // 1e-3, 1.37 Newton iterations per solve instead of 1.65 from v0
-        // (BENCHMARKS.md, "Warm start of the full step"). The GPU's
-        // part_choose does the same.
+        // Full step, warm-started at v0 + h·qacc, qacc the last solve's
+        // velocity change over its step (zero after a reset): on the
+        // humanoid at 1e-3, 1.37 Newton iterations per solve instead of
+        // 1.65 from v0 (BENCHMARKS.md, "Warm start of the full step"). The
+        // GPU's part_begin and part_choose (kernels/cenic.wgsl) do the same.
         for ((v, v0), a) in self.v_full.iter_mut().zip(&self.v0).zip(&self.sim.qacc) {
             *v = *v0 + ht * *a;
         }
