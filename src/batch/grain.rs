@@ -14,7 +14,7 @@
 //! environments and the earlier one-world tasks in both wall and CPU time.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Work (ns) one parallel task should hold so that handing it to another
 /// thread costs a small share of it.
@@ -57,6 +57,15 @@ impl Grain {
         }
         let len = (TASK_NS / per).ceil().max(1.0) as usize;
         if 2 * len > n { n.max(1) } else { len }
+    }
+
+    /// Runs `call` with the task size for `n` items ([`Self::min_len`],
+    /// for rayon's `with_min_len`) and records its wall time.
+    pub fn timed<R>(&self, n: usize, call: impl FnOnce(usize) -> R) -> R {
+        let (min_len, start) = (self.min_len(n), Instant::now());
+        let r = call(min_len);
+        self.record(n, min_len, start.elapsed());
+        r
     }
 
     /// Records a call over `n` items that ran in tasks of at least

@@ -13,7 +13,6 @@ use crate::math::Real;
 use crate::model::Model;
 use rayon::prelude::*;
 use std::sync::Arc;
-use std::time::Instant;
 
 mod grain;
 pub use grain::{Grain, TASK_NS};
@@ -351,17 +350,17 @@ impl<T: Real> Batch for CpuBatch<T> {
         Ok(())
     }
     fn advance(&mut self, dt: f64) -> Result<(), BatchError> {
-        let (n, start) = (self.worlds.len(), Instant::now());
-        let min_len = self.advance_grain.min_len(n);
-        self.worlds.par_iter_mut().zip(self.status.par_iter_mut()).with_min_len(min_len).for_each(|(w, st)| {
-            if *st != WorldStatus::Ok {
-                return;
-            }
-            if let Err(e) = w.advance(dt) {
-                *st = WorldStatus::Failed { time: w.time(), reason: e.describe(&w.sim.model) };
-            }
+        let (worlds, status) = (&mut self.worlds, &mut self.status);
+        self.advance_grain.timed(worlds.len(), |min_len| {
+            worlds.par_iter_mut().zip(status.par_iter_mut()).with_min_len(min_len).for_each(|(w, st)| {
+                if *st != WorldStatus::Ok {
+                    return;
+                }
+                if let Err(e) = w.advance(dt) {
+                    *st = WorldStatus::Failed { time: w.time(), reason: e.describe(&w.sim.model) };
+                }
+            })
         });
-        self.advance_grain.record(n, min_len, start.elapsed());
         Ok(())
     }
     fn qpos(&self, out: &mut [f64]) {
@@ -444,15 +443,14 @@ impl<T: Real> Batch for CpuBatch<T> {
     }
     fn constraint_forces(&self, body_wrench: &mut [f64], qfrc: &mut [f64]) -> bool {
         let (nb, nv) = (self.model.bodies.len(), self.model.nv);
-        let (n, start) = (self.worlds.len(), Instant::now());
-        let min_len = self.forces_grain.min_len(n);
-        self.worlds
-            .par_iter()
-            .zip(body_wrench.par_chunks_mut((nb * 6).max(1)))
-            .zip(qfrc.par_chunks_mut(nv.max(1)))
-            .with_min_len(min_len)
-            .for_each(|((w, bw), qf)| w.sim.constraint_forces(bw, qf));
-        self.forces_grain.record(n, min_len, start.elapsed());
+        self.forces_grain.timed(self.worlds.len(), |min_len| {
+            self.worlds
+                .par_iter()
+                .zip(body_wrench.par_chunks_mut((nb * 6).max(1)))
+                .zip(qfrc.par_chunks_mut(nv.max(1)))
+                .with_min_len(min_len)
+                .for_each(|((w, bw), qf)| w.sim.constraint_forces(bw, qf))
+        });
         true
     }
 }

@@ -231,10 +231,8 @@ impl<B: Batch> Evaluate<B> for HostEvaluator {
             }
             task.carry(&s, &mut sc.carry);
         };
-        let (n, start) = (scratch.len(), Instant::now());
-        let min_len = this.grain.min_len(n);
-        scratch.par_iter_mut().enumerate().with_min_len(min_len).for_each(run);
-        this.grain.record(n, min_len, start.elapsed());
+        this.grain
+            .timed(scratch.len(), |min_len| scratch.par_iter_mut().enumerate().with_min_len(min_len).for_each(run));
         self.scratch = scratch;
         let (od, nt) = (task.spec().obs_dim, task.spec().reward_terms.len());
         for (i, sc) in self.scratch.iter().enumerate() {
