@@ -6,6 +6,7 @@ use super::cfd::Cfd;
 use super::jacobian::{Linearizer, Setup};
 use super::params::{ControlKind, Param, set_controls, set_params};
 use super::{DiffError, FrictionLoad, SolveSite};
+use crate::icf::SolverParams;
 use crate::integrator::{Mode, Tape, World, WorldStats};
 use crate::model::Model;
 use burn::tensor::{Tensor, TensorData};
@@ -457,6 +458,9 @@ impl DiffRollout {
         let t0 = Instant::now();
         let (nq, nv, nc) = (self.model.nq, self.model.nv, self.nc());
         let mut w = World::<f64>::new(self.model.clone(), self.mode.clone());
+        // Fixed steps solve to convergence: the derivative is the converged
+        // map's, and finite differences through the rollout must resolve it.
+        w.sim.solver_params = SolverParams::tight();
         set_params(&mut w.sim, &self.params, theta.iter().copied());
         w.sim.set_state(&x0[..nq], &x0[nq..]);
         if record {

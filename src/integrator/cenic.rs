@@ -173,7 +173,8 @@ impl Default for CenicParams {
 /// How a world advances in time.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Mode {
-    /// Plain Lagged ICF with a fixed step (s) and tight Newton tolerance.
+    /// Plain Lagged ICF with a fixed step (s); the Newton tolerance of
+    /// [`SolverParams::for_fixed_step`](crate::icf::SolverParams::for_fixed_step).
     Fixed {
         /// Step (s).
         dt: f64,
@@ -522,8 +523,8 @@ impl<T: Real> World<T> {
             let remaining = t_end - self.sim.time;
             match mode {
                 Mode::Fixed { dt: h } => {
+                    let params = self.sim.solver_params.for_fixed_step(*h);
                     let h = h.min(remaining);
-                    let params = self.sim.solver_params;
                     self.sim.contacts.skin = mode.contact_skin();
                     if self.tape.is_some() {
                         self.q0.copy_from_slice(&self.sim.data.q);

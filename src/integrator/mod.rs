@@ -119,7 +119,8 @@ pub struct Simulator<T: Real> {
     pub applied: Vec<T>,
     /// Per-world contact material multipliers.
     pub materials: MaterialScale<T>,
-    /// Contact-solve settings.
+    /// Contact-solve settings (fixed steps scale the tolerance with
+    /// [`SolverParams::for_fixed_step`]; CENIC derives its own).
     pub solver_params: SolverParams,
     /// Simulation time (s).
     pub time: f64,
@@ -308,7 +309,7 @@ impl<T: Real> Simulator<T> {
     /// One fixed step of Lagged ICF with step `h` (s): v1 from the convex
     /// solve warm-started at v0, then q1 = q0 ⊕ h·v1.
     pub fn step(&mut self, h: f64) -> Result<SolveStats, StepError> {
-        let params = self.solver_params;
+        let params = self.solver_params.for_fixed_step(h);
         self.step_with(h, &params)
     }
 

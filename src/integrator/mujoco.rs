@@ -81,9 +81,9 @@ impl<T: Real> MuJoCoIntegrator<T> {
             return Err(StepError::PhysicalSemantics);
         }
         sim.check_finite()?;
+        let params = sim.solver_params.for_fixed_step(p.dt);
         let h = p.dt.min(remaining);
         let ht = T::c(h);
-        let params = sim.solver_params;
         let nv = sim.model.nv;
         self.q0.copy_from_slice(&sim.data.q);
         self.v0.copy_from_slice(&sim.data.v);

@@ -111,7 +111,7 @@ impl Pipeline {
         let mut icf_buffers = IcfBuffers::with_layout(&ctx, &model, nworld, ncon, layout)?;
         let cenic_buffers = CenicBuffers::new(&ctx, &model, nworld, mode, options.record_steps)?;
         let (h_initial, solver) = match mode {
-            Mode::Fixed { dt } => (*dt, options.solver),
+            Mode::Fixed { dt } => (*dt, options.solver.for_fixed_step(*dt)),
             Mode::ErrorControlled(p) => (p.first_step(&model), p.solver_params(&options.solver)),
             m => unreachable!("refused by the caller: {}", m.name()),
         };
