@@ -90,7 +90,7 @@ fn cq_at(w: u32, k: u32, i: u32) -> u32 {
     return item_at(w, k * dims.nq + i, 2u * dims.nq);
 }
 fn cv_at(w: u32, k: u32, i: u32) -> u32 {
-    return item_at(w, k * dims.nv + i, 2u * dims.nv);
+    return item_at(w, k * dims.nv + i, CENIC_V_SLOTS * dims.nv);
 }
 
 /// Ends the world's current trial: nothing moves or solves until the next one.
@@ -160,7 +160,8 @@ fn solve_ok(w: u32) -> bool {
     return false;
 }
 
-/// icf_vec row VEC_V (the solution) into v and into cenic_v slot `slot` (when < 2).
+/// icf_vec row VEC_V (the solution) into v and into cenic_v slot `slot`
+/// (when < 2; slot 2 holds the full step's extrapolated warm start).
 fn take_solution(w: u32, slot: u32) {
     for (var i = 0u; i < dims.nv; i++) {
         let x = icf_vec[ivec_at(w, VEC_V, i)];
@@ -730,11 +731,17 @@ fn part_choose(w: u32) -> bool {
     cenic_world[w].h_try = h_try;
     cenic_world[w].lands = u32(lands && !cut);
     cenic_world[w].ncontact0 = icf_world[w].ncon;
-    // The warm start: v0, or under error control v0 + h·qacc (from part_begin).
+    // The warm start: v0, or under error control v0 + h·qacc (qacc from
+    // part_begin) while warm_qacc says so; the extrapolation is kept in
+    // cenic_v slot 2 for part_half's choice of the next warm start.
     for (var i = 0u; i < dims.nv; i++) {
         var v = cenic_v[cv_at(w, 0u, i)];
         if (p.mode == CENIC_ERROR_CONTROLLED) {
-            v = v + h_try * icf_vec[ivec_at(w, VEC_V, i)];
+            let extrapolated = v + h_try * icf_vec[ivec_at(w, VEC_V, i)];
+            cenic_v[cv_at(w, 2u, i)] = extrapolated;
+            if (cenic_world[w].warm_qacc != 0u) {
+                v = extrapolated;
+            }
         }
         icf_vec[ivec_at(w, VEC_V, i)] = v;
     }
@@ -771,6 +778,18 @@ fn part_half(w: u32) -> bool {
     }
     take_solution(w, 1u);
     integrate_world(w);
+    // The next full step extrapolates only if v0 + h·qacc predicted this one
+    // better than v0 did (World::try_step).
+    var miss_extrapolated = 0.0;
+    var miss_v0 = 0.0;
+    for (var i = 0u; i < dims.nv; i++) {
+        let v1 = cenic_v[cv_at(w, 1u, i)];
+        let e = v1 - cenic_v[cv_at(w, 2u, i)];
+        let d = v1 - cenic_v[cv_at(w, 0u, i)];
+        miss_extrapolated += e * e;
+        miss_v0 += d * d;
+    }
+    cenic_world[w].warm_qacc = u32(miss_extrapolated < miss_v0);
     for (var i = 0u; i < dims.nq; i++) {
         cenic_q[cq_at(w, 1u, i)] = q_get(q_at(w, i));
         q_set(q_at(w, i), cenic_q[cq_at(w, 0u, i)]);

@@ -760,6 +760,10 @@ struct CenicWorld {
     lands: u32,
     /// Contacts at the start of the step (step records).
     ncontact0: u32,
+    /// 1 when the next full step starts from v0 + h·qacc, not v0 (set by
+    /// each trial's full step: World::try_step's warm_qacc).
+    warm_qacc: u32,
+    _pad: u32,
 }
 
 /// Per-world statistics of the current advance (the host accumulates them).
@@ -873,6 +877,9 @@ struct StepRecord {
 @group(0) @binding(110) var<storage, read> cenic_reset: array<u32>;
 /// u32 entries before the world indices in cenic_reset (src/gpu/cenic.rs RESET_HEADER).
 const RESET_HEADER: u32 = 4u;
+/// Velocity vectors per world in cenic_v (src/gpu/cenic.rs CENIC_V_SLOTS):
+/// 0 v0, 1 the full step's v, 2 its extrapolated warm start v0 + h·qacc.
+const CENIC_V_SLOTS: u32 = 3u;
 
 /// CenicWorld.state: reached the end of the advance (idle), stepping, failed and frozen.
 const WORLD_DONE: u32 = 0u;

@@ -108,6 +108,10 @@ pub struct GpuCenicWorld {
     pub lands: u32,
     /// Contacts at the start of the step.
     pub ncontact0: u32,
+    /// 1 when the next full step starts from v0 + h·qacc.
+    pub warm_qacc: u32,
+    /// Padding to WGSL's 8-byte struct alignment (the `vec2f` fields).
+    pub _pad: u32,
 }
 
 /// [`GpuCenicWorld::state`] codes.
@@ -308,7 +312,24 @@ pub fn struct_layouts() -> Vec<StructLayout> {
         struct_layout!(
             "CenicWorld",
             GpuCenicWorld,
-            [time, t_end, h_next, h, h_try, err, state, trial, reason, detail, first_trial, stage, lands, ncontact0]
+            [
+                time,
+                t_end,
+                h_next,
+                h,
+                h_try,
+                err,
+                state,
+                trial,
+                reason,
+                detail,
+                first_trial,
+                stage,
+                lands,
+                ncontact0,
+                warm_qacc,
+                _pad
+            ]
         ),
         struct_layout!(
             "CenicStats",
@@ -419,6 +440,11 @@ pub struct CenicBuffers {
 /// u32 entries before the world indices in [`CenicBuffers::reset`].
 pub const RESET_HEADER: usize = 4;
 
+/// Velocity vectors kept per world in `cenic_v` (`CENIC_V_SLOTS` in
+/// `kernels/data.wgsl`): v0, the full step's v, and the full step's
+/// extrapolated warm start v0 + h·qacc.
+pub const CENIC_V_SLOTS: usize = 3;
+
 /// Entries of `cenic_counter` (`COUNTER_*` in `kernels/data.wgsl`).
 pub mod counter {
     /// Running worlds (`cenic_summarize`; cleared by the host before).
@@ -487,7 +513,7 @@ impl CenicBuffers {
             world: StorageBuffer::new(ctx, "cenic_world", nworld)?,
             stats: StorageBuffer::new(ctx, "cenic_stats", nworld)?,
             q: StorageBuffer::new(ctx, "cenic_q", nworld * 2 * model.nq)?,
-            v: StorageBuffer::new(ctx, "cenic_v", nworld * 2 * model.nv)?,
+            v: StorageBuffer::new(ctx, "cenic_v", nworld * CENIC_V_SLOTS * model.nv)?,
             steps: StorageBuffer::new(ctx, "cenic_steps", nworld * record_capacity)?,
             counter: StorageBuffer::new(ctx, "cenic_counter", counter::LEN)?,
             summary: StorageBuffer::new(ctx, "cenic_summary", nworld)?,

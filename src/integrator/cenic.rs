@@ -426,6 +426,9 @@ pub struct World<T: Real> {
     q_full: Vec<T>,
     v_full: Vec<T>,
     v_half: Vec<T>,
+    /// Whether the next full step starts from v0 + h·qacc rather than v0:
+    /// set by each trial's full step ([`World::try_step`]).
+    warm_qacc: bool,
     /// Scratch (nv): x_half ⊖ x_full for [`CenicParams::extrapolate`].
     dq: Vec<T>,
     manifold: Manifold<T>,
@@ -464,6 +467,7 @@ impl<T: Real> World<T> {
             act0: vec![T::zero(); model_na],
             q_full: vec![T::zero(); nq],
             v_full: vec![T::zero(); nv],
+            warm_qacc: false,
             v_half: vec![T::zero(); nv],
             dq: vec![T::zero(); nv],
             manifold: Manifold::default(),
@@ -743,17 +747,27 @@ impl<T: Real> World<T> {
         let ht = T::c(h);
         let half = T::c(0.5 * h);
         // Full step, warm-started at v0 + h·qacc, qacc the last solve's
-        // velocity change over its step (zero after a reset): on the
-        // humanoid at 1e-3, 1.37 Newton iterations per solve instead of
-        // 1.65 from v0 (BENCHMARKS.md, "Warm start of the full step"). The
-        // GPU's part_begin and part_choose (kernels/cenic.wgsl) do the same.
+        // velocity change over its step (zero after a reset), while that
+        // extrapolation predicted the last full step better than v0 did:
+        // on the humanoid at 1e-3, 1.42 Newton iterations per solve instead
+        // of 1.65 from v0, and in a pile, where the last solve's impulses
+        // do not recur, no more iterations than from v0 (BENCHMARKS.md,
+        // "Warm start of the full step"). The GPU's part_begin, part_choose
+        // and part_half (kernels/cenic.wgsl) do the same.
         for ((v, v0), a) in self.v_full.iter_mut().zip(&self.v0).zip(&self.sim.qacc) {
-            *v = *v0 + ht * *a;
+            *v = if self.warm_qacc { *v0 + ht * *a } else { *v0 };
         }
         let mut v = std::mem::take(&mut self.v_full);
         let r = self.sim.solve_velocity(ht, &mut v, solver);
         self.v_full = v;
         self.stats.add_solve(&r?);
+        let (mut miss_extrapolated, mut miss_v0) = (T::zero(), T::zero());
+        for ((v1, v0), a) in self.v_full.iter().zip(&self.v0).zip(&self.sim.qacc) {
+            let (e, d) = (*v1 - (*v0 + ht * *a), *v1 - *v0);
+            miss_extrapolated += e * e;
+            miss_v0 += d * d;
+        }
+        self.warm_qacc = miss_extrapolated < miss_v0;
         self.stick_bound = if p.land_stick_events { self.stick_bound(h) } else { f64::INFINITY };
         self.q_full.copy_from_slice(&self.q0);
         dynamics::integrate_q(model, &mut self.q_full, &self.v_full, ht);

@@ -346,7 +346,7 @@ impl GpuBatch {
         self.pipeline.cenic_buffers.world.write(&self.ctx, &vec![self.fresh_world(0.0); n])?;
         self.pipeline.cenic_buffers.stats.write(&self.ctx, &vec![Self::fresh_stats(); n])?;
         self.pipeline.cenic_buffers.q.write(&self.ctx, &vec![0.0; n * 2 * nq])?;
-        self.pipeline.cenic_buffers.v.write(&self.ctx, &vec![0.0; n * 2 * nv])?;
+        self.pipeline.cenic_buffers.v.write(&self.ctx, &vec![0.0; n * crate::gpu::cenic::CENIC_V_SLOTS * nv])?;
         self.pipeline.icf_buffers.world.write(&self.ctx, &vec![GpuIcfWorld::default(); n])?;
         let mut view = self.view();
         view.stats = Some(vec![WorldStats::default(); n]);
