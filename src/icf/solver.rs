@@ -17,8 +17,11 @@ use crate::math::{Real, TreeLdl, cholesky_factor, cholesky_solve_in_place};
 pub const LINE_SEARCH_TOLERANCE: f64 = 1e-2;
 
 /// Relative solver tolerances below this get an exact line search near the
-/// solution ([`LINE_SEARCH_TOLERANCE`]): fixed steps (1e-8) and tight
-/// error control, not CENIC's κ·accuracy at everyday accuracies.
+/// solution ([`LINE_SEARCH_TOLERANCE`]): the gradient path's converged
+/// solves ([`SolverParams::tight`]), fixed steps shorter than 1 ms
+/// ([`SolverParams::for_fixed_step`]) and tight error control; not fixed
+/// steps of 1 ms and longer (1e-6) nor CENIC's κ·accuracy at everyday
+/// accuracies.
 pub const LINE_SEARCH_EXACT_BELOW: f64 = 1e-6;
 
 /// A Newton step below one ulp of ‖D⁻¹v‖ ends the solve as converged
