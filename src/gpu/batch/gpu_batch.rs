@@ -9,7 +9,9 @@ use super::view::{HostView, Unsettled};
 use crate::batch::{Batch, BatchError, WorldParams, WorldStatus, check_len, check_rows};
 use crate::dynamics;
 use crate::gpu::buffers::{BufferSource, Readback};
-use crate::gpu::cenic::{GpuCenicStats, GpuCenicWorld, GpuStepRecord, RESET_HEADER, counter, split_time, world_state};
+use crate::gpu::cenic::{
+    CENIC_V_SLOTS, GpuCenicStats, GpuCenicWorld, GpuStepRecord, RESET_HEADER, counter, split_time, world_state,
+};
 use crate::gpu::context::{GpuContext, run_pass};
 use crate::gpu::error::GpuError;
 use crate::gpu::fields::Field;
@@ -346,7 +348,7 @@ impl GpuBatch {
         self.pipeline.cenic_buffers.world.write(&self.ctx, &vec![self.fresh_world(0.0); n])?;
         self.pipeline.cenic_buffers.stats.write(&self.ctx, &vec![Self::fresh_stats(); n])?;
         self.pipeline.cenic_buffers.q.write(&self.ctx, &vec![0.0; n * 2 * nq])?;
-        self.pipeline.cenic_buffers.v.write(&self.ctx, &vec![0.0; n * crate::gpu::cenic::CENIC_V_SLOTS * nv])?;
+        self.pipeline.cenic_buffers.v.write(&self.ctx, &vec![0.0; n * CENIC_V_SLOTS * nv])?;
         self.pipeline.icf_buffers.world.write(&self.ctx, &vec![GpuIcfWorld::default(); n])?;
         let mut view = self.view();
         view.stats = Some(vec![WorldStats::default(); n]);
