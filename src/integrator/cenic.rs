@@ -1073,7 +1073,25 @@ fn next_step(h: f64, h_try: f64, err: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::next_step;
+    use super::{CenicParams, Mode, World, next_step};
+    use std::sync::Arc;
+
+    /// The full step's warm start extrapolates only where that predicted the
+    /// last full step better than v0: from a fresh state (qacc = 0) both
+    /// guesses are v0 and it stays off; in free flight (the tossed cube,
+    /// whose velocity changes by exactly h·g) v0 + h·qacc is the solution
+    /// and it turns on.
+    #[test]
+    fn warm_start_extrapolates_only_where_it_predicted_the_last_step() {
+        let model = Arc::new(crate::scenes::cube_toss());
+        let mut w = World::<f64>::new(model, Mode::ErrorControlled(CenicParams::default()));
+        w.sim.reset_to_keyframe("toss").unwrap();
+        w.advance(1e-4).unwrap();
+        assert_eq!(w.stats.accepted, 1);
+        assert!(!w.warm_qacc, "nothing to extrapolate from a fresh state");
+        w.advance(2e-3).unwrap();
+        assert!(w.warm_qacc, "free flight: v0 + h·g is the full step's solution");
+    }
 
     /// Regression (ant under 100 Hz controls): a step cut to the interval
     /// end with error ratio 0.218 must not scale the uncut target 6.6 ms by
