@@ -657,13 +657,12 @@ fn part_begin(w: u32) -> bool {
     for (var i = 0u; i < dims.nv; i++) {
         cenic_v[cv_at(w, 0u, i)] = v_get(dof_at(w, i));
     }
-    // Error control warm-starts the full step at v0 + h·qacc (World::try_step):
-    // qacc is kept in row VEC_V, which the geometry and the build at x0 leave
-    // alone, before the build overwrites VEC_V0 that qacc reads.
-    if (cenic_params.mode == CENIC_ERROR_CONTROLLED) {
-        for (var i = 0u; i < dims.nv; i++) {
-            icf_vec[ivec_at(w, VEC_V, i)] = qacc(w, i);
-        }
+    // The fixed step and error control's full step may start at v0 + h·qacc
+    // (integrator::warm_start): qacc is kept in row VEC_V, which the geometry
+    // and the build at x0 leave alone, before the build overwrites VEC_V0
+    // that qacc reads.
+    for (var i = 0u; i < dims.nv; i++) {
+        icf_vec[ivec_at(w, VEC_V, i)] = qacc(w, i);
     }
     cenic_world[w].trial = 1u;
     icf_world[w].solving = 1u;
@@ -731,17 +730,15 @@ fn part_choose(w: u32) -> bool {
     cenic_world[w].h_try = h_try;
     cenic_world[w].lands = u32(lands && !cut);
     cenic_world[w].ncontact0 = icf_world[w].ncon;
-    // The warm start: v0, or under error control v0 + h·qacc (qacc from
+    // The warm start (integrator::warm_start): v0, or v0 + h·qacc (qacc from
     // part_begin) while warm_qacc says so; the extrapolation is kept in
-    // cenic_v slot 2 for part_half's choice of the next warm start.
+    // cenic_v slot 2 for judge_warm_start's choice of the next warm start.
     for (var i = 0u; i < dims.nv; i++) {
         var v = cenic_v[cv_at(w, 0u, i)];
-        if (p.mode == CENIC_ERROR_CONTROLLED) {
-            let extrapolated = v + h_try * icf_vec[ivec_at(w, VEC_V, i)];
-            cenic_v[cv_at(w, 2u, i)] = extrapolated;
-            if (cenic_world[w].warm_qacc != 0u) {
-                v = extrapolated;
-            }
+        let extrapolated = v + h_try * icf_vec[ivec_at(w, VEC_V, i)];
+        cenic_v[cv_at(w, 2u, i)] = extrapolated;
+        if (cenic_world[w].warm_qacc != 0u) {
+            v = extrapolated;
         }
         icf_vec[ivec_at(w, VEC_V, i)] = v;
     }
@@ -757,12 +754,29 @@ fn part_step0(w: u32) -> bool {
     return true;
 }
 
+/// After the fixed or full step's solve (its v1 in cenic_v slot 1): the next
+/// one extrapolates only if v0 + h·qacc (slot 2) predicted this one better
+/// than v0 (slot 0) did (integrator::extrapolation_wins).
+fn judge_warm_start(w: u32) {
+    var miss_extrapolated = 0.0;
+    var miss_v0 = 0.0;
+    for (var i = 0u; i < dims.nv; i++) {
+        let v1 = cenic_v[cv_at(w, 1u, i)];
+        let e = v1 - cenic_v[cv_at(w, 2u, i)];
+        let d = v1 - cenic_v[cv_at(w, 0u, i)];
+        miss_extrapolated += e * e;
+        miss_v0 += d * d;
+    }
+    cenic_world[w].warm_qacc = u32(miss_extrapolated < miss_v0);
+}
+
 /// STAGE_SOLVE0, fixed mode: v ← v1, q advanced, the step accepted.
 fn part_finish_fixed(w: u32) -> bool {
     if (!solved(w) || !solve_ok(w)) {
         return false;
     }
     take_solution(w, 1u);
+    judge_warm_start(w);
     integrate_world(w);
     cenic_stats[w].contact_overflow += icf_world[w].overflow;
     accept(w, 0.0);
@@ -778,18 +792,7 @@ fn part_half(w: u32) -> bool {
     }
     take_solution(w, 1u);
     integrate_world(w);
-    // The next full step extrapolates only if v0 + h·qacc predicted this one
-    // better than v0 did (World::try_step).
-    var miss_extrapolated = 0.0;
-    var miss_v0 = 0.0;
-    for (var i = 0u; i < dims.nv; i++) {
-        let v1 = cenic_v[cv_at(w, 1u, i)];
-        let e = v1 - cenic_v[cv_at(w, 2u, i)];
-        let d = v1 - cenic_v[cv_at(w, 0u, i)];
-        miss_extrapolated += e * e;
-        miss_v0 += d * d;
-    }
-    cenic_world[w].warm_qacc = u32(miss_extrapolated < miss_v0);
+    judge_warm_start(w);
     for (var i = 0u; i < dims.nq; i++) {
         cenic_q[cq_at(w, 1u, i)] = q_get(q_at(w, i));
         q_set(q_at(w, i), cenic_q[cq_at(w, 0u, i)]);

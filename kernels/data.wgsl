@@ -760,8 +760,9 @@ struct CenicWorld {
     lands: u32,
     /// Contacts at the start of the step (step records).
     ncontact0: u32,
-    /// 1 when the next full step starts from v0 + h·qacc, not v0 (set by
-    /// each trial's full step: World::try_step's warm_qacc).
+    /// 1 when the next fixed or full step starts from v0 + h·qacc, not v0
+    /// (set by each fixed step and each trial's full step: Simulator's
+    /// warm_qacc).
     warm_qacc: u32,
     _pad: u32,
 }

@@ -431,6 +431,34 @@ fn contact_overflow_is_reported_and_isolated() {
     eprintln!("world 3: {} contacts beyond the capacity of {}", report[0].1, with.contact_capacity());
 }
 
+/// The GPU's `set_state` leaves a world without a last step, as the CPU's
+/// does (`regression.rs`, `set_state_forgets_the_last_steps_acceleration`):
+/// a batch that ran elsewhere and a fresh one step alike from the same set
+/// state, bit for bit, Newton iterations included (the last step's
+/// acceleration would otherwise warm-start the next solve).
+#[test]
+fn set_state_forgets_the_last_step_on_the_gpu() {
+    let ctx = gpu_or_skip!();
+    let model = clutter();
+    let mode = Mode::Fixed { dt: 1e-3 };
+    let mut ran = GpuBatch::new(ctx.clone(), model.clone(), 1, mode.clone()).unwrap();
+    ran.advance(0.2).unwrap();
+    let (q, v) = (qpos(&ran), qvel(&ran));
+    ran.advance(0.01).unwrap();
+    let mut fresh = GpuBatch::new(ctx, model, 1, mode).unwrap();
+    let mut newton = vec![];
+    for b in [&mut ran, &mut fresh] {
+        b.set_state(0, &q, &v).unwrap();
+        let before = b.stats(0).newton_iterations;
+        b.advance(5e-3).unwrap();
+        assert_eq!(b.status(0), WorldStatus::Ok);
+        newton.push(b.stats(0).newton_iterations - before);
+    }
+    assert_eq!(qpos(&ran), qpos(&fresh), "positions after 5 steps from the same set state");
+    assert_eq!(qvel(&ran), qvel(&fresh), "velocities after 5 steps from the same set state");
+    assert_eq!(newton[0], newton[1], "Newton iterations from the same set state");
+}
+
 #[test]
 fn runs_of_1000_worlds_are_bit_identical() {
     let ctx = gpu_or_skip!();

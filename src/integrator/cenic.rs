@@ -426,9 +426,6 @@ pub struct World<T: Real> {
     q_full: Vec<T>,
     v_full: Vec<T>,
     v_half: Vec<T>,
-    /// Whether the next full step starts from v0 + h·qacc rather than v0:
-    /// set by each trial's full step ([`World::try_step`]).
-    warm_qacc: bool,
     /// Scratch (nv): x_half ⊖ x_full for [`CenicParams::extrapolate`].
     dq: Vec<T>,
     manifold: Manifold<T>,
@@ -467,7 +464,6 @@ impl<T: Real> World<T> {
             act0: vec![T::zero(); model_na],
             q_full: vec![T::zero(); nq],
             v_full: vec![T::zero(); nv],
-            warm_qacc: false,
             v_half: vec![T::zero(); nv],
             dq: vec![T::zero(); nv],
             manifold: Manifold::default(),
@@ -747,27 +743,20 @@ impl<T: Real> World<T> {
         let ht = T::c(h);
         let half = T::c(0.5 * h);
         // Full step, warm-started at v0 + h·qacc, qacc the last solve's
-        // velocity change over its step (zero after a reset), while that
+        // velocity change over its step (zero after a reset or a set
+        // state), while that
         // extrapolation predicted the last full step better than v0 did:
         // on the humanoid at 1e-3, 1.42 Newton iterations per solve instead
         // of 1.65 from v0, and in a pile, where the last solve's impulses
         // do not recur, no more iterations than from v0 (BENCHMARKS.md,
         // "Warm start of the full step"). The GPU's part_begin, part_choose
         // and part_half (kernels/cenic.wgsl) do the same.
-        for ((v, v0), a) in self.v_full.iter_mut().zip(&self.v0).zip(&self.sim.qacc) {
-            *v = if self.warm_qacc { *v0 + ht * *a } else { *v0 };
-        }
+        super::warm_start(self.sim.warm_qacc, ht, &self.v0, &self.sim.qacc, &mut self.v_full);
         let mut v = std::mem::take(&mut self.v_full);
         let r = self.sim.solve_velocity(ht, &mut v, solver);
         self.v_full = v;
         self.stats.add_solve(&r?);
-        let (mut miss_extrapolated, mut miss_v0) = (T::zero(), T::zero());
-        for ((v1, v0), a) in self.v_full.iter().zip(&self.v0).zip(&self.sim.qacc) {
-            let (e, d) = (*v1 - (*v0 + ht * *a), *v1 - *v0);
-            miss_extrapolated += e * e;
-            miss_v0 += d * d;
-        }
-        self.warm_qacc = miss_extrapolated < miss_v0;
+        self.sim.warm_qacc = super::extrapolation_wins(ht, &self.v0, &self.sim.qacc, &self.v_full);
         self.stick_bound = if p.land_stick_events { self.stick_bound(h) } else { f64::INFINITY };
         self.q_full.copy_from_slice(&self.q0);
         dynamics::integrate_q(model, &mut self.q_full, &self.v_full, ht);
@@ -1088,9 +1077,30 @@ mod tests {
         w.sim.reset_to_keyframe("toss").unwrap();
         w.advance(1e-4).unwrap();
         assert_eq!(w.stats.accepted, 1);
-        assert!(!w.warm_qacc, "nothing to extrapolate from a fresh state");
+        assert!(!w.sim.warm_qacc, "nothing to extrapolate from a fresh state");
         w.advance(2e-3).unwrap();
-        assert!(w.warm_qacc, "free flight: v0 + h·g is the full step's solution");
+        assert!(w.sim.warm_qacc, "free flight: v0 + h·g is the full step's solution");
+    }
+
+    /// The fixed step's warm start follows the same rule: in free flight
+    /// the first two steps from a fresh state start at v0 (the first has no
+    /// acceleration to extrapolate, the second has not yet seen it predict)
+    /// and need a Newton iteration each; the next start at v0 + h·g, the
+    /// solution, and need none.
+    #[test]
+    fn fixed_step_warm_start_solves_free_flight_without_iterations() {
+        let model = Arc::new(crate::scenes::cube_toss());
+        let mut w = World::<f64>::new(model, Mode::Fixed { dt: 1e-3 });
+        w.sim.reset_to_keyframe("toss").unwrap();
+        w.advance(1e-3).unwrap();
+        assert!(w.stats.newton_iterations == 1 && !w.sim.warm_qacc, "a fresh state has nothing to extrapolate");
+        w.advance(1e-3).unwrap();
+        assert!(w.stats.newton_iterations == 2 && w.sim.warm_qacc, "v0 + h·g predicted the second step");
+        let first = w.stats.newton_iterations;
+        w.advance(5e-3).unwrap();
+        assert!(w.sim.contacts.is_empty(), "the cube must be in flight");
+        assert!(w.sim.warm_qacc);
+        assert_eq!(w.stats.newton_iterations, first, "warm-started steps in free flight need no iteration");
     }
 
     /// Regression (ant under 100 Hz controls): a step cut to the interval

@@ -127,8 +127,14 @@ pub struct Simulator<T: Real> {
     /// Statistics of the last solve.
     pub last_solve: SolveStats,
     /// Generalized acceleration of the last accepted step, (v1 − v0)/h (nv;
-    /// for accelerometers).
+    /// for accelerometers and the warm start); zero after
+    /// [`set_state`](Self::set_state) and [`restart`](Self::restart).
     pub qacc: Vec<T>,
+    /// Whether the next step's solve starts from v0 + h·qacc rather than v0:
+    /// set by each fixed step and each CENIC full step, true where that
+    /// extrapolation predicted the step's solution better than v0 did
+    /// (`warm_start`, `extrapolation_wins`).
+    pub(crate) warm_qacc: bool,
     /// Geometry passes ([`compute_geometry`](Self::compute_geometry) calls) since creation.
     pub geometry_passes: u64,
     /// Scratch: contact forces for touch sensors.
@@ -154,6 +160,7 @@ impl<T: Real> Simulator<T> {
             time: 0.0,
             last_solve: SolveStats::default(),
             qacc: vec![T::zero(); nv],
+            warm_qacc: false,
             geometry_passes: 0,
             contact_forces: Vec::new(),
             builder: IcfBuilder::new(&model),
@@ -163,10 +170,26 @@ impl<T: Real> Simulator<T> {
         }
     }
 
-    /// Sets q, v (f64 slices of length nq, nv) and, when given, controls; time is kept.
+    /// Sets q, v (f64 slices of length nq, nv); time, controls and the
+    /// contact capacity are kept. The state has no last step: the next
+    /// solve starts from v (no warm start from another state's
+    /// acceleration, no kept Hessian factor), so a step from a set state
+    /// does not depend on what the world did before; until then the last
+    /// step's acceleration, constraint forces and touch sensors read zero.
+    /// The GPU batch's `set_state` does the same.
     pub fn set_state(&mut self, q: &[f64], v: &[f64]) {
         self.data.set_state(q, v);
         dynamics::normalize_quaternions(&self.model, &mut self.data.q);
+        self.forget_last_step();
+    }
+
+    /// Forgets the last step: its acceleration, the warm-start choice, the
+    /// solve's step (so its forces read zero) and a kept factorization.
+    fn forget_last_step(&mut self) {
+        self.qacc.iter_mut().for_each(|a| *a = T::zero());
+        self.warm_qacc = false;
+        self.problem.h = T::zero();
+        self.solver.invalidate_factor();
     }
 
     /// Back to the state of a new simulator (q = qpos0, v = 0, zero
@@ -307,7 +330,9 @@ impl<T: Real> Simulator<T> {
     }
 
     /// One fixed step of Lagged ICF with step `h` (s): v1 from the convex
-    /// solve warm-started at v0, then q1 = q0 ⊕ h·v1.
+    /// solve warm-started at v0, or at v0 + h·qacc while that extrapolation
+    /// predicted the last step's solution better than v0 did, then
+    /// q1 = q0 ⊕ h·v1.
     pub fn step(&mut self, h: f64) -> Result<SolveStats, StepError> {
         let params = self.solver_params.for_fixed_step(h);
         self.step_with(h, &params)
@@ -318,10 +343,12 @@ impl<T: Real> Simulator<T> {
         self.check_finite()?;
         self.compute_geometry();
         let mut v = std::mem::take(&mut self.v_next);
-        v.copy_from_slice(&self.data.v);
-        let r = self.solve_velocity(T::c(h), &mut v, params);
+        let ht = T::c(h);
+        warm_start(self.warm_qacc, ht, &self.data.v, &self.qacc, &mut v);
+        let r = self.solve_velocity(ht, &mut v, params);
         let out = match r {
             Ok(s) => {
+                self.warm_qacc = extrapolation_wins(ht, &self.data.v, &self.qacc, &v);
                 dynamics::integrate_q(&self.model, &mut self.data.q, &v, T::c(h));
                 dynamics::integrate_act(&self.model, &mut self.data.act, &self.ctrl, T::c(h));
                 self.set_qacc(&v, T::c(h));
@@ -380,6 +407,33 @@ impl<T: Real> Simulator<T> {
     pub fn solver(&self) -> &IcfSolver<T> {
         &self.solver
     }
+}
+
+/// The warm start of a step of `h` (s) from `v0` into `v`: v0 + h·qacc
+/// when `extrapolate`, else v0. Fixed steps ([`Simulator::step_with`]) and
+/// CENIC's full step (`World::try_step`) use it; the GPU's twin is
+/// `part_choose` (kernels/cenic.wgsl).
+pub(crate) fn warm_start<T: Real>(extrapolate: bool, h: T, v0: &[T], qacc: &[T], v: &mut [T]) {
+    for ((v, v0), a) in v.iter_mut().zip(v0).zip(qacc) {
+        *v = if extrapolate { *v0 + h * *a } else { *v0 };
+    }
+}
+
+/// Whether v0 + h·qacc lies nearer to a step's solution `v1` than v0 does
+/// (Euclidean): the next step is warm-started by extrapolation only while
+/// it predicted the last one better. After a contact impulse that does not
+/// recur (a pile's impacts) v0 is the better guess; in smooth motion and
+/// sustained contact the extrapolation is (BENCHMARKS.md, "Warm start of
+/// the full step" and "Warm start of the fixed step"). The GPU's twin is
+/// `judge_warm_start` (kernels/cenic.wgsl).
+pub(crate) fn extrapolation_wins<T: Real>(h: T, v0: &[T], qacc: &[T], v1: &[T]) -> bool {
+    let (mut miss_extrapolated, mut miss_v0) = (T::zero(), T::zero());
+    for ((v1, v0), a) in v1.iter().zip(v0).zip(qacc) {
+        let (e, d) = (*v1 - (*v0 + h * *a), *v1 - *v0);
+        miss_extrapolated += e * e;
+        miss_v0 += d * d;
+    }
+    miss_extrapolated < miss_v0
 }
 
 /// Workspaces of the baseline integrators of one world, created on first use.

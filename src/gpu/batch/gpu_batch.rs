@@ -629,7 +629,11 @@ impl Batch for GpuBatch {
         let (q32, v32) = self.state_f32(q, v);
         self.state_changed();
         self.pipeline.dynamics.set_world_field(Field::Q, world, &q32).map_err(gpu_err)?;
-        self.pipeline.dynamics.set_world_field(Field::V, world, &v32).map_err(gpu_err)
+        self.pipeline.dynamics.set_world_field(Field::V, world, &v32).map_err(gpu_err)?;
+        // No last step (Simulator::set_state): with the solve's step h = 0
+        // the acceleration `qacc` that warm-starts the next step, the touch
+        // sensors and the constraint forces read zero, and no factor is kept.
+        self.pipeline.icf_buffers.world.write_at(&self.ctx, world, &[GpuIcfWorld::default()]).map_err(gpu_err)
     }
     fn set_ctrl(&mut self, world: usize, ctrl: &[f64]) -> Result<(), BatchError> {
         self.check(world)?;
