@@ -477,7 +477,10 @@ impl Batch {
 
     /// Sets positions and velocities of ``worlds`` (all when None):
     /// ``qpos`` (n, nq) and ``qvel`` (n, nv) for n listed worlds, or one
-    /// row (nq,) / (nv,) for all of them. Quaternions are normalised.
+    /// row (nq,) / (nv,) for all of them. Quaternions are normalised. A set
+    /// world has no last step (so do ``set_qpos`` and ``set_qvel``): its
+    /// next step does not depend on what it did before, and until then the
+    /// accelerometers, touch sensors and contact forces read zero.
     #[pyo3(signature = (qpos, qvel, worlds=None))]
     fn set_state(
         &self,

@@ -86,7 +86,10 @@ pub trait Batch {
     fn reset(&mut self);
     /// Resets one world to keyframe `key` (name or index).
     fn reset_to_keyframe(&mut self, world: usize, key: &str) -> Result<(), BatchError>;
-    /// Sets one world's q (nq) and v (nv). Quaternions are normalised.
+    /// Sets one world's q (nq) and v (nv). Quaternions are normalised. The
+    /// world keeps no last step
+    /// ([`Simulator::set_state`](crate::integrator::Simulator::set_state)):
+    /// its next step does not depend on what it did before.
     fn set_state(&mut self, world: usize, q: &[f64], v: &[f64]) -> Result<(), BatchError>;
     /// Sets one world's controls (nu): motor inputs or servo target positions.
     fn set_ctrl(&mut self, world: usize, ctrl: &[f64]) -> Result<(), BatchError>;
