@@ -458,9 +458,11 @@ impl DiffRollout {
         let t0 = Instant::now();
         let (nq, nv, nc) = (self.model.nq, self.model.nv, self.nc());
         let mut w = World::<f64>::new(self.model.clone(), self.mode.clone());
-        // Fixed steps solve to convergence: the derivative is the converged
-        // map's, and finite differences through the rollout must resolve it.
+        // Fixed steps solve to convergence from v0: the derivative is the
+        // converged map's, and finite differences through the rollout must
+        // resolve it (Simulator::warm_start_fixed_steps).
         w.sim.solver_params = SolverParams::tight();
+        w.sim.warm_start_fixed_steps = false;
         set_params(&mut w.sim, &self.params, theta.iter().copied());
         w.sim.set_state(&x0[..nq], &x0[nq..]);
         if record {

@@ -135,6 +135,12 @@ pub struct Simulator<T: Real> {
     /// extrapolation predicted the step's solution better than v0 did
     /// (`warm_start`, `extrapolation_wins`).
     pub(crate) warm_qacc: bool,
+    /// Whether fixed steps may start at v0 + h·qacc (true by default). The
+    /// gradient path (`diff::DiffRollout`) turns it off: finite differences
+    /// through its rollouts must see a smooth map, and the choice between
+    /// v0 and the extrapolation is discrete, so where it flips between two
+    /// nearby inputs the iterate moves within the solve's tolerance.
+    pub warm_start_fixed_steps: bool,
     /// Geometry passes ([`compute_geometry`](Self::compute_geometry) calls) since creation.
     pub geometry_passes: u64,
     /// Scratch: contact forces for touch sensors.
@@ -161,6 +167,7 @@ impl<T: Real> Simulator<T> {
             last_solve: SolveStats::default(),
             qacc: vec![T::zero(); nv],
             warm_qacc: false,
+            warm_start_fixed_steps: true,
             geometry_passes: 0,
             contact_forces: Vec::new(),
             builder: IcfBuilder::new(&model),
@@ -344,7 +351,7 @@ impl<T: Real> Simulator<T> {
         self.compute_geometry();
         let mut v = std::mem::take(&mut self.v_next);
         let ht = T::c(h);
-        warm_start(self.warm_qacc, ht, &self.data.v, &self.qacc, &mut v);
+        warm_start(self.warm_qacc && self.warm_start_fixed_steps, ht, &self.data.v, &self.qacc, &mut v);
         let r = self.solve_velocity(ht, &mut v, params);
         let out = match r {
             Ok(s) => {
