@@ -310,9 +310,14 @@ impl Problem {
         DiffRollout::new(self.model.clone(), self.mode.clone(), self.dt).with_control(self.control).with_cfd(cfd)
     }
 
-    /// A world of the planner's model (for forward passes).
+    /// A world of the planner's model (for forward passes). Its fixed steps
+    /// start at v0, as [`Self::rollout`]'s do
+    /// ([`Simulator::warm_start_fixed_steps`](crate::integrator::Simulator::warm_start_fixed_steps)),
+    /// so the planner's rollouts are the map its linearizations describe.
     pub fn world(&self) -> World<f64> {
-        World::new(self.model.clone(), self.mode.clone())
+        let mut w = World::new(self.model.clone(), self.mode.clone());
+        w.sim.warm_start_fixed_steps = false;
+        w
     }
 
     /// Simulates the horizon from `x0` in `world` (restarted), choosing
