@@ -161,7 +161,7 @@ fn solve_ok(w: u32) -> bool {
 }
 
 /// icf_vec row VEC_V (the solution) into v and into cenic_v slot `slot`
-/// (when < 2; slot 2 holds the full step's extrapolated warm start).
+/// (when < 2; slot 2 holds the fixed or full step's extrapolated warm start).
 fn take_solution(w: u32, slot: u32) {
     for (var i = 0u; i < dims.nv; i++) {
         let x = icf_vec[ivec_at(w, VEC_V, i)];
@@ -732,7 +732,7 @@ fn part_choose(w: u32) -> bool {
     cenic_world[w].ncontact0 = icf_world[w].ncon;
     // The warm start (integrator::warm_start): v0, or v0 + h·qacc (qacc from
     // part_begin) while warm_qacc says so; the extrapolation is kept in
-    // cenic_v slot 2 for judge_warm_start's choice of the next warm start.
+    // cenic_v slot 2 for extrapolation_wins's choice of the next warm start.
     for (var i = 0u; i < dims.nv; i++) {
         var v = cenic_v[cv_at(w, 0u, i)];
         let extrapolated = v + h_try * icf_vec[ivec_at(w, VEC_V, i)];
@@ -754,10 +754,10 @@ fn part_step0(w: u32) -> bool {
     return true;
 }
 
-/// After the fixed or full step's solve (its v1 in cenic_v slot 1): the next
-/// one extrapolates only if v0 + h·qacc (slot 2) predicted this one better
-/// than v0 (slot 0) did (integrator::extrapolation_wins).
-fn judge_warm_start(w: u32) {
+/// After the fixed or full step's solve (its v1 in cenic_v slot 1): whether
+/// v0 + h·qacc (slot 2) lies nearer to it than v0 (slot 0), i.e. whether the
+/// next such step extrapolates (integrator::extrapolation_wins).
+fn extrapolation_wins(w: u32) -> bool {
     var miss_extrapolated = 0.0;
     var miss_v0 = 0.0;
     for (var i = 0u; i < dims.nv; i++) {
@@ -767,7 +767,7 @@ fn judge_warm_start(w: u32) {
         miss_extrapolated += e * e;
         miss_v0 += d * d;
     }
-    cenic_world[w].warm_qacc = u32(miss_extrapolated < miss_v0);
+    return miss_extrapolated < miss_v0;
 }
 
 /// STAGE_SOLVE0, fixed mode: v ← v1, q advanced, the step accepted.
@@ -776,7 +776,7 @@ fn part_finish_fixed(w: u32) -> bool {
         return false;
     }
     take_solution(w, 1u);
-    judge_warm_start(w);
+    cenic_world[w].warm_qacc = u32(extrapolation_wins(w));
     integrate_world(w);
     cenic_stats[w].contact_overflow += icf_world[w].overflow;
     accept(w, 0.0);
@@ -792,7 +792,7 @@ fn part_half(w: u32) -> bool {
     }
     take_solution(w, 1u);
     integrate_world(w);
-    judge_warm_start(w);
+    cenic_world[w].warm_qacc = u32(extrapolation_wins(w));
     for (var i = 0u; i < dims.nq; i++) {
         cenic_q[cq_at(w, 1u, i)] = q_get(q_at(w, i));
         q_set(q_at(w, i), cenic_q[cq_at(w, 0u, i)]);

@@ -879,7 +879,7 @@ struct StepRecord {
 /// u32 entries before the world indices in cenic_reset (src/gpu/cenic.rs RESET_HEADER).
 const RESET_HEADER: u32 = 4u;
 /// Velocity vectors per world in cenic_v (src/gpu/cenic.rs CENIC_V_SLOTS):
-/// 0 v0, 1 the full step's v, 2 its extrapolated warm start v0 + h·qacc.
+/// 0 v0, 1 the fixed or full step's v, 2 its extrapolated warm start v0 + h·qacc.
 const CENIC_V_SLOTS: u32 = 3u;
 
 /// CenicWorld.state: reached the end of the advance (idle), stepping, failed and frozen.

@@ -441,7 +441,7 @@ pub struct CenicBuffers {
 pub const RESET_HEADER: usize = 4;
 
 /// Velocity vectors kept per world in `cenic_v` (`CENIC_V_SLOTS` in
-/// `kernels/data.wgsl`): v0, the full step's v, and the full step's
+/// `kernels/data.wgsl`): v0, the fixed or full step's v, and its
 /// extrapolated warm start v0 + h·qacc.
 pub const CENIC_V_SLOTS: usize = 3;
 

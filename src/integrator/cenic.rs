@@ -743,9 +743,9 @@ impl<T: Real> World<T> {
         let ht = T::c(h);
         let half = T::c(0.5 * h);
         // Full step, warm-started at v0 + h·qacc, qacc the last solve's
-        // velocity change over its step (zero after a reset or a set
-        // state), while that
-        // extrapolation predicted the last full step better than v0 did:
+        // velocity change over its step (zero after a reset or a set state),
+        // while that extrapolation predicted the last full step better than
+        // v0 did:
         // on the humanoid at 1e-3, 1.42 Newton iterations per solve instead
         // of 1.65 from v0, and in a pile, where the last solve's impulses
         // do not recur, no more iterations than from v0 (BENCHMARKS.md,

@@ -356,9 +356,9 @@ impl<T: Real> Simulator<T> {
         let out = match r {
             Ok(s) => {
                 self.warm_qacc = extrapolation_wins(ht, &self.data.v, &self.qacc, &v);
-                dynamics::integrate_q(&self.model, &mut self.data.q, &v, T::c(h));
-                dynamics::integrate_act(&self.model, &mut self.data.act, &self.ctrl, T::c(h));
-                self.set_qacc(&v, T::c(h));
+                dynamics::integrate_q(&self.model, &mut self.data.q, &v, ht);
+                dynamics::integrate_act(&self.model, &mut self.data.act, &self.ctrl, ht);
+                self.set_qacc(&v, ht);
                 self.data.v.copy_from_slice(&v);
                 self.time += h;
                 Ok(s)
@@ -431,8 +431,8 @@ pub(crate) fn warm_start<T: Real>(extrapolate: bool, h: T, v0: &[T], qacc: &[T],
 /// it predicted the last one better. After a contact impulse that does not
 /// recur (a pile's impacts) v0 is the better guess; in smooth motion and
 /// sustained contact the extrapolation is (BENCHMARKS.md, "Warm start of
-/// the full step" and "Warm start of the fixed step"). The GPU's twin is
-/// `judge_warm_start` (kernels/cenic.wgsl).
+/// the full step" and "Warm start of the fixed step"). The GPU's twin of
+/// the same name is in kernels/cenic.wgsl.
 pub(crate) fn extrapolation_wins<T: Real>(h: T, v0: &[T], qacc: &[T], v1: &[T]) -> bool {
     let (mut miss_extrapolated, mut miss_v0) = (T::zero(), T::zero());
     for ((v1, v0), a) in v1.iter().zip(v0).zip(qacc) {
