@@ -429,6 +429,10 @@ pub struct World<T: Real> {
     /// Scratch (nv): x_half ⊖ x_full for [`CenicParams::extrapolate`].
     dq: Vec<T>,
     manifold: Manifold<T>,
+    /// Per geom: centre velocity (m/s), angular velocity (rad/s) and
+    /// bounding radius (m) at x0, for [`World::impact_bound`] (computed
+    /// once per call instead of once per pair).
+    geom_motion: Vec<(Vec3<f64>, Vec3<f64>, f64)>,
     /// Step bound (s) from the last trial's slip→stick check
     /// ([`CenicParams::land_stick_events`]); infinite when none.
     stick_bound: f64,
@@ -439,7 +443,7 @@ pub struct World<T: Real> {
 impl<T: Real> World<T> {
     /// A world of `model` at qpos0 advancing in `mode`.
     pub fn new(model: Arc<Model>, mode: Mode) -> Self {
-        let (nq, nv, model_na) = (model.nq, model.nv, model.na);
+        let (nq, nv, model_na, ngeom) = (model.nq, model.nv, model.na, model.geoms.len());
         let sim = Simulator::new(model);
         let h_next = match &mode {
             Mode::Fixed { dt } => *dt,
@@ -467,6 +471,7 @@ impl<T: Real> World<T> {
             v_half: vec![T::zero(); nv],
             dq: vec![T::zero(); nv],
             manifold: Manifold::default(),
+            geom_motion: vec![(Vec3::zero(), Vec3::zero(), 0.0); ngeom],
             stick_bound: f64::INFINITY,
             baselines: Baselines::default(),
         }
@@ -925,17 +930,18 @@ impl<T: Real> World<T> {
         let speed = |(v, w, r): (Vec3<f64>, Vec3<f64>, f64)| v.norm() + w.norm() * r;
         let mut bound = h;
         let n = model.geoms.len();
+        for (gi, m) in self.geom_motion.iter_mut().enumerate() {
+            *m = motion(gi);
+        }
+        let dynamic = |gi: usize| model.body_is_dynamic(model.geoms[gi].body);
         for a in 0..n {
-            let ma = motion(a);
+            let ma = self.geom_motion[a];
             for b in a + 1..n {
-                if !model.geoms_may_touch(a, b) {
+                // The two array reads first: static–static pairs skip the model's filter.
+                if !(dynamic(a) || dynamic(b)) || !model.geoms_may_touch(a, b) {
                     continue;
                 }
-                let mb = motion(b);
-                let dynamic = model.body_is_dynamic(model.geoms[a].body) || model.body_is_dynamic(model.geoms[b].body);
-                if !dynamic {
-                    continue;
-                }
+                let mb = self.geom_motion[b];
                 let travel = (speed(ma) + speed(mb)) * bound + 0.5 * g.norm() * bound * bound;
                 if lower_distance(&model, data, a, b) > travel + p.skin {
                     continue;
