@@ -60,6 +60,9 @@ pub mod tape {
         pub db: f64,
     }
 
+    /// Node 0: the constant node every constant's index points to.
+    const CONSTANT: Node = Node { a: 0, b: 0, da: 0.0, db: 0.0 };
+
     pub(super) struct State {
         pub nodes: Vec<Node>,
         pub recording: bool,
@@ -110,7 +113,7 @@ pub mod tape {
         free_at_exit();
         with(|t| {
             t.nodes.clear();
-            t.nodes.push(Node { a: 0, b: 0, da: 0.0, db: 0.0 });
+            t.nodes.push(CONSTANT);
             t.recording = true;
         });
     }
@@ -122,7 +125,7 @@ pub mod tape {
     pub(super) fn start() {
         if with(|t| t.nodes.is_empty()) {
             free_at_exit();
-            with(|t| t.nodes.push(Node { a: 0, b: 0, da: 0.0, db: 0.0 }));
+            with(|t| t.nodes.push(CONSTANT));
         }
     }
 

@@ -935,10 +935,10 @@ impl<T: Real> World<T> {
         }
         let dynamic = |gi: usize| model.body_is_dynamic(model.geoms[gi].body);
         for a in 0..n {
-            let ma = self.geom_motion[a];
+            let (ma, dynamic_a) = (self.geom_motion[a], dynamic(a));
             for b in a + 1..n {
-                // The two array reads first: static–static pairs skip the model's filter.
-                if !(dynamic(a) || dynamic(b)) || !model.geoms_may_touch(a, b) {
+                // The array reads first: static–static pairs skip the model's filter.
+                if !(dynamic_a || dynamic(b)) || !model.geoms_may_touch(a, b) {
                     continue;
                 }
                 let mb = self.geom_motion[b];

@@ -209,7 +209,7 @@ impl<T: Real> Simulator<T> {
         }
         fresh(&mut self.data.v);
         fresh(&mut self.data.act);
-        fresh(&mut self.qacc);
+        self.forget_last_step();
         self.data.mass_scale = T::one();
         self.data.geom_size_scale.iter_mut().for_each(|s| *s = T::one());
         self.data.geom_offset_scale.iter_mut().for_each(|s| *s = T::one());
