@@ -14,6 +14,7 @@
 use super::FrictionLoad;
 use super::cfd::add_phantom;
 use super::jacobian::{Setup, add_load_coupling, check_contacts, implicit_load_tangents};
+use super::kinematics_adjoint::{KinematicsAdjoint, kinematics_leaves};
 use super::params::{set_controls, set_params};
 use super::rev::{Rev, tape};
 use super::{DiffError, SolveSite};
@@ -40,6 +41,8 @@ pub(crate) struct Adjoint {
     /// The leaves of the current recording (z, or [q0, v1], or q).
     leaves: Vec<Rev>,
     work: CostWork<Rev>,
+    /// Kinematics' hand-written reverse rule.
+    kinematics: KinematicsAdjoint,
     factor: Vec<f64>,
     pivots: Vec<usize>,
     jt: Vec<f64>,
@@ -69,6 +72,7 @@ impl Adjoint {
             vd: vec![Rev::cst(0.0); nv],
             leaves: Vec::with_capacity(nq + nv + nc + np),
             work: CostWork::default(),
+            kinematics: KinematicsAdjoint::new(&model),
             factor: vec![0.0; nv * nv],
             pivots: vec![0; nv],
             jt: vec![0.0; nv],
@@ -152,7 +156,9 @@ impl Adjoint {
         set_controls(sim, setup.control, self.leaves[nx..nx + nc].iter().copied());
         set_params(sim, &setup.params, self.leaves[nx + nc..].iter().copied());
         sim.contacts.skin = s.skin;
-        sim.compute_geometry();
+        // Kinematics enters as leaves with a rule of its own (below).
+        let kin = kinematics_leaves(&model, &mut sim.data, &self.kinematics);
+        sim.compute_geometry_from_kinematics();
         check_contacts(&sim.contacts.list, s.contacts, site)?;
         sim.problem.set_time_step(h);
         let implicit = setup.friction_load == FrictionLoad::Implicit;
@@ -184,7 +190,9 @@ impl Adjoint {
         for (r, &l) in self.grad.iter().zip(&self.lam) {
             self.adj[r.index()] -= l;
         }
-        tape::backward(&mut self.adj);
+        tape::backward_range(&mut self.adj, kin..tape::len());
+        self.kinematics.pull_back(&model, &self.sim.data, &mut self.adj);
+        tape::backward_range(&mut self.adj, 0..kin);
         let adj = &self.adj;
         let leaf = |k: usize| adj[self.leaves[k].index()];
         for k in 0..nq {

@@ -181,6 +181,7 @@ mod cfd;
 mod dual;
 mod gradcheck;
 mod jacobian;
+mod kinematics_adjoint;
 mod params;
 mod rev;
 mod rollout;

@@ -158,15 +158,23 @@ pub mod tape {
     /// indexed by node, length at least [`len`]); afterwards `adj[i]` is
     /// the adjoint of node i. Nodes with a zero adjoint contribute nothing.
     pub fn backward(adj: &mut [f64]) {
+        backward_range(adj, 1..len());
+    }
+
+    /// The reverse sweep over the nodes in `range` only, last first: a
+    /// caller that supplies a stage's adjoint by hand sweeps the nodes
+    /// recorded after the stage, applies its own rule to the stage's
+    /// output leaves, then sweeps the nodes before them.
+    pub fn backward_range(adj: &mut [f64], range: core::ops::Range<usize>) {
         with(|t| {
-            let nodes = &t.nodes;
+            let nodes = &t.nodes[..range.end];
             assert!(adj.len() >= nodes.len(), "adjoint vector shorter than the tape");
             // Without a branch (a mispredicted skip costs more than the
             // products): a node whose adjoint is zero adds exact zeros, also
             // where a partial is infinite (0·∞ is selected away, not NaN).
             // A one-parent node's second parent is the constant node 0,
             // whose adjoint is never read.
-            for i in (1..nodes.len()).rev() {
+            for i in (range.start.max(1)..nodes.len()).rev() {
                 let a = adj[i];
                 let n = nodes[i];
                 let live = a != 0.0;

@@ -286,10 +286,17 @@ impl<T: Real> Simulator<T> {
     /// number of contacts dropped for lack of capacity (for the caller's
     /// [`WorldStats::contact_overflow`]).
     pub fn compute_geometry(&mut self) -> u64 {
+        dynamics::kinematics(&self.model, &mut self.data);
+        self.compute_geometry_from_kinematics()
+    }
+
+    /// [`compute_geometry`](Self::compute_geometry) on the kinematics
+    /// already in `data` (the reverse pass computes them itself, as leaves
+    /// of its tape).
+    pub(crate) fn compute_geometry_from_kinematics(&mut self) -> u64 {
         self.geometry_passes += 1;
         let m = &*self.model;
         // What depends on q alone, then the rest (the Jacobian passes rerun only the rest).
-        dynamics::kinematics(m, &mut self.data);
         dynamics::transmissions(m, &mut self.data);
         dynamics::mass_matrix(m, &mut self.data);
         collide(m, &self.data, &mut self.contacts);
