@@ -13,6 +13,7 @@
 
 use super::FrictionLoad;
 use super::cfd::add_phantom;
+use super::dynamics_adjoint::{DynamicsAdjoint, dynamics_leaves};
 use super::jacobian::{Setup, add_load_coupling, check_contacts, implicit_load_tangents};
 use super::kinematics_adjoint::{KinematicsAdjoint, kinematics_leaves};
 use super::params::{set_controls, set_params};
@@ -43,6 +44,10 @@ pub(crate) struct Adjoint {
     work: CostWork<Rev>,
     /// Kinematics' hand-written reverse rule.
     kinematics: KinematicsAdjoint,
+    /// The velocity, mass-matrix and bias-force stages' reverse rule.
+    dynamics: DynamicsAdjoint,
+    /// Those stages' values, computed in `f64`.
+    values: crate::dynamics::Data<f64>,
     factor: Vec<f64>,
     pivots: Vec<usize>,
     jt: Vec<f64>,
@@ -73,6 +78,8 @@ impl Adjoint {
             leaves: Vec::with_capacity(nq + nv + nc + np),
             work: CostWork::default(),
             kinematics: KinematicsAdjoint::new(&model),
+            dynamics: DynamicsAdjoint::new(&model),
+            values: crate::dynamics::Data::new(&model),
             factor: vec![0.0; nv * nv],
             pivots: vec![0; nv],
             jt: vec![0.0; nv],
@@ -157,8 +164,9 @@ impl Adjoint {
         set_params(sim, &setup.params, self.leaves[nx + nc..].iter().copied());
         sim.contacts.skin = s.skin;
         // Kinematics enters as leaves with a rule of its own (below).
-        let kin = kinematics_leaves(&model, &mut sim.data, &self.kinematics);
-        sim.compute_geometry_from_kinematics();
+        let kin = kinematics_leaves(&model, &mut self.values, &mut sim.data, &mut self.kinematics);
+        let dynamics = dynamics_leaves(&model, &mut self.values, &mut sim.data, &mut self.dynamics);
+        sim.compute_geometry_from_dynamics(false);
         check_contacts(&sim.contacts.list, s.contacts, site)?;
         sim.problem.set_time_step(h);
         let implicit = setup.friction_load == FrictionLoad::Implicit;
@@ -190,7 +198,9 @@ impl Adjoint {
         for (r, &l) in self.grad.iter().zip(&self.lam) {
             self.adj[r.index()] -= l;
         }
-        tape::backward_range(&mut self.adj, kin..tape::len());
+        tape::backward_range(&mut self.adj, dynamics..tape::len());
+        self.dynamics.pull_back(&model, &self.values, &self.sim.data, &mut self.adj);
+        tape::backward_range(&mut self.adj, kin..dynamics);
         self.kinematics.pull_back(&model, &self.sim.data, &mut self.adj);
         tape::backward_range(&mut self.adj, 0..kin);
         let adj = &self.adj;

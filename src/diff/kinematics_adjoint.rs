@@ -114,7 +114,7 @@ fn for_each_output<T: Real>(model: &Model, data: &mut Data<T>, mut f: impl FnMut
         x.m.iter_mut().flatten().for_each(f);
     }
     let f = &mut f;
-    for (bi, body) in model.bodies.iter().enumerate().skip(1) {
+    for (bi, body) in model.bodies.iter().enumerate() {
         v3(&mut data.xpos[bi], f);
         q4(&mut data.xquat[bi], f);
         m3(&mut data.xmat[bi], f);
@@ -146,12 +146,22 @@ fn for_each_output<T: Real>(model: &Model, data: &mut Data<T>, mut f: impl FnMut
 
 /// Which outputs of [`for_each_output`] move at all: forward tangents in
 /// two random directions of (q, mass scale, geom offset scales) at a
-/// random configuration, an output whose tangents are both exactly zero
+/// random configuration ([`probe`]), an output whose tangents are both exactly zero
 /// being a structural constant (a planar robot's out-of-plane components,
 /// a free joint's translational subspaces). Making those leaves would cost
 /// the stages downstream the nodes the recorded kinematics never made
 /// (half_cheetah's reverse pass 25 % slower).
 fn moving_outputs(model: &Model) -> Vec<bool> {
+    let mut data = probe(model);
+    let mut moving = vec![];
+    for_each_output(model, &mut data, |x| moving.push(x.d != [0.0; 2]));
+    moving
+}
+
+/// [`kinematics`] in forward tangents for [`moving_outputs`] (and the
+/// stages after it): q, v, the mass scale and the geom offset scales at
+/// random values near `qpos0`, 0 and 1, each with two random tangents.
+pub(super) fn probe(model: &Model) -> Data<Dual<2>> {
     let mut k = 0x9e37_79b9_7f4a_7c15u64;
     let mut rnd = move || {
         k = k.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
@@ -162,31 +172,53 @@ fn moving_outputs(model: &Model) -> Vec<bool> {
     for (q, &q0) in data.q.iter_mut().zip(&model.qpos0) {
         *q = var(q0);
     }
+    data.v.iter_mut().for_each(|v| *v = var(0.0));
     data.mass_scale = var(1.0);
     data.geom_offset_scale.iter_mut().for_each(|s| *s = var(1.0));
     kinematics(model, &mut data);
-    let mut moving = vec![];
-    for_each_output(model, &mut data, |x| moving.push(x.d != [0.0; 2]));
-    moving
+    data
 }
 
-/// Runs [`kinematics`] at `data.q` with the tape paused (values exact) and
-/// makes every output that moves (`moving`, from [`KinematicsAdjoint`]) a
-/// fresh leaf of this thread's tape (recording must be on). Returns the
-/// index of the first leaf: sweep the nodes from there up before
+/// Runs [`kinematics`] in `f64` on `values` at the values of `data.q`,
+/// the mass scale and the geom offset scales, and writes the outputs into
+/// `data` (bit-identical to running it there): the outputs that move
+/// (from [`KinematicsAdjoint`]) as fresh leaves of this thread's tape
+/// (recording must be on), the others as constants. Returns the index of
+/// the first leaf: sweep the nodes from there up before
 /// [`KinematicsAdjoint::pull_back`], the nodes below it after.
-pub(crate) fn kinematics_leaves(model: &Model, data: &mut Data<Rev>, adjoint: &KinematicsAdjoint) -> usize {
-    let was = super::rev::tape::set_recording(false);
-    kinematics(model, data);
-    super::rev::tape::set_recording(was);
+pub(crate) fn kinematics_leaves(
+    model: &Model,
+    values: &mut Data<f64>,
+    data: &mut Data<Rev>,
+    adjoint: &mut KinematicsAdjoint,
+) -> usize {
+    copy_values(&data.q, &mut values.q);
+    values.mass_scale = data.mass_scale.v;
+    copy_values(&data.geom_offset_scale, &mut values.geom_offset_scale);
+    kinematics(model, values);
     let first = super::rev::tape::len();
-    let mut moving = adjoint.moving.iter();
-    for_each_output(model, data, |x| {
-        if *moving.next().expect("outputs counted for this model") {
-            *x = Rev::var(x.v);
-        }
-    });
+    adjoint.buf.clear();
+    for_each_output(model, values, |x| adjoint.buf.push(*x));
+    set_outputs(&adjoint.buf, &adjoint.moving, |f| for_each_output(model, data, f));
     first
+}
+
+/// `dst[i] = src[i].v`.
+pub(super) fn copy_values(src: &[Rev], dst: &mut [f64]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d = s.v;
+    }
+}
+
+/// Writes `values` into the outputs `visit` walks: a leaf where `moving`,
+/// a constant elsewhere.
+pub(super) fn set_outputs(values: &[f64], moving: &[bool], visit: impl FnOnce(&mut dyn FnMut(&mut Rev))) {
+    let mut i = 0;
+    visit(&mut |x: &mut Rev| {
+        *x = if moving[i] { Rev::var(values[i]) } else { Rev::cst(values[i]) };
+        i += 1;
+    });
+    debug_assert_eq!(i, values.len(), "outputs counted for this model");
 }
 
 /// Workspace of [`KinematicsAdjoint::pull_back`] (allocated once).
@@ -197,14 +229,18 @@ pub(crate) struct KinematicsAdjoint {
     joint: Vec<Wrench>,
     /// Per output of [`for_each_output`]: whether it is made a leaf.
     moving: Vec<bool>,
+    /// The outputs' values, in that order.
+    buf: Vec<f64>,
 }
 
 impl KinematicsAdjoint {
     pub fn new(model: &Model) -> Self {
+        let moving = moving_outputs(model);
         Self {
             body: vec![Wrench::default(); model.bodies.len()],
             joint: vec![Wrench::default(); model.joints.len()],
-            moving: moving_outputs(model),
+            buf: Vec::with_capacity(moving.len()),
+            moving,
         }
     }
 
@@ -411,13 +447,13 @@ fn frame_after(model: &Model, data: &Data<Rev>, bi: usize, upto: usize) -> Quat<
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::rev::tape;
     use super::*;
 
     /// Every joint kind, several joints in one body, a site, geoms on the
     /// world and on bodies, non-trivial frames.
-    const MODEL: &str = r#"
+    pub(in crate::diff) const MODEL: &str = r#"
 <mujoco>
   <worldbody>
     <geom name="floor" type="plane" size="5 5 .1" pos="0.1 0 -0.2"/>
@@ -507,8 +543,9 @@ mod tests {
                 d.q.copy_from_slice(&ins[..model.nq]);
                 d.mass_scale = ins[model.nq];
                 d.geom_offset_scale.copy_from_slice(&ins[model.nq + 1..]);
-                let ka = KinematicsAdjoint::new(&model);
-                let first = if hand { kinematics_leaves(&model, &mut d, &ka) } else { 0 };
+                let mut ka = KinematicsAdjoint::new(&model);
+                let mut values = Data::<f64>::new(&model);
+                let first = if hand { kinematics_leaves(&model, &mut values, &mut d, &mut ka) } else { 0 };
                 if !hand {
                     kinematics(&model, &mut d);
                 }
@@ -523,7 +560,6 @@ mod tests {
                 }
                 if hand {
                     tape::backward_range(&mut adj, first..tape::len());
-                    let mut ka = ka;
                     ka.pull_back(&model, &d, &mut adj);
                     tape::backward_range(&mut adj, 0..first);
                 } else {

@@ -179,6 +179,7 @@
 mod adjoint;
 mod cfd;
 mod dual;
+mod dynamics_adjoint;
 mod gradcheck;
 mod jacobian;
 mod kinematics_adjoint;

@@ -286,21 +286,27 @@ impl<T: Real> Simulator<T> {
     /// number of contacts dropped for lack of capacity (for the caller's
     /// [`WorldStats::contact_overflow`]).
     pub fn compute_geometry(&mut self) -> u64 {
-        dynamics::kinematics(&self.model, &mut self.data);
-        self.compute_geometry_from_kinematics()
-    }
-
-    /// [`compute_geometry`](Self::compute_geometry) on the kinematics
-    /// already in `data` (the reverse pass computes them itself, as leaves
-    /// of its tape).
-    pub(crate) fn compute_geometry_from_kinematics(&mut self) -> u64 {
-        self.geometry_passes += 1;
         let m = &*self.model;
         // What depends on q alone, then the rest (the Jacobian passes rerun only the rest).
-        dynamics::transmissions(m, &mut self.data);
+        dynamics::kinematics(m, &mut self.data);
         dynamics::mass_matrix(m, &mut self.data);
+        self.compute_geometry_from_dynamics(true)
+    }
+
+    /// [`compute_geometry`](Self::compute_geometry) on the kinematics and
+    /// mass matrix already in `data`, and with `velocities` false also on
+    /// the body velocities and bias forces there (the reverse pass computes
+    /// them itself, as leaves of its tape).
+    pub(crate) fn compute_geometry_from_dynamics(&mut self, velocities: bool) -> u64 {
+        self.geometry_passes += 1;
+        let m = &*self.model;
+        dynamics::transmissions(m, &mut self.data);
         collide(m, &self.data, &mut self.contacts);
-        self.compute_velocity_terms();
+        if velocities {
+            self.compute_velocity_terms();
+        } else {
+            self.compute_forces_and_problem();
+        }
         self.contacts.overflow as u64
     }
 
@@ -315,6 +321,12 @@ impl<T: Real> Simulator<T> {
         let m = &*self.model;
         dynamics::velocities(m, &mut self.data);
         dynamics::bias_forces(m, &mut self.data);
+        self.compute_forces_and_problem();
+    }
+
+    /// Passive forces and the ICF problem, on everything else computed.
+    fn compute_forces_and_problem(&mut self) {
+        let m = &*self.model;
         dynamics::passive_forces(m, &mut self.data);
         let act = Actuation { ctrl: &self.ctrl, target_velocity: &self.target_velocity, applied: &self.applied };
         self.builder.build(m, &self.data, &self.contacts.list, act, &self.materials, &mut self.problem);
