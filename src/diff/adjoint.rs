@@ -198,11 +198,13 @@ impl Adjoint {
         for (r, &l) in self.grad.iter().zip(&self.lam) {
             self.adj[r.index()] -= l;
         }
-        tape::backward_range(&mut self.adj, dynamics..tape::len());
+        // Kinematics' and the rigid-body stages' leaves have no parents:
+        // their adjoints go straight to the hand-written rules.
+        tape::backward_range(&mut self.adj, dynamics.end..tape::len());
         self.dynamics.pull_back(&model, &self.values, &self.sim.data, &mut self.adj);
-        tape::backward_range(&mut self.adj, kin..dynamics);
+        tape::backward_range(&mut self.adj, kin.end..dynamics.start);
         self.kinematics.pull_back(&model, &self.sim.data, &mut self.adj);
-        tape::backward_range(&mut self.adj, 0..kin);
+        tape::backward_range(&mut self.adj, 0..kin.start);
         let adj = &self.adj;
         let leaf = |k: usize| adj[self.leaves[k].index()];
         for k in 0..nq {

@@ -58,13 +58,13 @@ fn for_each_output<T: Real>(model: &Model, data: &mut Data<T>, mut f: impl FnMut
 /// Runs the three stages in `f64` on `values` (after
 /// [`super::kinematics_adjoint::kinematics_leaves`]) at the values of
 /// `data.v`, and writes the outputs into `data` as that function does.
-/// Returns the index of the first leaf.
+/// Returns the range of the leaves.
 pub(crate) fn dynamics_leaves(
     model: &Model,
     values: &mut Data<f64>,
     data: &mut Data<Rev>,
     adjoint: &mut DynamicsAdjoint,
-) -> usize {
+) -> core::ops::Range<usize> {
     copy_values(&data.v, &mut values.v);
     velocities(model, values);
     mass_matrix(model, values);
@@ -72,14 +72,16 @@ pub(crate) fn dynamics_leaves(
     let first = tape::len();
     adjoint.buf.clear();
     for_each_output(model, values, |x| adjoint.buf.push(*x));
-    set_outputs(&adjoint.buf, &adjoint.moving, |f| for_each_output(model, data, f));
-    first
+    set_outputs(&adjoint.buf, &adjoint.moving, adjoint.n_moving, |f| for_each_output(model, data, f));
+    first..tape::len()
 }
 
 /// Workspace of [`DynamicsAdjoint::pull_back`] (allocated once).
 pub(crate) struct DynamicsAdjoint {
     /// Per output of [`for_each_output`]: whether it is made a leaf.
     moving: Vec<bool>,
+    /// How many are.
+    n_moving: usize,
     /// The outputs' values, in that order.
     buf: Vec<f64>,
     /// Adjoints of the composite inertias, then of the body inertias (nbody).
@@ -162,6 +164,7 @@ impl DynamicsAdjoint {
         let (nb, nv) = (model.bodies.len(), model.nv);
         Self {
             buf: Vec::with_capacity(moving.len()),
+            n_moving: moving.iter().filter(|&&m| m).count(),
             moving,
             crb_bar: vec![SpatialInertia::zero(); nb],
             frc_bar: vec![Force::zero(); nb],
@@ -399,7 +402,7 @@ mod tests {
                     d.mass_scale = ins[model.nq + model.nv];
                     let (mut ka, mut da) = (KinematicsAdjoint::new(model), DynamicsAdjoint::new(model));
                     let mut values = Data::<f64>::new(model);
-                    let (mut kin, mut dynamics) = (0, 0);
+                    let (mut kin, mut dynamics) = (0..0, 0..0);
                     if hand {
                         kin = kinematics_leaves(model, &mut values, &mut d, &mut ka);
                         dynamics = dynamics_leaves(model, &mut values, &mut d, &mut da);
@@ -420,11 +423,11 @@ mod tests {
                         }
                     }
                     if hand {
-                        tape::backward_range(&mut adj, dynamics..tape::len());
+                        tape::backward_range(&mut adj, dynamics.end..tape::len());
                         da.pull_back(model, &values, &d, &mut adj);
-                        tape::backward_range(&mut adj, kin..dynamics);
+                        tape::backward_range(&mut adj, kin.end..dynamics.start);
                         ka.pull_back(model, &d, &mut adj);
-                        tape::backward_range(&mut adj, 0..kin);
+                        tape::backward_range(&mut adj, 0..kin.start);
                     } else {
                         tape::backward(&mut adj);
                     }

@@ -183,15 +183,16 @@ pub(super) fn probe(model: &Model) -> Data<Dual<2>> {
 /// the mass scale and the geom offset scales, and writes the outputs into
 /// `data` (bit-identical to running it there): the outputs that move
 /// (from [`KinematicsAdjoint`]) as fresh leaves of this thread's tape
-/// (recording must be on), the others as constants. Returns the index of
-/// the first leaf: sweep the nodes from there up before
-/// [`KinematicsAdjoint::pull_back`], the nodes below it after.
+/// (recording must be on), the others as constants. Returns the range of
+/// the leaves: sweep the nodes above it before
+/// [`KinematicsAdjoint::pull_back`], the nodes below it after (the leaves
+/// themselves have no parents).
 pub(crate) fn kinematics_leaves(
     model: &Model,
     values: &mut Data<f64>,
     data: &mut Data<Rev>,
     adjoint: &mut KinematicsAdjoint,
-) -> usize {
+) -> core::ops::Range<usize> {
     copy_values(&data.q, &mut values.q);
     values.mass_scale = data.mass_scale.v;
     copy_values(&data.geom_offset_scale, &mut values.geom_offset_scale);
@@ -199,8 +200,8 @@ pub(crate) fn kinematics_leaves(
     let first = super::rev::tape::len();
     adjoint.buf.clear();
     for_each_output(model, values, |x| adjoint.buf.push(*x));
-    set_outputs(&adjoint.buf, &adjoint.moving, |f| for_each_output(model, data, f));
-    first
+    set_outputs(&adjoint.buf, &adjoint.moving, adjoint.n_moving, |f| for_each_output(model, data, f));
+    first..super::rev::tape::len()
 }
 
 /// `dst[i] = src[i].v`.
@@ -210,12 +211,24 @@ pub(super) fn copy_values(src: &[Rev], dst: &mut [f64]) {
     }
 }
 
-/// Writes `values` into the outputs `visit` walks: a leaf where `moving`,
-/// a constant elsewhere.
-pub(super) fn set_outputs(values: &[f64], moving: &[bool], visit: impl FnOnce(&mut dyn FnMut(&mut Rev))) {
+/// Writes `values` into the outputs `visit` walks: a leaf where `moving`
+/// (`n_moving` of them, pushed in one tape access), a constant elsewhere.
+pub(super) fn set_outputs(
+    values: &[f64],
+    moving: &[bool],
+    n_moving: usize,
+    visit: impl FnOnce(&mut dyn FnMut(&mut Rev)),
+) {
+    let mut node = super::rev::tape::push_leaves(n_moving);
+    let step = u64::from(node != 0);
     let mut i = 0;
     visit(&mut |x: &mut Rev| {
-        *x = if moving[i] { Rev::var(values[i]) } else { Rev::cst(values[i]) };
+        *x = if moving[i] {
+            node += step;
+            Rev::on_node(values[i], node - step)
+        } else {
+            Rev::cst(values[i])
+        };
         i += 1;
     });
     debug_assert_eq!(i, values.len(), "outputs counted for this model");
@@ -229,6 +242,8 @@ pub(crate) struct KinematicsAdjoint {
     joint: Vec<Wrench>,
     /// Per output of [`for_each_output`]: whether it is made a leaf.
     moving: Vec<bool>,
+    /// How many are.
+    n_moving: usize,
     /// The outputs' values, in that order.
     buf: Vec<f64>,
 }
@@ -240,6 +255,7 @@ impl KinematicsAdjoint {
             body: vec![Wrench::default(); model.bodies.len()],
             joint: vec![Wrench::default(); model.joints.len()],
             buf: Vec::with_capacity(moving.len()),
+            n_moving: moving.iter().filter(|&&m| m).count(),
             moving,
         }
     }
@@ -545,7 +561,7 @@ pub(super) mod tests {
                 d.geom_offset_scale.copy_from_slice(&ins[model.nq + 1..]);
                 let mut ka = KinematicsAdjoint::new(&model);
                 let mut values = Data::<f64>::new(&model);
-                let first = if hand { kinematics_leaves(&model, &mut values, &mut d, &mut ka) } else { 0 };
+                let leaves = if hand { kinematics_leaves(&model, &mut values, &mut d, &mut ka) } else { 0..0 };
                 if !hand {
                     kinematics(&model, &mut d);
                 }
@@ -559,9 +575,9 @@ pub(super) mod tests {
                     }
                 }
                 if hand {
-                    tape::backward_range(&mut adj, first..tape::len());
+                    tape::backward_range(&mut adj, leaves.end..tape::len());
                     ka.pull_back(&model, &d, &mut adj);
-                    tape::backward_range(&mut adj, 0..first);
+                    tape::backward_range(&mut adj, 0..leaves.start);
                 } else {
                     tape::backward(&mut adj);
                 }

@@ -129,6 +129,21 @@ pub mod tape {
         }
     }
 
+    /// Appends `n` leaves (nodes without parents) in one access and returns
+    /// the index of the first; 0 (no nodes) while recording is off.
+    pub(in crate::diff) fn push_leaves(n: usize) -> u64 {
+        start();
+        with(|t| {
+            if !t.recording {
+                return 0;
+            }
+            let first = t.nodes.len();
+            debug_assert!(first + n < u32::MAX as usize, "Rev tape full");
+            t.nodes.resize(first + n, CONSTANT);
+            first as u64
+        })
+    }
+
     /// Frees this thread's tape storage (the next [`clear`] starts empty).
     pub fn release() {
         with(|t| {
@@ -211,6 +226,12 @@ impl Rev {
     pub fn var(v: f64) -> Self {
         tape::start();
         Self { v, idx: push(0, 0.0, 0, 0.0) }
+    }
+    /// Value `v` on node `idx` of this thread's tape (a leaf made by
+    /// [`tape::push_leaves`]; 0 for a constant).
+    #[inline(always)]
+    pub(in crate::diff) fn on_node(v: f64, idx: u64) -> Self {
+        Self { v, idx }
     }
     /// The node index (0 for constants): where [`tape::backward`] leaves
     /// this value's adjoint.
