@@ -18,7 +18,7 @@
 //! recorded sweep to rounding (unit test below).
 
 use super::dual::Dual;
-use super::kinematics_adjoint::{copy_values, probe, set_outputs};
+use super::kinematics_adjoint::{copy_values, output_writer, probe};
 use super::rev::{Rev, tape};
 use crate::dynamics::{Data, bias_forces, mass_matrix, velocities};
 use crate::math::{Force, Motion, Real, SpatialInertia, Vec3};
@@ -72,7 +72,7 @@ pub(crate) fn dynamics_leaves(
     let first = tape::len();
     adjoint.buf.clear();
     for_each_output(model, values, |x| adjoint.buf.push(*x));
-    set_outputs(&adjoint.buf, &adjoint.moving, adjoint.n_moving, |f| for_each_output(model, data, f));
+    for_each_output(model, data, output_writer(&adjoint.buf, &adjoint.moving, adjoint.n_moving));
     first..tape::len()
 }
 

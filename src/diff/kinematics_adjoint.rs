@@ -200,7 +200,7 @@ pub(crate) fn kinematics_leaves(
     let first = super::rev::tape::len();
     adjoint.buf.clear();
     for_each_output(model, values, |x| adjoint.buf.push(*x));
-    set_outputs(&adjoint.buf, &adjoint.moving, adjoint.n_moving, |f| for_each_output(model, data, f));
+    for_each_output(model, data, output_writer(&adjoint.buf, &adjoint.moving, adjoint.n_moving));
     first..super::rev::tape::len()
 }
 
@@ -211,18 +211,14 @@ pub(super) fn copy_values(src: &[Rev], dst: &mut [f64]) {
     }
 }
 
-/// Writes `values` into the outputs `visit` walks: a leaf where `moving`
-/// (`n_moving` of them, pushed in one tape access), a constant elsewhere.
-pub(super) fn set_outputs(
-    values: &[f64],
-    moving: &[bool],
-    n_moving: usize,
-    visit: impl FnOnce(&mut dyn FnMut(&mut Rev)),
-) {
+/// The writer of the outputs a visit walks, in order: value `values[i]`,
+/// a leaf where `moving[i]` (`n_moving` of them, pushed in one tape
+/// access), a constant elsewhere.
+pub(super) fn output_writer<'a>(values: &'a [f64], moving: &'a [bool], n_moving: usize) -> impl FnMut(&mut Rev) + 'a {
     let mut node = super::rev::tape::push_leaves(n_moving);
     let step = u64::from(node != 0);
     let mut i = 0;
-    visit(&mut |x: &mut Rev| {
+    move |x: &mut Rev| {
         *x = if moving[i] {
             node += step;
             Rev::on_node(values[i], node - step)
@@ -230,8 +226,7 @@ pub(super) fn set_outputs(
             Rev::cst(values[i])
         };
         i += 1;
-    });
-    debug_assert_eq!(i, values.len(), "outputs counted for this model");
+    }
 }
 
 /// Workspace of [`KinematicsAdjoint::pull_back`] (allocated once).
