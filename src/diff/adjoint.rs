@@ -7,7 +7,9 @@
 //! function theorem on R(v1; z) = 0 gives z̄ += −λᵀ ∂R/∂z with λ = H⁻ᵀ v̄1,
 //! H = ∂R/∂v1 the matrix the dense path factors. λᵀ ∂R/∂z is one reverse
 //! sweep over the generic CPU pipeline recorded in [`Rev`] numbers at the
-//! recorded state with z as leaves. Every branch of the dense path is
+//! recorded state with z as leaves, where kinematics and the rigid-body
+//! stages enter as leaves of their own with hand-written reverse rules
+//! ([`super::kinematics_adjoint`], [`super::dynamics_adjoint`]). Every branch of the dense path is
 //! mirrored: the contact check, the implicit friction load's tangents and
 //! its coupling in H (LU, transposed solve), contacts from distance.
 

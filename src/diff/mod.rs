@@ -45,7 +45,10 @@
 //! friction load's tangents and contacts from distance enter R exactly as
 //! in the dense path. Cotangents chain across solves and intervals
 //! (adding g at each interval end) and through the first interval's
-//! quaternion normalisation. Per solve it costs one recorded pipeline
+//! quaternion normalisation. Kinematics and the rigid-body stages after it
+//! (velocities, mass matrix, bias forces) are not recorded: they run in
+//! `f64`, enter the tape as leaves, and hand-written reverse rules carry
+//! their adjoints back (`kinematics_adjoint`, `dynamics_adjoint`). Per solve it costs one recorded pipeline
 //! evaluation and one O(nv³) factorization instead of ⌈nz/LANES⌉ dual
 //! passes and nz triangular solves, and no nx × nz matrix is formed; the
 //! forward keeps only the solve tape (states, steps, contact keys).
