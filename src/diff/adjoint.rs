@@ -205,7 +205,7 @@ impl Adjoint {
         tape::backward_range(&mut self.adj, dynamics.end..tape::len());
         self.dynamics.pull_back(&model, &self.values, &self.sim.data, &mut self.adj);
         tape::backward_range(&mut self.adj, kin.end..dynamics.start);
-        self.kinematics.pull_back(&model, &self.sim.data, &mut self.adj);
+        self.kinematics.pull_back(&model, &self.values, &self.sim.data, &mut self.adj);
         tape::backward_range(&mut self.adj, 0..kin.start);
         let adj = &self.adj;
         let leaf = |k: usize| adj[self.leaves[k].index()];

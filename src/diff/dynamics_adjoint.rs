@@ -102,14 +102,6 @@ pub(crate) struct DynamicsAdjoint {
 }
 
 #[inline]
-fn motion(x: &Motion<Rev>) -> Motion<f64> {
-    Motion::new(val3(x.ang), val3(x.lin))
-}
-#[inline]
-fn val3(x: Vec3<Rev>) -> V {
-    Vec3::new(x.x.v, x.y.v, x.z.v)
-}
-#[inline]
 fn bar3(x: Vec3<Rev>, adj: &[f64]) -> V {
     Vec3::new(adj[x.x.index()], adj[x.y.index()], adj[x.z.index()])
 }
@@ -122,9 +114,6 @@ fn add3(x: Vec3<Rev>, bar: V, adj: &mut [f64]) {
     adj[x.x.index()] += bar.x;
     adj[x.y.index()] += bar.y;
     adj[x.z.index()] += bar.z;
-}
-fn inertia(x: &SpatialInertia<Rev>) -> SpatialInertia<f64> {
-    SpatialInertia { m: x.m.v, h: val3(x.h), i: crate::math::Mat3 { m: x.i.m.map(|r| r.map(|e| e.v)) } }
 }
 
 /// Reverse of f = I·x = (I ω + h × v, m v − h × ω) for x = (ω, v): adds
@@ -190,8 +179,8 @@ impl DynamicsAdjoint {
         self.frc_bar.fill(Force::zero());
         self.cdof_bar.fill(Motion::zero());
         self.v_bar.fill(0.0);
-        let cdof = |k: usize| motion(&data.cdof[k]);
-        let v = |k: usize| data.v[k].v;
+        let cdof = |k: usize| values.cdof[k];
+        let v = |k: usize| values.v[k];
 
         // Mass matrix: M_ij = cdof_j · (crb_body(i) cdof_i) along i's ancestor dofs.
         for i in 0..nv {
@@ -240,8 +229,8 @@ impl DynamicsAdjoint {
             self.vel_bar[bi] = bar_motion(&data.cvel[bi], adj);
         }
         for bi in 1..nb {
-            let i = inertia(&data.cinert[bi]);
-            let (a, vel) = (motion(&data.cacc[bi]), motion(&data.cvel[bi]));
+            let i = values.cinert[bi];
+            let (a, vel) = (values.cacc[bi], values.cvel[bi]);
             let obar = self.frc_bar[bi];
             let abar = inertia_times_bar(&i, a, obar, &mut self.crb_bar[bi]);
             self.acc_bar[bi] += abar;
@@ -261,7 +250,7 @@ impl DynamicsAdjoint {
             let body = &model.bodies[bi];
             let abar = self.acc_bar[bi];
             for k in body.dof_adr..body.dof_adr + body.dof_num {
-                let d = motion(&data.cdof_dot[k]);
+                let d = values.cdof_dot[k];
                 self.dot_bar[k] += abar.scale(v(k));
                 self.v_bar[k] += abar.ang.dot(d.ang) + abar.lin.dot(d.lin);
             }
@@ -273,7 +262,7 @@ impl DynamicsAdjoint {
         // Velocities: the body velocity each subspace derivative was taken at.
         for bi in 1..nb {
             let body = &model.bodies[bi];
-            let mut cv = motion(&data.cvel[body.parent]);
+            let mut cv = values.cvel[body.parent];
             for ji in body.jnt_adr..body.jnt_adr + body.jnt_num {
                 let j = &model.joints[ji];
                 let da = j.dof_adr;
@@ -426,7 +415,7 @@ mod tests {
                         tape::backward_range(&mut adj, dynamics.end..tape::len());
                         da.pull_back(model, &values, &d, &mut adj);
                         tape::backward_range(&mut adj, kin.end..dynamics.start);
-                        ka.pull_back(model, &d, &mut adj);
+                        ka.pull_back(model, &values, &d, &mut adj);
                         tape::backward_range(&mut adj, 0..kin.start);
                     } else {
                         tape::backward(&mut adj);

@@ -75,18 +75,6 @@ impl Wrench {
 }
 
 #[inline]
-fn val3(x: Vec3<Rev>) -> V {
-    Vec3::new(x.x.v, x.y.v, x.z.v)
-}
-#[inline]
-fn valq(x: Quat<Rev>) -> Quat<f64> {
-    Quat::new(x.w.v, x.x.v, x.y.v, x.z.v)
-}
-#[inline]
-fn valm(x: &Mat3<Rev>) -> Mat3<f64> {
-    Mat3 { m: x.m.map(|r| r.map(|e| e.v)) }
-}
-#[inline]
 fn bar3(x: Vec3<Rev>, adj: &[f64]) -> V {
     Vec3::new(adj[x.x.index()], adj[x.y.index()], adj[x.z.index()])
 }
@@ -257,21 +245,22 @@ impl KinematicsAdjoint {
 
     /// Adds (∂outputs/∂inputs)ᵀ · (the adjoints of the leaves of
     /// [`kinematics_leaves`]) to the adjoints of `data.q`, `data.mass_scale`
-    /// and `data.geom_offset_scale` (nodes below the leaves). `adj[0]`, the
+    /// and `data.geom_offset_scale` (nodes below the leaves); `values` is
+    /// the data `kinematics_leaves` computed in. `adj[0]`, the
     /// constant node's, is cleared: the outputs that do not move read it.
-    pub fn pull_back(&mut self, model: &Model, data: &Data<Rev>, adj: &mut [f64]) {
+    pub fn pull_back(&mut self, model: &Model, values: &Data<f64>, data: &Data<Rev>, adj: &mut [f64]) {
         adj[0] = 0.0;
         self.body.fill(Wrench::default());
         self.joint.fill(Wrench::default());
-        let scale = data.mass_scale.v;
+        let scale = values.mass_scale;
         let mut scale_bar = 0.0;
         for (bi, body) in model.bodies.iter().enumerate().skip(1) {
-            let xpos = val3(data.xpos[bi]);
-            let xquat = valq(data.xquat[bi]);
-            let xmat = valm(&data.xmat[bi]);
-            let xipos = val3(data.xipos[bi]);
+            let xpos = values.xpos[bi];
+            let xquat = values.xquat[bi];
+            let xmat = values.xmat[bi];
+            let xipos = values.xipos[bi];
             let root = body.root;
-            let r = if root == 0 { Vec3::zero() } else { val3(data.xpos[root]) };
+            let r = if root == 0 { Vec3::zero() } else { values.xpos[root] };
             let w = &mut self.body[bi];
             w.point(xpos, bar3(data.xpos[bi], adj));
             w.quat(xquat, barq(data.xquat[bi], adj));
@@ -304,8 +293,8 @@ impl KinematicsAdjoint {
             // Motion subspaces (w, w × (r − anchor)) and joint frames.
             for ji in body.jnt_adr..body.jnt_adr + body.jnt_num {
                 let j = &model.joints[ji];
-                let anchor = val3(data.xanchor[ji]);
-                let axis = val3(data.xaxis[ji]);
+                let anchor = values.xanchor[ji];
+                let axis = values.xaxis[ji];
                 let d = r - anchor;
                 // The free joint's anchor and axis move with its own rotation.
                 let free = j.kind == JointKind::Free;
@@ -356,19 +345,19 @@ impl KinematicsAdjoint {
                 continue;
             }
             let pbar = bar3(data.geom_xpos[gi], adj);
-            let bq = valq(data.xquat[g.body]);
+            let bq = values.xquat[g.body];
             if g.body != 0 {
                 let w = &mut self.body[g.body];
-                w.point(val3(data.geom_xpos[gi]), pbar);
-                w.matrix(&valm(&data.geom_xmat[gi]), &barm(&data.geom_xmat[gi], adj));
+                w.point(values.geom_xpos[gi], pbar);
+                w.matrix(&values.geom_xmat[gi], &barm(&data.geom_xmat[gi], adj));
             }
             adj[s.index()] += bq.rotate(v3(g.pos)).dot(pbar);
         }
         for (si, s) in model.sites.iter().enumerate() {
             if s.body != 0 {
                 let w = &mut self.body[s.body];
-                w.point(val3(data.site_xpos[si]), bar3(data.site_xpos[si], adj));
-                w.quat(valq(data.site_xquat[si]), barq(data.site_xquat[si], adj));
+                w.point(values.site_xpos[si], bar3(data.site_xpos[si], adj));
+                w.quat(values.site_xquat[si], barq(data.site_xquat[si], adj));
             }
         }
         adj[data.mass_scale.index()] += scale_bar;
@@ -384,23 +373,29 @@ impl KinematicsAdjoint {
                 let q = &data.q;
                 match j.kind {
                     JointKind::Hinge => {
-                        let (a, c) = (val3(data.xaxis[ji]), val3(data.xanchor[ji]));
+                        let (a, c) = (values.xaxis[ji], values.xanchor[ji]);
                         adj[q[qa].index()] += a.dot(w.t - c.cross(w.f));
                     }
-                    JointKind::Slide => adj[q[qa].index()] += val3(data.xaxis[ji]).dot(w.f),
+                    JointKind::Slide => adj[q[qa].index()] += values.xaxis[ji].dot(w.f),
                     JointKind::Free => {
                         for (k, f) in w.f.to_array().into_iter().enumerate() {
                             adj[q[qa + k].index()] += f;
                         }
                         // Turning about the body origin: δq̂ = ½ (0, ω) ⊗ q̂.
-                        let t = w.t - val3(data.xpos[bi]).cross(w.f);
-                        quat_bar(&q[qa + 3..qa + 7], Quat::new(0.0, t.x, t.y, t.z), false, adj);
+                        let t = w.t - values.xpos[bi].cross(w.f);
+                        quat_bar(
+                            &q[qa + 3..qa + 7],
+                            &values.q[qa + 3..qa + 7],
+                            Quat::new(0.0, t.x, t.y, t.z),
+                            false,
+                            adj,
+                        );
                     }
                     JointKind::Ball => {
                         // Turning about the anchor, ω in the frame after the joint.
-                        let c = val3(data.xanchor[ji]);
-                        let t = frame_after(model, data, bi, ji).inv_rotate(w.t - c.cross(w.f));
-                        quat_bar(&q[qa..qa + 4], Quat::new(0.0, t.x, t.y, t.z), true, adj);
+                        let c = values.xanchor[ji];
+                        let t = frame_after(model, values, bi, ji).inv_rotate(w.t - c.cross(w.f));
+                        quat_bar(&q[qa..qa + 4], &values.q[qa..qa + 4], Quat::new(0.0, t.x, t.y, t.z), true, adj);
                     }
                 }
                 w.add(&self.joint[ji]);
@@ -424,8 +419,8 @@ fn frobenius(a: &Mat3<f64>, b: &Mat3<f64>) -> f64 {
 /// ∂(τ·ω)/∂q̂ = 2 (0, τ) ⊗ q̂ or 2 q̂ ⊗ (0, τ), then through the
 /// normalisation (I − q̂ q̂ᵀ)/|q|. A zero q (kinematics uses the identity)
 /// has no adjoint.
-fn quat_bar(q: &[Rev], t: Quat<f64>, body_frame: bool, adj: &mut [f64]) {
-    let raw = Quat::new(q[0].v, q[1].v, q[2].v, q[3].v);
+fn quat_bar(q: &[Rev], value: &[f64], t: Quat<f64>, body_frame: bool, adj: &mut [f64]) {
+    let raw = Quat::new(value[0], value[1], value[2], value[3]);
     let n = raw.norm();
     if !(n > 0.0) {
         return;
@@ -441,12 +436,12 @@ fn quat_bar(q: &[Rev], t: Quat<f64>, body_frame: bool, adj: &mut [f64]) {
 }
 
 /// Orientation of body `bi`'s frame just after its joint `upto` (values).
-fn frame_after(model: &Model, data: &Data<Rev>, bi: usize, upto: usize) -> Quat<f64> {
+fn frame_after(model: &Model, values: &Data<f64>, bi: usize, upto: usize) -> Quat<f64> {
     let body = &model.bodies[bi];
-    let mut x = valq(data.xquat[body.parent]) * q4(body.quat);
+    let mut x = values.xquat[body.parent] * q4(body.quat);
     for ji in body.jnt_adr..=upto {
         let j = &model.joints[ji];
-        let q = |k: usize| data.q[j.qpos_adr + k].v;
+        let q = |k: usize| values.q[j.qpos_adr + k];
         match j.kind {
             JointKind::Free => x = Quat::new(q(3), q(4), q(5), q(6)).normalize(),
             JointKind::Ball => x = x * Quat::new(q(0), q(1), q(2), q(3)).normalize(),
@@ -571,7 +566,7 @@ pub(super) mod tests {
                 }
                 if hand {
                     tape::backward_range(&mut adj, leaves.end..tape::len());
-                    ka.pull_back(&model, &d, &mut adj);
+                    ka.pull_back(&model, &values, &d, &mut adj);
                     tape::backward_range(&mut adj, 0..leaves.start);
                 } else {
                     tape::backward(&mut adj);
