@@ -95,8 +95,6 @@ pub(crate) struct DynamicsAdjoint {
     /// Adjoints of the motion subspaces and of their derivatives (nv).
     cdof_bar: Vec<Motion<f64>>,
     dot_bar: Vec<Motion<f64>>,
-    /// The body velocity each dof's subspace derivative was taken at (nv).
-    cv_dot: Vec<Motion<f64>>,
     /// Adjoint of v (nv).
     v_bar: Vec<f64>,
 }
@@ -161,7 +159,6 @@ impl DynamicsAdjoint {
             vel_bar: vec![Motion::zero(); nb],
             cdof_bar: vec![Motion::zero(); nv],
             dot_bar: vec![Motion::zero(); nv],
-            cv_dot: vec![Motion::zero(); nv],
             v_bar: vec![0.0; nv],
         }
     }
@@ -259,72 +256,45 @@ impl DynamicsAdjoint {
             }
         }
 
-        // Velocities: the body velocity each subspace derivative was taken at.
-        for bi in 1..nb {
-            let body = &model.bodies[bi];
-            let mut cv = values.cvel[body.parent];
-            for ji in body.jnt_adr..body.jnt_adr + body.jnt_num {
-                let j = &model.joints[ji];
-                let da = j.dof_adr;
-                match j.kind {
-                    JointKind::Free => {
-                        for k in 0..3 {
-                            cv += cdof(da + k).scale(v(da + k));
-                        }
-                        for k in 3..6 {
-                            self.cv_dot[da + k] = cv;
-                        }
-                        for k in 3..6 {
-                            cv += cdof(da + k).scale(v(da + k));
-                        }
-                    }
-                    JointKind::Ball => {
-                        for k in 0..3 {
-                            self.cv_dot[da + k] = cv;
-                        }
-                        for k in 0..3 {
-                            cv += cdof(da + k).scale(v(da + k));
-                        }
-                    }
-                    JointKind::Hinge | JointKind::Slide => {
-                        cv += cdof(da).scale(v(da));
-                        self.cv_dot[da] = cv;
-                    }
-                }
-            }
-        }
-        // ... and backwards: cv += cdof_k v_k, cdof_dot_k = cv ×ₘ cdof_k.
+        // Velocities backwards: cv += cdof_k v_k and cdof_dot_k = cv ×ₘ cdof_k
+        // reversed, cv itself recovered by undoing the additions from the
+        // body's velocity (to rounding, which only the adjoints see).
         for bi in (1..nb).rev() {
             let body = &model.bodies[bi];
             let mut cvbar = self.vel_bar[bi];
+            let mut cv = values.cvel[bi];
             for ji in (body.jnt_adr..body.jnt_adr + body.jnt_num).rev() {
                 let j = &model.joints[ji];
                 let da = j.dof_adr;
-                let (dots, adds_after): (core::ops::Range<usize>, bool) = match j.kind {
-                    JointKind::Free => (da + 3..da + 6, true),
-                    JointKind::Ball => (da..da + 3, true),
-                    _ => (da..da + 1, false),
+                // Free: derivatives of the rotational dofs between the
+                // translational and rotational additions; ball: derivatives
+                // before its additions; hinge, slide: after its addition.
+                let (dots, before) = match j.kind {
+                    JointKind::Free => (da + 3..da + 6, da..da + 3),
+                    JointKind::Ball => (da..da + 3, da..da),
+                    _ => (da..da + 1, da..da + 1),
                 };
-                // Velocity additions that follow the derivatives (free, ball).
-                if adds_after {
+                let undo = |k: usize,
+                            cv: &mut Motion<f64>,
+                            cvbar: Motion<f64>,
+                            cdof_bar: &mut Motion<f64>,
+                            v_bar: &mut f64| {
+                    *cdof_bar += cvbar.scale(v(k));
+                    *v_bar += cvbar.ang.dot(cdof(k).ang) + cvbar.lin.dot(cdof(k).lin);
+                    *cv = *cv - cdof(k).scale(v(k));
+                };
+                if j.kind != JointKind::Hinge && j.kind != JointKind::Slide {
                     for k in dots.clone() {
-                        self.cdof_bar[k] += cvbar.scale(v(k));
-                        self.v_bar[k] += cvbar.ang.dot(cdof(k).ang) + cvbar.lin.dot(cdof(k).lin);
+                        undo(k, &mut cv, cvbar, &mut self.cdof_bar[k], &mut self.v_bar[k]);
                     }
                 }
-                for k in dots.clone() {
+                for k in dots {
                     let mut cbar = Motion::zero();
-                    cross_motion_bar(self.cv_dot[k], cdof(k), self.dot_bar[k], &mut cvbar, &mut cbar);
+                    cross_motion_bar(cv, cdof(k), self.dot_bar[k], &mut cvbar, &mut cbar);
                     self.cdof_bar[k] += cbar;
                 }
-                let before = match j.kind {
-                    JointKind::Free => da..da + 3,
-                    JointKind::Ball => da..da,
-                    _ => da..da + 1,
-                };
                 for k in before {
-                    self.cdof_bar[k] += cvbar.scale(v(k));
-                    self.v_bar[k] += cvbar.ang.dot(cdof(k).ang) + cvbar.lin.dot(cdof(k).lin);
+                    undo(k, &mut cv, cvbar, &mut self.cdof_bar[k], &mut self.v_bar[k]);
                 }
             }
             if body.parent != 0 {
@@ -354,83 +324,58 @@ impl DynamicsAdjoint {
 
 #[cfg(test)]
 mod tests {
+    use super::super::kinematics_adjoint::tests::{assert_equal_to_rounding, seed, seeded_adjoints};
     use super::super::kinematics_adjoint::{KinematicsAdjoint, kinematics_leaves};
     use super::*;
     use crate::dynamics::kinematics;
 
-    /// Inputs: q, v, the mass scale.
-    fn ins_len(model: &Model) -> usize {
-        model.nq + model.nv + 1
-    }
-
-    fn seed(k: &mut u64) -> f64 {
-        *k = k.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        ((*k >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-    }
-
     /// Kinematics and these stages by hand equal the recorded sweep for
     /// random adjoints of the stages' outputs, at random states, on every
-    /// joint kind (the kinematics test model; the robots through
-    /// `tests/diff_adjoint.rs`).
+    /// joint kind (the kinematics test model; the robots are checked
+    /// through `tests/diff_adjoint.rs`).
     #[test]
     fn pull_back_equals_the_recorded_sweep_on_every_joint_kind() {
-        let models = [Model::from_mjcf_str(super::super::kinematics_adjoint::tests::MODEL).expect("test model")];
-        for model in &models {
-            let mut k = 11u64;
-            for round in 0..4 {
-                let q0: Vec<f64> = (0..model.nq).map(|i| model.qpos0[i] + 0.7 * seed(&mut k)).collect();
-                let v0: Vec<f64> = (0..model.nv).map(|_| 2.0 * seed(&mut k)).collect();
-                let s = 1.0 + 0.3 * seed(&mut k);
-                let mut results = vec![];
-                for hand in [false, true] {
-                    tape::clear();
-                    let mut d = Data::<Rev>::new(model);
-                    let ins: Vec<Rev> = q0.iter().chain(&v0).chain([&s]).map(|&x| Rev::var(x)).collect();
-                    d.q.copy_from_slice(&ins[..model.nq]);
-                    d.v.copy_from_slice(&ins[model.nq..model.nq + model.nv]);
-                    d.mass_scale = ins[model.nq + model.nv];
-                    let (mut ka, mut da) = (KinematicsAdjoint::new(model), DynamicsAdjoint::new(model));
-                    let mut values = Data::<f64>::new(model);
-                    let (mut kin, mut dynamics) = (0..0, 0..0);
-                    if hand {
-                        kin = kinematics_leaves(model, &mut values, &mut d, &mut ka);
-                        dynamics = dynamics_leaves(model, &mut values, &mut d, &mut da);
-                    } else {
-                        kinematics(model, &mut d);
-                        velocities(model, &mut d);
-                        mass_matrix(model, &mut d);
-                        bias_forces(model, &mut d);
-                    }
-                    let mut outs = vec![];
-                    for_each_output(model, &mut d, |x| outs.push(*x));
-                    let mut adj = vec![0.0; tape::len()];
-                    let mut kk = 1000 + round;
-                    for o in &outs {
-                        let s = seed(&mut kk);
-                        if !o.is_constant() {
-                            adj[o.index()] += s;
-                        }
-                    }
-                    if hand {
-                        tape::backward_range(&mut adj, dynamics.end..tape::len());
-                        da.pull_back(model, &values, &d, &mut adj);
-                        tape::backward_range(&mut adj, kin.end..dynamics.start);
-                        ka.pull_back(model, &values, &d, &mut adj);
-                        tape::backward_range(&mut adj, 0..kin.start);
-                    } else {
-                        tape::backward(&mut adj);
-                    }
-                    results.push(ins.iter().map(|x| adj[x.index()]).collect::<Vec<f64>>());
+        let model = &Model::from_mjcf_str(super::super::kinematics_adjoint::tests::MODEL).expect("test model");
+        let mut k = 11u64;
+        for round in 0..4 {
+            let q0: Vec<f64> = (0..model.nq).map(|i| model.qpos0[i] + 0.7 * seed(&mut k)).collect();
+            let v0: Vec<f64> = (0..model.nv).map(|_| 2.0 * seed(&mut k)).collect();
+            let s = 1.0 + 0.3 * seed(&mut k);
+            let mut results = vec![];
+            for hand in [false, true] {
+                tape::clear();
+                let mut d = Data::<Rev>::new(model);
+                let ins: Vec<Rev> = q0.iter().chain(&v0).chain([&s]).map(|&x| Rev::var(x)).collect();
+                d.q.copy_from_slice(&ins[..model.nq]);
+                d.v.copy_from_slice(&ins[model.nq..model.nq + model.nv]);
+                d.mass_scale = ins[model.nq + model.nv];
+                let (mut ka, mut da) = (KinematicsAdjoint::new(model), DynamicsAdjoint::new(model));
+                let mut values = Data::<f64>::new(model);
+                let (mut kin, mut dynamics) = (0..0, 0..0);
+                if hand {
+                    kin = kinematics_leaves(model, &mut values, &mut d, &mut ka);
+                    dynamics = dynamics_leaves(model, &mut values, &mut d, &mut da);
+                } else {
+                    kinematics(model, &mut d);
+                    velocities(model, &mut d);
+                    mass_matrix(model, &mut d);
+                    bias_forces(model, &mut d);
                 }
-                let scale = results[0].iter().fold(0.0f64, |a, x| a.max(x.abs()));
-                for (i, (a, b)) in results[0].iter().zip(&results[1]).enumerate() {
-                    assert!(
-                        (a - b).abs() <= 1e-12 * scale,
-                        "round {round}, input {i} of {}: recorded {a}, by hand {b}",
-                        ins_len(model)
-                    );
+                let mut outs = vec![];
+                for_each_output(model, &mut d, |x| outs.push(*x));
+                let mut adj = seeded_adjoints(&outs, round);
+                if hand {
+                    tape::backward_range(&mut adj, dynamics.end..tape::len());
+                    da.pull_back(model, &values, &d, &mut adj);
+                    tape::backward_range(&mut adj, kin.end..dynamics.start);
+                    ka.pull_back(model, &values, &d, &mut adj);
+                    tape::backward_range(&mut adj, 0..kin.start);
+                } else {
+                    tape::backward(&mut adj);
                 }
+                results.push(ins.iter().map(|x| adj[x.index()]).collect::<Vec<f64>>());
             }
+            assert_equal_to_rounding(&results[0], &results[1], round);
         }
         tape::release();
     }
