@@ -9,9 +9,10 @@
 //! sweep over the generic CPU pipeline recorded in [`Rev`] numbers at the
 //! recorded state with z as leaves, where kinematics and the rigid-body
 //! stages enter as leaves of their own with hand-written reverse rules
-//! ([`super::kinematics_adjoint`], [`super::dynamics_adjoint`]). Every branch of the dense path is
-//! mirrored: the contact check, the implicit friction load's tangents and
-//! its coupling in H (LU, transposed solve), contacts from distance.
+//! ([`super::kinematics_adjoint`], [`super::dynamics_adjoint`]). Every
+//! branch of the dense path is mirrored: the contact check, the implicit
+//! friction load's tangents and its coupling in H (LU, transposed solve),
+//! contacts from distance.
 
 use super::FrictionLoad;
 use super::cfd::add_phantom;
@@ -165,7 +166,8 @@ impl Adjoint {
         set_controls(sim, setup.control, self.leaves[nx..nx + nc].iter().copied());
         set_params(sim, &setup.params, self.leaves[nx + nc..].iter().copied());
         sim.contacts.skin = s.skin;
-        // Kinematics enters as leaves with a rule of its own (below).
+        // Kinematics and the rigid-body stages enter as leaves with rules of
+        // their own (below).
         let kin = kinematics_leaves(&model, &mut self.values, &mut sim.data, &mut self.kinematics);
         let dynamics = dynamics_leaves(&model, &mut self.values, &mut sim.data, &mut self.dynamics);
         sim.compute_geometry_from_dynamics(false);

@@ -2,17 +2,17 @@
 //! body velocities ([`velocities`]), the mass matrix ([`mass_matrix`],
 //! composite rigid bodies) and the bias forces ([`bias_forces`],
 //! Newton–Euler) — written by hand instead of recorded (guide: design,
-//! §Gradients, "The reverse pass's tape").
+//! §Gradients, "Reverse pass").
 //!
-//! Recorded, these stages are about half of a robot's tape after
+//! Recorded, these stages would be about half of a robot's tape after
 //! kinematics (the ant: ~2 800 nodes per solve). Their reverse is each
 //! recursion run backwards on spatial vectors: the adjoint of a product
 //! `I·x` of a spatial inertia and a motion, of a cross product of motions
 //! or of a motion and a force, is a handful of 3-vector operations, and the
 //! sums over subtrees become sums over ancestors. [`dynamics_leaves`]
-//! computes the stages on values only and makes each output (mass-matrix
-//! entries, bias forces, body velocities and accelerations, motion-subspace
-//! derivatives) a fresh leaf of the tape; [`DynamicsAdjoint::pull_back`]
+//! computes the stages in `f64` and writes each output that can move
+//! (mass-matrix entries, bias forces, body velocities and accelerations,
+//! motion-subspace derivatives) as a fresh leaf of the tape; [`DynamicsAdjoint::pull_back`]
 //! then adds the adjoints of their inputs: the spatial inertias and motion
 //! subspaces (leaves of [`super::kinematics_adjoint`]) and v. It equals the
 //! recorded sweep to rounding (unit test below).

@@ -1,10 +1,9 @@
 //! The reverse pass's rule for forward kinematics, written by hand
-//! instead of recorded (guide: design, §Gradients, "The reverse pass's
-//! tape").
+//! instead of recorded (guide: design, §Gradients, "Reverse pass").
 //!
 //! Recorded scalar by scalar, kinematics with the spatial inertias and
-//! motion subspaces is half of a robot's tape (the ant: ~4 700 of ~9 200
-//! nodes per solve) and a quarter of its reverse time. Its adjoint has a
+//! motion subspaces would be half of a robot's tape (the ant: ~4 700 of
+//! ~9 200 nodes per solve) and a quarter of its reverse time. Its adjoint has a
 //! structure the tape cannot see: every output is fixed to one frame of the
 //! kinematic tree, so a small motion (ω, v) of that frame moves it
 //! rigidly, and the adjoint of each output is a wrench on its frame. Summed
@@ -12,9 +11,9 @@
 //! subspace applied to the wrench of everything it moves, the transpose of
 //! the position Jacobian, in one pass.
 //!
-//! [`kinematics_leaves`] runs [`kinematics`] on values only and makes each
-//! output a fresh leaf of the tape; the rest of the pipeline records on
-//! those leaves. After the sweep has brought the adjoints down to them,
+//! [`kinematics_leaves`] runs [`kinematics`] in `f64` and writes each
+//! output that can move as a fresh leaf of the tape (the others as
+//! constants); the rest of the pipeline records on those leaves. After the sweep has brought the adjoints down to them,
 //! [`KinematicsAdjoint::pull_back`] adds the adjoints of q, the mass scale
 //! and the geom offset scales. It equals the recorded sweep to rounding
 //! (unit test below, on every joint kind): the tangent of every recorded
