@@ -7,7 +7,7 @@
 //! distance, both friction loads, parameters) and the gymnasium
 //! half_cheetah and ant (controls and parameters; MuJoCo's soft contacts
 //! with and without contacts from distance, cenic's physical contacts with
-//! both friction loads; read from the shared
+//! both friction loads), and briefly every other gymnasium model (read from the shared
 //! folder, skipped without it unless `CENIC_REQUIRE_SHARED=1` or
 //! `CI=true`, which make a missing folder a failure).
 
@@ -216,4 +216,22 @@ fn jacobians_of_a_recorded_batch_equal_the_dense_batch() {
     let alien = other.record(&toss_state(), &[], &[1.0], n).unwrap();
     let e = DiffRollout::linearize_recordings(&[recs[0].clone(), alien]).unwrap_err().to_string();
     assert!(e.contains("world 1") && e.contains("different rollout"), "{e}");
+}
+
+/// The other gymnasium models (the humanoid's multi-hinge bodies, the
+/// pendulums' cart slides, the pusher's and reacher's arms, the point's
+/// slides and hinge) under their own MuJoCo contacts, a short horizon each:
+/// the hand-written kinematics and rigid-body rules of the reverse pass on
+/// models they were not written against.
+#[test]
+fn every_other_gymnasium_model_reverse_pass_equals_dense_vjp() {
+    for name in ["humanoid", "inverted_double_pendulum", "inverted_pendulum", "point", "pusher", "reacher"] {
+        let (n, dt) = (8, 0.01);
+        let Some((model, x0, u)) = robot(name, n, dt) else { return };
+        let params = vec![Param::Friction, Param::MassScale];
+        let theta = vec![1.0, 1.1];
+        let mode = Mode::ErrorControlled(CenicParams::for_gradients(1e-4));
+        let r = DiffRollout::new(model, mode, dt).with_params(params);
+        compare(&r, &x0, &u, &theta, n, name);
+    }
 }

@@ -15,7 +15,7 @@
 //! (D_x, D_u, D_θ of `linearize`, little-endian `f64`, cases in table
 //! order) to FILE, to compare two builds bit for bit.
 //!
-//! Cases: half_cheetah and ant (zoo poses, smooth controls) under
+//! Cases: half_cheetah, ant and humanoid (zoo poses, smooth controls) under
 //! `CenicParams::for_gradients(1e-4)`, 50 control intervals of 10 ms,
 //! parameters friction, stiffness, dissipation and mass; the cube toss
 //! (`scenes::cube_toss`, keyframe "toss") under the same preset, 100
@@ -68,7 +68,7 @@ fn main() {
     let grad = Mode::ErrorControlled(CenicParams::for_gradients(1e-4));
     let mut cases: Vec<Case> = vec![];
     let zoo = cenic::zoo::cases(&shared).expect("zoo models load");
-    for name in ["half_cheetah", "ant"] {
+    for name in ["half_cheetah", "ant", "humanoid"] {
         let case = zoo.iter().find(|c| c.name == name).expect("zoo case");
         let m = case.model.clone();
         let n = 50;
