@@ -17,8 +17,7 @@
 //! subspaces (leaves of [`super::kinematics_adjoint`]) and v. It equals the
 //! recorded sweep to rounding (unit test below).
 
-use super::dual::Dual;
-use super::kinematics_adjoint::{copy_values, output_writer, probe};
+use super::kinematics_adjoint::{Leaves, bar3, copy_values, probe};
 use super::rev::{Rev, tape};
 use crate::dynamics::{Data, bias_forces, mass_matrix, velocities};
 use crate::math::{Force, Motion, Real, SpatialInertia, Vec3};
@@ -70,20 +69,17 @@ pub(crate) fn dynamics_leaves(
     mass_matrix(model, values);
     bias_forces(model, values);
     let first = tape::len();
-    adjoint.buf.clear();
-    for_each_output(model, values, |x| adjoint.buf.push(*x));
-    for_each_output(model, data, output_writer(&adjoint.buf, &adjoint.moving, adjoint.n_moving));
+    let leaves = &mut adjoint.leaves;
+    leaves.values.clear();
+    for_each_output(model, values, |x| leaves.values.push(*x));
+    for_each_output(model, data, leaves.writer());
     first..tape::len()
 }
 
 /// Workspace of [`DynamicsAdjoint::pull_back`] (allocated once).
 pub(crate) struct DynamicsAdjoint {
-    /// Per output of [`for_each_output`]: whether it is made a leaf.
-    moving: Vec<bool>,
-    /// How many are.
-    n_moving: usize,
-    /// The outputs' values, in that order.
-    buf: Vec<f64>,
+    /// The outputs of [`for_each_output`] as leaves.
+    leaves: Leaves,
     /// Adjoints of the composite inertias, then of the body inertias (nbody).
     crb_bar: Vec<SpatialInertia<f64>>,
     /// Adjoints of the bodies' net forces, subtree totals (nbody).
@@ -99,10 +95,6 @@ pub(crate) struct DynamicsAdjoint {
     v_bar: Vec<f64>,
 }
 
-#[inline]
-fn bar3(x: Vec3<Rev>, adj: &[f64]) -> V {
-    Vec3::new(adj[x.x.index()], adj[x.y.index()], adj[x.z.index()])
-}
 #[inline]
 fn bar_motion(x: &Motion<Rev>, adj: &[f64]) -> Motion<f64> {
     Motion::new(bar3(x.ang, adj), bar3(x.lin, adj))
@@ -142,17 +134,16 @@ fn cross_motion_bar(a: Motion<f64>, b: Motion<f64>, dbar: Motion<f64>, abar: &mu
 
 impl DynamicsAdjoint {
     pub fn new(model: &Model) -> Self {
-        let mut data = probe(model);
-        velocities(model, &mut data);
-        mass_matrix(model, &mut data);
-        bias_forces(model, &mut data);
-        let mut moving = vec![];
-        for_each_output(model, &mut data, |x: &mut Dual<2>| moving.push(x.d != [0.0; 2]));
+        let leaves = Leaves::new(|f| {
+            let mut data = probe(model);
+            velocities(model, &mut data);
+            mass_matrix(model, &mut data);
+            bias_forces(model, &mut data);
+            for_each_output(model, &mut data, f);
+        });
         let (nb, nv) = (model.bodies.len(), model.nv);
         Self {
-            buf: Vec::with_capacity(moving.len()),
-            n_moving: moving.iter().filter(|&&m| m).count(),
-            moving,
+            leaves,
             crb_bar: vec![SpatialInertia::zero(); nb],
             frc_bar: vec![Force::zero(); nb],
             acc_bar: vec![Motion::zero(); nb],
@@ -324,10 +315,11 @@ impl DynamicsAdjoint {
 
 #[cfg(test)]
 mod tests {
-    use super::super::kinematics_adjoint::tests::{assert_equal_to_rounding, seed, seeded_adjoints};
+    use super::super::kinematics_adjoint::tests::{assert_equal_to_rounding, seeded_adjoints};
     use super::super::kinematics_adjoint::{KinematicsAdjoint, kinematics_leaves};
     use super::*;
     use crate::dynamics::kinematics;
+    use crate::rl::EnvRng;
 
     /// Kinematics and these stages by hand equal the recorded sweep for
     /// random adjoints of the stages' outputs, at random states, on every
@@ -336,11 +328,11 @@ mod tests {
     #[test]
     fn pull_back_equals_the_recorded_sweep_on_every_joint_kind() {
         let model = &Model::from_mjcf_str(super::super::kinematics_adjoint::tests::MODEL).expect("test model");
-        let mut k = 11u64;
+        let mut rng = EnvRng::new(11, 0);
         for round in 0..4 {
-            let q0: Vec<f64> = (0..model.nq).map(|i| model.qpos0[i] + 0.7 * seed(&mut k)).collect();
-            let v0: Vec<f64> = (0..model.nv).map(|_| 2.0 * seed(&mut k)).collect();
-            let s = 1.0 + 0.3 * seed(&mut k);
+            let q0: Vec<f64> = (0..model.nq).map(|i| model.qpos0[i] + 0.7 * rng.uniform(-1.0, 1.0)).collect();
+            let v0: Vec<f64> = (0..model.nv).map(|_| 2.0 * rng.uniform(-1.0, 1.0)).collect();
+            let s = 1.0 + 0.3 * rng.uniform(-1.0, 1.0);
             let mut results = vec![];
             for hand in [false, true] {
                 tape::clear();

@@ -73,8 +73,9 @@ impl Wrench {
     }
 }
 
+/// The adjoints of a vector's components (`adj[0]` for a constant).
 #[inline]
-fn bar3(x: Vec3<Rev>, adj: &[f64]) -> V {
+pub(super) fn bar3(x: Vec3<Rev>, adj: &[f64]) -> V {
     Vec3::new(adj[x.x.index()], adj[x.y.index()], adj[x.z.index()])
 }
 #[inline]
@@ -131,31 +132,18 @@ fn for_each_output<T: Real>(model: &Model, data: &mut Data<T>, mut f: impl FnMut
     }
 }
 
-/// Which outputs of [`for_each_output`] move at all: forward tangents in
-/// two random directions of (q, mass scale, geom offset scales) at a
-/// random configuration ([`probe`]), an output whose tangents are both exactly zero
-/// being a structural constant (a planar robot's out-of-plane components,
-/// a free joint's translational subspaces). Making those leaves would cost
-/// the stages downstream the nodes the recorded kinematics never made
-/// (half_cheetah's reverse pass 25 % slower).
-fn moving_outputs(model: &Model) -> Vec<bool> {
-    let mut data = probe(model);
-    let mut moving = vec![];
-    for_each_output(model, &mut data, |x| moving.push(x.d != [0.0; 2]));
-    moving
-}
-
-/// [`kinematics`] in forward tangents for [`moving_outputs`] (and the
-/// stages after it): q, v, the mass scale and the geom offset scales at
-/// random values near `qpos0`, 0 and 1, each with two random tangents.
+/// [`kinematics`] in forward tangents, for [`Leaves::new`] of this stage
+/// and the stages after it: q, v, the mass scale and the geom offset
+/// scales at random values near `qpos0`, 0 and 1, each with two random
+/// tangents. An output whose tangents are both exactly zero is a
+/// structural constant (a planar robot's out-of-plane components, a free
+/// joint's translational subspaces); making those leaves would cost the
+/// stages downstream the nodes the recorded kinematics never made
+/// (half_cheetah's reverse pass 1.24× slower).
 pub(super) fn probe(model: &Model) -> Data<Dual<2>> {
-    let mut k = 0x9e37_79b9_7f4a_7c15u64;
-    let mut rnd = move || {
-        k = k.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (k >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-    };
+    let mut rng = crate::rl::EnvRng::new(0x5eed, 0);
     let mut data = Data::<Dual<2>>::new(model);
-    let mut var = |x: f64| Dual { v: x + 0.4 * rnd(), d: [rnd(), rnd()] };
+    let mut var = |x: f64| Dual { v: x + rng.uniform(-0.2, 0.2), d: [rng.uniform(-0.5, 0.5), rng.uniform(-0.5, 0.5)] };
     for (q, &q0) in data.q.iter_mut().zip(&model.qpos0) {
         *q = var(q0);
     }
@@ -169,7 +157,7 @@ pub(super) fn probe(model: &Model) -> Data<Dual<2>> {
 /// Runs [`kinematics`] in `f64` on `values` at the values of `data.q`,
 /// the mass scale and the geom offset scales, and writes the outputs into
 /// `data` (bit-identical to running it there): the outputs that move
-/// (from [`KinematicsAdjoint`]) as fresh leaves of this thread's tape
+/// as fresh leaves of this thread's tape
 /// (recording must be on), the others as constants. Returns the range of
 /// the leaves: sweep the nodes above it before
 /// [`KinematicsAdjoint::pull_back`], the nodes below it after (the leaves
@@ -185,9 +173,10 @@ pub(crate) fn kinematics_leaves(
     copy_values(&data.geom_offset_scale, &mut values.geom_offset_scale);
     kinematics(model, values);
     let first = super::rev::tape::len();
-    adjoint.buf.clear();
-    for_each_output(model, values, |x| adjoint.buf.push(*x));
-    for_each_output(model, data, output_writer(&adjoint.buf, &adjoint.moving, adjoint.n_moving));
+    let leaves = &mut adjoint.leaves;
+    leaves.values.clear();
+    for_each_output(model, values, |x| leaves.values.push(*x));
+    for_each_output(model, data, leaves.writer());
     first..super::rev::tape::len()
 }
 
@@ -198,21 +187,44 @@ pub(super) fn copy_values(src: &[Rev], dst: &mut [f64]) {
     }
 }
 
-/// The writer of the outputs a visit walks, in order: value `values[i]`,
-/// a leaf where `moving[i]` (`n_moving` of them, pushed in one tape
-/// access), a constant elsewhere.
-pub(super) fn output_writer<'a>(values: &'a [f64], moving: &'a [bool], n_moving: usize) -> impl FnMut(&mut Rev) + 'a {
-    let mut node = super::rev::tape::push_leaves(n_moving);
-    let step = u64::from(node != 0);
-    let mut i = 0;
-    move |x: &mut Rev| {
-        *x = if moving[i] {
-            node += step;
-            Rev::on_node(values[i], node - step)
-        } else {
-            Rev::cst(values[i])
-        };
-        i += 1;
+/// A stage's outputs as leaves of the tape: which ones move, and their
+/// values (allocated once per model).
+pub(super) struct Leaves {
+    /// Per output of the stage's walk: whether it becomes a leaf.
+    moving: Vec<bool>,
+    /// How many do.
+    n_moving: usize,
+    /// The outputs' values, in the walk's order (gathered per solve).
+    pub values: Vec<f64>,
+}
+
+impl Leaves {
+    /// From the forward tangents of a walk over the stage's outputs
+    /// ([`probe`]): an output whose two tangents are exactly zero is a
+    /// structural constant.
+    pub fn new(probed: impl FnOnce(&mut dyn FnMut(&mut Dual<2>))) -> Self {
+        let mut moving = vec![];
+        probed(&mut |x: &mut Dual<2>| moving.push(x.d != [0.0; 2]));
+        let n_moving = moving.iter().filter(|&&m| m).count();
+        Self { values: Vec::with_capacity(moving.len()), moving, n_moving }
+    }
+
+    /// The writer of the outputs the walk visits, in order: value
+    /// `values[i]`, a leaf where it moves (all pushed in one tape access),
+    /// a constant elsewhere.
+    pub fn writer(&self) -> impl FnMut(&mut Rev) + '_ {
+        let mut node = super::rev::tape::push_leaves(self.n_moving);
+        let step = u64::from(node != 0);
+        let mut i = 0;
+        move |x: &mut Rev| {
+            *x = if self.moving[i] {
+                node += step;
+                Rev::on_node(self.values[i], node - step)
+            } else {
+                Rev::cst(self.values[i])
+            };
+            i += 1;
+        }
     }
 }
 
@@ -222,23 +234,16 @@ pub(crate) struct KinematicsAdjoint {
     body: Vec<Wrench>,
     /// Wrench on the frame just before each joint (njnt).
     joint: Vec<Wrench>,
-    /// Per output of [`for_each_output`]: whether it is made a leaf.
-    moving: Vec<bool>,
-    /// How many are.
-    n_moving: usize,
-    /// The outputs' values, in that order.
-    buf: Vec<f64>,
+    /// The outputs of [`for_each_output`] as leaves.
+    leaves: Leaves,
 }
 
 impl KinematicsAdjoint {
     pub fn new(model: &Model) -> Self {
-        let moving = moving_outputs(model);
         Self {
             body: vec![Wrench::default(); model.bodies.len()],
             joint: vec![Wrench::default(); model.joints.len()],
-            buf: Vec::with_capacity(moving.len()),
-            n_moving: moving.iter().filter(|&&m| m).count(),
-            moving,
+            leaves: Leaves::new(|f| for_each_output(model, &mut probe(model), f)),
         }
     }
 
@@ -455,6 +460,7 @@ fn frame_after(model: &Model, values: &Data<f64>, bi: usize, upto: usize) -> Qua
 pub(super) mod tests {
     use super::super::rev::tape;
     use super::*;
+    use crate::rl::EnvRng;
 
     /// Every joint kind, several joints in one body, a site, geoms on the
     /// world and on bodies, non-trivial frames.
@@ -492,9 +498,9 @@ pub(super) mod tests {
     /// of each output (constants skipped); the same values for one `round`.
     pub(in crate::diff) fn seeded_adjoints(outs: &[Rev], round: u64) -> Vec<f64> {
         let mut adj = vec![0.0; tape::len()];
-        let mut k = 1000 + round;
+        let mut rng = EnvRng::new(1000 + round, 0);
         for o in outs {
-            let s = seed(&mut k);
+            let s = rng.uniform(-1.0, 1.0);
             if !o.is_constant() {
                 adj[o.index()] += s;
             }
@@ -509,11 +515,6 @@ pub(super) mod tests {
         for (i, (a, b)) in recorded.iter().zip(by_hand).enumerate() {
             assert!((a - b).abs() <= 1e-12 * scale, "round {round}, input {i}: recorded {a}, by hand {b}");
         }
-    }
-
-    pub(in crate::diff) fn seed(k: &mut u64) -> f64 {
-        *k = k.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        ((*k >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
     }
 
     /// The outputs (those that are leaves) in a fixed order.
@@ -559,10 +560,10 @@ pub(super) mod tests {
     fn pull_back_equals_the_recorded_sweep_on_every_joint_kind() {
         let model = Model::from_mjcf_str(MODEL).expect("test model");
         assert_eq!(model.joints.iter().filter(|j| j.kind == JointKind::Ball).count(), 2);
-        let mut k = 7u64;
+        let mut rng = EnvRng::new(7, 0);
         for round in 0..5 {
-            let q0: Vec<f64> = (0..model.nq).map(|i| model.qpos0[i] + 0.7 * seed(&mut k)).collect();
-            let scales: Vec<f64> = (0..1 + model.geoms.len()).map(|_| 1.0 + 0.3 * seed(&mut k)).collect();
+            let q0: Vec<f64> = (0..model.nq).map(|i| model.qpos0[i] + 0.7 * rng.uniform(-1.0, 1.0)).collect();
+            let scales: Vec<f64> = (0..1 + model.geoms.len()).map(|_| 1.0 + 0.3 * rng.uniform(-1.0, 1.0)).collect();
             let mut results = vec![];
             for hand in [false, true] {
                 tape::clear();
